@@ -1,0 +1,60 @@
+"""Command line: ``python -m analysis <command>`` (the same functions notebooks call)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from . import paths
+from .errors import AnalysisError
+
+
+def _figures(args) -> int:
+    from . import published
+
+    start = time.perf_counter()
+    written = published.regenerate(figures_dir=args.figures_dir)
+    root = paths.project_root()
+    for path in written:
+        try:
+            print(path.relative_to(root))
+        except ValueError:
+            print(path)
+    print(f"{len(written)} files in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    return 0
+
+
+def _summarize(args) -> int:
+    from .samples import summarize_samples
+
+    for file in args.files:
+        s = summarize_samples(file)
+        row = s.as_row()
+        print(file + ": " + ", ".join(f"{k}={v:g}" for k, v in row.items()))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    fig = sub.add_parser("figures", help="regenerate every figure and table from data/")
+    fig.add_argument("--figures-dir", default=None, help="write here instead of figures/")
+    fig.set_defaults(func=_figures)
+    summ = sub.add_parser("summarize", help="summarise .tsmp sample files")
+    summ.add_argument("files", nargs="+")
+    summ.set_defaults(func=_summarize)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except AnalysisError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

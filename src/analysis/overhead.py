@@ -1,0 +1,142 @@
+"""Overhead arithmetic: per-event cost, relative slowdown, and whole tables of them.
+
+Conventions of the published benchmark (Gregg, Piotrowski):
+
+* per-event cost = (runtime - control runtime) / events, in ns;
+* relative slowdown = runtime / control runtime - 1 (0.21 == 21 %);
+* runtime = the fastest run ("principle of least perturbation").
+
+The table builder also offers the median and mean with bootstrap 95 %
+confidence intervals, and always says which event count it divided by.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from . import stats
+
+ESTIMATORS = ("min", "median", "mean")
+
+
+def per_event_cost_ns(runtime_s, control_s, events):
+    """(runtime - control) / events, in nanoseconds per event."""
+    runtime, control, ev = (np.asarray(v, dtype=np.float64) for v in (runtime_s, control_s, events))
+    if np.any(ev <= 0) or not np.all(np.isfinite(ev)):
+        raise ValueError(f"events must be a positive count, not {events!r}")
+    if not (np.all(np.isfinite(runtime)) and np.all(np.isfinite(control))):
+        raise ValueError("runtimes must be finite numbers")
+    cost = (runtime - control) / ev * 1e9
+    return float(cost) if cost.ndim == 0 else cost
+
+
+def relative_slowdown(runtime_s, control_s):
+    """runtime / control - 1: 0.21 means 21 % slower than the control."""
+    runtime, control = (np.asarray(v, dtype=np.float64) for v in (runtime_s, control_s))
+    if np.any(control <= 0) or not np.all(np.isfinite(control)):
+        raise ValueError(f"control runtime must be a positive number, not {control_s!r}")
+    if not np.all(np.isfinite(runtime)):
+        raise ValueError("runtime must be a finite number")
+    slowdown = runtime / control - 1.0
+    return float(slowdown) if slowdown.ndim == 0 else slowdown
+
+
+def _estimate(values: np.ndarray, estimator: str) -> float:
+    return float({"min": np.min, "median": np.median, "mean": np.mean}[estimator](values))
+
+
+def _one_sample_ci(values, estimator, confidence, n_resamples, seed):
+    if estimator == "min" or values.size < 2 or np.ptp(values) == 0:
+        return float("nan"), float("nan")
+    _, (low, high) = stats._bootstrap(
+        values, values,
+        lambda a, b, axis: stats._CENTRES[estimator](a, axis),
+        confidence, n_resamples, seed,
+    )
+    return low, high
+
+
+TABLE_COLUMNS = [
+    "experiment", "n_runs", "estimator", "runtime_s", "runtime_ci_low", "runtime_ci_high",
+    "control_s", "events", "per_event_ns", "per_event_ns_ci_low", "per_event_ns_ci_high",
+    "slowdown", "slowdown_ci_low", "slowdown_ci_high", "mwu_p", "p_holm", "cliffs_delta", "flags",
+]
+
+
+def overhead_table(
+    runs: pd.DataFrame,
+    *,
+    control: str,
+    events: float | Mapping[str, float] | None = None,
+    estimator: str = "min",
+    group: str = "experiment",
+    value: str = "time_s",
+    confidence: float = 0.95,
+    n_resamples: int = 9999,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Per experiment: runtime, per-event cost and slowdown against ``control``.
+
+    ``runs`` has one row per timed run, a ``group`` column naming the
+    experiment and a ``value`` column in seconds. With a ``round`` column,
+    each experiment is compared with the control runs of the rounds it ran in
+    (interleaving against drift). ``events`` is one count for all, or a
+    mapping experiment -> count (NaN cost where unknown). Confidence intervals
+    (bootstrap, BCa) are given for the median and mean estimators; for ``min``
+    they are NaN. ``p_holm`` is the Mann-Whitney p-value, Holm-adjusted across
+    the table. ``flags`` lists warnings from :func:`analysis.stats.flags`.
+    """
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"estimator must be one of {ESTIMATORS}, not {estimator!r}")
+    for col in (group, value):
+        if col not in runs.columns:
+            raise ValueError(f"runs has no {col!r} column (columns: {list(runs.columns)})")
+    names = list(dict.fromkeys(runs[group].astype(str)))
+    if control not in names:
+        raise ValueError(f"control {control!r} is not among the experiments {names}")
+    labels = runs[group].astype(str)
+    rows = []
+    for name in names:
+        mask = labels == name
+        x = runs.loc[mask, value].to_numpy(np.float64)
+        ctrl_mask = labels == control
+        if "round" in runs.columns and name != control:
+            ctrl_mask &= runs["round"].isin(runs.loc[mask, "round"])
+        y = runs.loc[ctrl_mask, value].to_numpy(np.float64)
+        if y.size == 0:
+            raise ValueError(f"no control runs in the rounds of {name!r}")
+        ev = events.get(name, np.nan) if isinstance(events, Mapping) else events
+        ev = np.nan if ev is None else float(ev)
+        rt, ct = _estimate(x, estimator), _estimate(y, estimator)
+        rt_ci = _one_sample_ci(x, estimator, confidence, n_resamples, seed)
+        row = {
+            "experiment": name, "n_runs": int(x.size), "estimator": estimator,
+            "runtime_s": rt, "runtime_ci_low": rt_ci[0], "runtime_ci_high": rt_ci[1],
+            "control_s": ct, "events": ev,
+            "slowdown": relative_slowdown(rt, ct),
+        }
+        if name == control:
+            row.update(per_event_ns=0.0, per_event_ns_ci_low=np.nan, per_event_ns_ci_high=np.nan,
+                       slowdown_ci_low=np.nan, slowdown_ci_high=np.nan, mwu_p=np.nan,
+                       cliffs_delta=np.nan, flags=stats.flags(x))
+        else:
+            cost = per_event_cost_ns(rt, ct, ev) if np.isfinite(ev) and ev > 0 else np.nan
+            dci = rci = (np.nan, np.nan)
+            if estimator != "min":
+                _, dci = stats.bootstrap_difference_ci(x, y, estimator, confidence, n_resamples, seed)
+                _, rci = stats.bootstrap_ratio_ci(x, y, estimator, confidence, n_resamples, seed)
+            scale = 1e9 / ev if np.isfinite(ev) and ev > 0 else np.nan
+            _, p = stats.mann_whitney(x, y)
+            row.update(
+                per_event_ns=cost,
+                per_event_ns_ci_low=dci[0] * scale, per_event_ns_ci_high=dci[1] * scale,
+                slowdown_ci_low=rci[0] - 1.0, slowdown_ci_high=rci[1] - 1.0,
+                mwu_p=p, cliffs_delta=stats.cliffs_delta(x, y), flags=stats.flags(x, y),
+            )
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    table["p_holm"] = stats.holm(table["mwu_p"].to_numpy())
+    return table[TABLE_COLUMNS]

@@ -1,0 +1,399 @@
+"""Thesis-ready figures and tables.
+
+One function per kind of figure; each returns a matplotlib ``Figure`` sized for
+a thesis page (6 in wide) and takes colours from :func:`tracer_color`, so a
+tracer has the same colour in every figure (Okabe-Ito palette, safe for
+colour-blind readers and in greyscale print).
+
+:func:`save_figure` writes ``figures/<name>.pdf`` and ``.png`` with fixed
+metadata (a rerun on the same data gives byte-identical files) and the
+provenance (source files with their SHA-256, package version) in the file's
+metadata. :func:`export_table` writes LaTeX (booktabs) and Markdown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from . import paths
+from .storage import atomic_write, sha256_file
+
+THESIS_WIDTH_IN = 6.0
+THESIS_HEIGHT_IN = 3.4
+
+# Okabe-Ito
+_PALETTE = {
+    "control": "#7F7F7F",
+    "none": "#7F7F7F",
+    "gregg": "#D55E00",  # Gregg's published bpftrace (2019): a second bpftrace colour
+    "bpftrace": "#E69F00",
+    "ebpf": "#E69F00",
+    "dtrace": "#0072B2",
+    "ftrace": "#009E73",
+    "lttng": "#CC79A7",
+    "cadets": "#56B4E9",
+}
+_FALLBACK = ["#000000", "#F0E442", "#56B4E9", "#999933", "#882255"]
+
+
+def tracer_color(name: str) -> str:
+    """The colour of a tracer (or series naming one) in every figure."""
+    key = str(name).lower()
+    # "bpftrace" contains "ftrace": test it first
+    for token in ("gregg", "cadets", "bpftrace", "ebpf", "dtrace", "ftrace", "lttng",
+                  "control", "none"):
+        if token in key:
+            return _PALETTE[token]
+    return _FALLBACK[sum(map(ord, key)) % len(_FALLBACK)]
+
+
+@contextlib.contextmanager
+def thesis_style():
+    """rcParams for print: 9 pt text, thin lines, no top/right spines."""
+    with plt.rc_context(
+        {
+            "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9,
+            "xtick.labelsize": 8, "ytick.labelsize": 8, "legend.fontsize": 8,
+            "axes.spines.top": False, "axes.spines.right": False,
+            "axes.grid": True, "grid.alpha": 0.3, "grid.linewidth": 0.5,
+            "lines.linewidth": 1.2, "figure.dpi": 100, "savefig.dpi": 200,
+            "pdf.fonttype": 42, "ps.fonttype": 42, "svg.hashsalt": "tracelab",
+        }
+    ):
+        yield
+
+
+def _figure(height: float = THESIS_HEIGHT_IN, width: float = THESIS_WIDTH_IN):
+    fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
+    return fig, ax
+
+
+# --------------------------------------------------------------------------- #
+# figures
+
+
+def box_plot(
+    groups: Mapping[str, Sequence[float] | dict],
+    *,
+    ylabel: str,
+    title: str | None = None,
+    log: bool = False,
+    colors: Mapping[str, str] | None = None,
+    show_fliers: bool = True,
+):
+    """Box plot of several samples. A value may be raw data or precomputed
+    matplotlib box statistics (``med, q1, q3, whislo, whishi, fliers``), e.g.
+    from a histogram that must not be expanded."""
+    with thesis_style():
+        fig, ax = _figure()
+        labels = list(groups)
+        bstats = []
+        for label in labels:
+            value = groups[label]
+            if isinstance(value, Mapping):
+                s = dict(value)
+            else:
+                s = matplotlib.cbook.boxplot_stats(np.asarray(value, dtype=float))[0]
+            s["label"] = label
+            bstats.append(s)
+        parts = ax.bxp(bstats, patch_artist=True, showfliers=show_fliers,
+                       flierprops={"marker": ".", "markersize": 2, "alpha": 0.5})
+        for patch, label in zip(parts["boxes"], labels):
+            patch.set_facecolor((colors or {}).get(label, tracer_color(label)))
+            patch.set_alpha(0.75)
+        for median in parts["medians"]:
+            median.set_color("black")
+        ax.set_ylabel(ylabel)
+        if log:
+            ax.set_yscale("log")
+        if title:
+            ax.set_title(title)
+        if max(map(len, labels)) > 12:
+            ax.tick_params(axis="x", labelrotation=30)
+        return fig
+
+
+def frequency_polygon(
+    series: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    *,
+    xlabel: str,
+    title: str | None = None,
+    relative: bool = True,
+    log_y: bool = False,
+):
+    """Frequency polygons: one line per series through the bin midpoints.
+
+    ``series`` maps a label to ``(bin_edges, counts)``."""
+    with thesis_style():
+        fig, ax = _figure()
+        for label, (edges, counts) in series.items():
+            edges = np.asarray(edges, dtype=float)
+            counts = np.asarray(counts, dtype=float)
+            mids = (edges[:-1] + edges[1:]) / 2
+            y = counts / counts.sum() if relative and counts.sum() else counts
+            ax.plot(mids, y, label=label, color=tracer_color(label))
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("relative frequency" if relative else "count")
+        if log_y:
+            ax.set_yscale("log")
+        if title:
+            ax.set_title(title)
+        ax.legend(frameon=False)
+        return fig
+
+
+def latency_histogram(
+    series: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    *,
+    overflows: Mapping[str, int] | None = None,
+    xlabel: str = "latency (us)",
+    title: str | None = None,
+):
+    """Latency histograms on a log y axis (cyclictest style), one step line per series.
+
+    ``series`` maps a label to ``(latencies, counts)`` of non-empty buckets."""
+    with thesis_style():
+        fig, ax = _figure()
+        for label, (lat, counts) in series.items():
+            lat = np.asarray(lat, dtype=float)
+            counts = np.asarray(counts, dtype=float)
+            text = label
+            if overflows and overflows.get(label):
+                text = f"{label} ({overflows[label]} overflows)"
+            ax.step(lat, counts, where="mid", label=text, color=tracer_color(label))
+        ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("samples")
+        if title:
+            ax.set_title(title)
+        ax.legend(frameon=False)
+        return fig
+
+
+def per_event_cost_bars(
+    table: pd.DataFrame,
+    *,
+    category: str = "experiment",
+    series: str = "tracer",
+    value: str = "per_event_ns",
+    ci: tuple[str, str] | None = None,
+    ylabel: str = "per-event cost (ns)",
+    title: str | None = None,
+    log: bool = False,
+):
+    """Grouped bars: one group per ``category``, one bar per ``series``, optional CI whiskers."""
+    with thesis_style():
+        fig, ax = _figure(height=3.6)
+        cats = list(dict.fromkeys(table[category]))
+        sers = list(dict.fromkeys(table[series]))
+        width = 0.8 / len(sers)
+        x = np.arange(len(cats))
+        for i, s in enumerate(sers):
+            part = table[table[series] == s].set_index(category).reindex(cats)
+            vals = part[value].to_numpy(float)
+            err = None
+            if ci is not None:
+                low = part[ci[0]].to_numpy(float)
+                high = part[ci[1]].to_numpy(float)
+                err = np.vstack([vals - low, high - vals])
+                err = np.where(np.isfinite(err), np.clip(err, 0, None), 0)
+            ax.bar(x + (i - (len(sers) - 1) / 2) * width, vals, width, label=str(s),
+                   color=tracer_color(s), yerr=err, capsize=1.5 if err is not None else 0,
+                   error_kw={"linewidth": 0.7})
+        long_labels = max(len(str(c)) for c in cats) > 8
+        ax.set_xticks(x, [str(c) for c in cats], rotation=60 if long_labels else 0,
+                      ha="right" if long_labels else "center")
+        ax.set_ylabel(ylabel)
+        if log:
+            positive = table[value].to_numpy(float)
+            positive = positive[np.isfinite(positive) & (positive > 0)]
+            ax.set_yscale("log")
+            if positive.size:
+                ax.set_ylim(positive.min() / 2, positive.max() * 2)
+        else:
+            ax.axhline(0, color="black", linewidth=0.6)
+        if title:
+            fig.suptitle(title)
+        fig.legend(frameon=False, ncols=min(len(sers), 4), loc="outside lower center")
+        ax.grid(axis="x", visible=False)
+        return fig
+
+
+def slowdown_heatmap(
+    wide: pd.DataFrame,
+    *,
+    title: str | None = None,
+    label: str = "relative slowdown (%)",
+    fmt: str = "{:.0f}",
+):
+    """Heat map of a wide table (rows: experiments, columns: tracers), values in %."""
+    with thesis_style():
+        height = max(2.2, 0.22 * len(wide.index) + 1.0)
+        fig, ax = _figure(height=height, width=min(THESIS_WIDTH_IN, 2.2 + 1.2 * wide.shape[1]))
+        values = wide.to_numpy(dtype=float)
+        im = ax.imshow(values, aspect="auto", cmap="magma_r")
+        ax.set_xticks(range(wide.shape[1]), [str(c) for c in wide.columns])
+        ax.set_yticks(range(wide.shape[0]), [str(i) for i in wide.index])
+        ax.grid(False)
+        finite = values[np.isfinite(values)]
+        mid = (finite.max() + finite.min()) / 2 if finite.size else 0
+        for (r, c), v in np.ndenumerate(values):
+            if np.isfinite(v):
+                ax.text(c, r, fmt.format(v), ha="center", va="center", fontsize=7,
+                        color="white" if v > mid else "black")
+        fig.colorbar(im, ax=ax, label=label, shrink=0.8)
+        if title:
+            ax.set_title(title)
+        return fig
+
+
+def run_order_plot(
+    runs: pd.DataFrame,
+    *,
+    group: str = "experiment",
+    order: str = "run",
+    value: str = "time_s",
+    ylabel: str = "runtime (s)",
+    title: str | None = None,
+):
+    """Measured value against run order, one line per experiment: drift shows as a slope."""
+    with thesis_style():
+        fig, ax = _figure()
+        for name, part in runs.groupby(group, sort=False):
+            part = part.sort_values(order)
+            ax.plot(part[order], part[value], marker="o", markersize=2.5, linewidth=0.8,
+                    label=str(name), color=tracer_color(name))
+        ax.set_xlabel(order.replace("_", " "))
+        ax.set_ylabel(ylabel)
+        if title:
+            ax.set_title(title)
+        if runs[group].nunique() <= 12:
+            ax.legend(frameon=False, fontsize=7, ncols=2)
+        return fig
+
+
+# --------------------------------------------------------------------------- #
+# export
+
+
+def provenance(sources: Sequence[str | Path] = (), note: str | None = None) -> str:
+    """A one-line provenance string: source files (relative to the project) with SHA-256."""
+    from . import __version__
+
+    parts = []
+    root = paths.project_root()
+    for src in sources:
+        p = Path(src).resolve()
+        try:
+            shown = p.relative_to(root)
+        except ValueError:
+            shown = p
+        parts.append(f"{shown} (sha256 {sha256_file(p)[:16]})")
+    text = f"analysis {__version__}; data: " + (", ".join(parts) if parts else "none")
+    return f"{text}; {note}" if note else text
+
+
+def save_figure(
+    fig,
+    name: str,
+    *,
+    sources: Sequence[str | Path] = (),
+    note: str | None = None,
+    figures_dir: str | Path | None = None,
+    formats: Sequence[str] = ("pdf", "png"),
+    close: bool = True,
+) -> list[Path]:
+    """Write ``<figures_dir>/<name>.pdf`` and ``.png`` reproducibly, with provenance metadata."""
+    if not name or "/" in name or name.startswith("."):
+        raise ValueError(f"bad figure name {name!r}")
+    out = paths.figures_dir(figures_dir)
+    prov = provenance(sources, note)
+    written = []
+    for fmt in formats:
+        if fmt == "pdf":
+            meta = {"Title": name, "Subject": prov, "Creator": "analysis (tracer-overhead-lab)",
+                    "Producer": None, "CreationDate": None, "ModDate": None}
+        elif fmt == "png":
+            meta = {"Title": name, "Description": prov, "Software": None}
+        else:
+            meta = {}
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, metadata=meta, dpi=200 if fmt == "png" else None)
+        written.append(atomic_write(out / f"{name}.{fmt}", buf.getvalue()))
+    if close:
+        plt.close(fig)
+    return written
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+    "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+}
+
+
+def _latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def _cell(value, floatfmt: str) -> str:
+    if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
+        return "--"
+    if isinstance(value, (float, np.floating)):
+        return format(float(value), floatfmt)
+    return str(value)
+
+
+def table_to_latex(df: pd.DataFrame, *, caption: str | None = None, label: str | None = None,
+                   floatfmt: str = ".2f", index: bool = False) -> str:
+    """A booktabs LaTeX table (needs ``\\usepackage{booktabs}``)."""
+    frame = df.reset_index() if index else df
+    align = "".join("r" if pd.api.types.is_numeric_dtype(frame[c]) else "l" for c in frame.columns)
+    lines = [r"\begin{table}[htbp]", r"\centering"]
+    if caption:
+        lines.append(rf"\caption{{{_latex_escape(caption)}}}")
+    if label:
+        lines.append(rf"\label{{{label}}}")
+    lines += [rf"\begin{{tabular}}{{{align}}}", r"\toprule",
+              " & ".join(_latex_escape(str(c)) for c in frame.columns) + r" \\", r"\midrule"]
+    for row in frame.itertuples(index=False):
+        lines.append(" & ".join(_latex_escape(_cell(v, floatfmt)) for v in row) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
+    return "\n".join(lines)
+
+
+def table_to_markdown(df: pd.DataFrame, *, floatfmt: str = ".2f", index: bool = False) -> str:
+    """A GitHub-flavoured Markdown table."""
+    frame = df.reset_index() if index else df
+    head = [str(c).replace("|", r"\|") for c in frame.columns]
+    align = ["---:" if pd.api.types.is_numeric_dtype(frame[c]) else ":---" for c in frame.columns]
+    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join(align) + " |"]
+    for row in frame.itertuples(index=False):
+        lines.append("| " + " | ".join(_cell(v, floatfmt).replace("|", r"\|") for v in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def export_table(
+    df: pd.DataFrame,
+    name: str,
+    *,
+    caption: str | None = None,
+    floatfmt: str = ".2f",
+    index: bool = False,
+    sources: Sequence[str | Path] = (),
+    figures_dir: str | Path | None = None,
+) -> list[Path]:
+    """Write ``<figures_dir>/<name>.tex`` (booktabs) and ``<name>.md``, with provenance."""
+    out = paths.figures_dir(figures_dir)
+    prov = provenance(sources)
+    tex = f"% {prov}\n" + table_to_latex(df, caption=caption, label=f"tab:{name}",
+                                         floatfmt=floatfmt, index=index)
+    md = f"<!-- {prov} -->\n" + table_to_markdown(df, floatfmt=floatfmt, index=index)
+    return [atomic_write(out / f"{name}.tex", tex), atomic_write(out / f"{name}.md", md)]
