@@ -25,7 +25,7 @@ install: $(STAMP) ## create .venv and install the package with its dev tools
 .PHONY: demo
 demo: $(STAMP) ## the main job: run the published-results notebook, write figures/
 	@mkdir -p $(EXECUTED)
-	$(BIN)/papermill --log-level WARNING notebooks/0.1-published-results.ipynb \
+	$(BIN)/papermill --no-progress-bar --log-level WARNING notebooks/0.1-published-results.ipynb \
 	  $(EXECUTED)/0.1-published-results.ipynb
 	@echo "figures and tables: $$(ls figures | wc -l) files in figures/; executed notebook: $(EXECUTED)/"
 
@@ -42,7 +42,7 @@ notebooks: $(STAMP) ## execute every notebook with papermill into build/notebook
 	@mkdir -p $(EXECUTED)
 	@for nb in notebooks/*.ipynb; do \
 	  echo "== $$nb"; \
-	  $(BIN)/papermill --log-level WARNING "$$nb" "$(EXECUTED)/$$(basename $$nb)" || exit 1; \
+	  $(BIN)/papermill --no-progress-bar --log-level WARNING "$$nb" "$(EXECUTED)/$$(basename $$nb)" || exit 1; \
 	done
 
 .PHONY: lab
