@@ -35,12 +35,39 @@ def _summarize(args) -> int:
     return 0
 
 
+def _preflight(args) -> int:
+    import json
+
+    from .preflight import preflight
+
+    result = preflight(args.target, trust_new_host_keys=args.trust_new_host_keys,
+                       ssh_config=args.ssh_config)
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=2))
+    else:
+        print(result.to_frame().to_string(index=False))
+        for w in result.warnings():
+            print(f"warning: {w}")
+    return 0
+
+
+def _target_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("target", help='"local", user@host[:port] or an ~/.ssh/config alias')
+    p.add_argument("--trust-new-host-keys", action="store_true",
+                   help="accept and record an unknown SSH host key (never a changed one)")
+    p.add_argument("--ssh-config", default=None, help="ssh_config file (default ~/.ssh/config)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     fig = sub.add_parser("figures", help="regenerate every figure and table from data/")
     fig.add_argument("--figures-dir", default=None, help="write here instead of figures/")
     fig.set_defaults(func=_figures)
+    pre = sub.add_parser("preflight", help="what a target can do (tools, capabilities, noise)")
+    _target_args(pre)
+    pre.add_argument("--json", action="store_true", help="print one JSON object")
+    pre.set_defaults(func=_preflight)
     summ = sub.add_parser("summarize", help="summarise .tsmp sample files")
     summ.add_argument("files", nargs="+")
     summ.set_defaults(func=_summarize)

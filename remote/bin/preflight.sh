@@ -1,0 +1,183 @@
+#!/bin/sh
+# Preflight: what can this target do? POSIX sh, Linux and FreeBSD, no Python.
+# Prints one "key=value" line per fact; the analysis package turns them into JSON.
+# Reads only, except that on Linux as root it mounts tracefs if it is not mounted.
+set -u
+LC_ALL=C
+export LC_ALL
+PATH=$PATH:/usr/sbin:/sbin:/usr/local/sbin:/usr/local/bin
+export PATH
+
+say() { printf '%s=%s\n' "$1" "$2"; }
+first_line() { "$@" 2>&1 | sed -n '/[^[:space:]]/{p;q;}'; }
+have() { command -v "$1" >/dev/null 2>&1; }
+read_file() { [ -r "$1" ] && sed -n '1p' "$1" 2>/dev/null; }
+
+os=$(uname -s)
+say os "$os"
+say kernel "$(uname -r)"
+say kernel_version "$(uname -v)"
+say machine "$(uname -m)"
+say hostname "$(uname -n)"
+say uid "$(id -u)"
+say user "$(id -un)"
+
+case $os in
+Linux)
+    say cpu_model "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | sed -n 1p)"
+    say cpus "$(getconf _NPROCESSORS_ONLN 2>/dev/null || grep -c ^processor /proc/cpuinfo)"
+    [ -r /etc/os-release ] && say distro "$(. /etc/os-release && echo "$PRETTY_NAME")"
+    ;;
+FreeBSD)
+    say cpu_model "$(sysctl -n hw.model)"
+    say cpus "$(sysctl -n hw.ncpu)"
+    say distro "$(freebsd-version 2>/dev/null || uname -r)"
+    ;;
+*)
+    say cpu_model ""
+    say cpus "$(getconf _NPROCESSORS_ONLN 2>/dev/null)"
+    ;;
+esac
+
+# ---------------------------------------------------------------- tools
+tool() {  # tool NAME VERSION-COMMAND...
+    name=$1; shift
+    if have "$name"; then
+        say "tool.$name.path" "$(command -v "$name")"
+        say "tool.$name.version" "$(first_line "$@")"
+    fi
+}
+tool bpftrace bpftrace --version
+# Linux's systemtap-sdt-dev ships a `dtrace` script (USDT header generator): not DTrace
+if have dtrace && dtrace -V >/dev/null 2>&1; then tool dtrace dtrace -V; fi
+tool lttng lttng --version
+tool trace-cmd trace-cmd --version
+tool hyperfine hyperfine --version
+tool cyclictest cyclictest --help
+tool gcc gcc --version
+tool cc cc --version
+tool taskset taskset --version
+tool cpuset cpuset -g
+tool readelf readelf --version
+
+# ---------------------------------------------------------------- capabilities
+if [ "$os" = Linux ]; then
+    tracefs=
+    for d in /sys/kernel/tracing /sys/kernel/debug/tracing; do
+        if [ -e "$d/trace" ]; then tracefs=$d; break; fi
+    done
+    if [ -z "$tracefs" ] && [ "$(id -u)" = 0 ] && [ -d /sys/kernel/tracing ]; then
+        if mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; then
+            tracefs=/sys/kernel/tracing
+            say tracefs_mounted_by_preflight 1
+        fi
+    fi
+    say tracefs_path "$tracefs"
+    if [ -n "$tracefs" ]; then say cap.tracefs 1; else say cap.tracefs 0; fi
+    if [ -n "$tracefs" ] && [ -e "$tracefs/kprobe_events" ] || [ -d /sys/bus/event_source/devices/kprobe ]; then
+        say cap.kprobes 1
+    else
+        say cap.kprobes 0
+    fi
+    if [ -n "$tracefs" ] && [ -e "$tracefs/uprobe_events" ] || [ -d /sys/bus/event_source/devices/uprobe ]; then
+        say cap.uprobes 1
+    else
+        say cap.uprobes 0
+    fi
+    if [ -n "$tracefs" ] && [ -d "$tracefs/events/syscalls" ]; then
+        say cap.tracepoints 1
+    elif [ -n "$tracefs" ] && [ -d "$tracefs/events/sched" ]; then
+        say cap.tracepoints 1
+    elif [ -z "$tracefs" ]; then
+        say cap.tracepoints ""
+    else
+        say cap.tracepoints 0
+    fi
+    [ -n "$tracefs" ] && [ -d "$tracefs/events/syscalls" ] && say syscall_tracepoints 1
+    if [ -e /sys/kernel/btf/vmlinux ]; then say cap.btf 1; else say cap.btf 0; fi
+    if have bpftrace && [ "$(id -u)" = 0 ]; then
+        if out=$(timeout 30 bpftrace -e 'BEGIN { exit(); }' 2>&1); then
+            say cap.bpf 1
+        else
+            say cap.bpf 0
+            say bpf_error "$(printf '%s' "$out" | grep -v RLIMIT_MEMLOCK | sed -n 1p)"
+        fi
+    elif [ -e /proc/sys/kernel/unprivileged_bpf_disabled ]; then
+        say cap.bpf ""
+    else
+        say cap.bpf 0
+    fi
+    ust=0
+    if have lttng && have lttng-sessiond; then
+        for lib in /usr/lib/*/liblttng-ust.so* /usr/lib/liblttng-ust.so* /usr/local/lib/liblttng-ust.so* /usr/lib64/liblttng-ust.so*; do
+            [ -e "$lib" ] && ust=1 && break
+        done
+    fi
+    say cap.lttng_ust "$ust"
+    if [ -d /sys/module/lttng_tracer ] || { have modinfo && modinfo lttng-tracer >/dev/null 2>&1; }; then
+        say cap.lttng_kernel 1
+    else
+        say cap.lttng_kernel 0
+    fi
+    say cap.dtrace 0
+    [ -e /usr/include/sys/sdt.h ] && say sdt_header /usr/include/sys/sdt.h
+    [ -e /usr/include/lttng/tracef.h ] && say lttng_ust_header /usr/include/lttng/tracef.h
+
+    # preemption model
+    v=$(uname -v)
+    case $v in
+    *PREEMPT_RT*) say preempt rt ;;
+    *)
+        p=$(read_file /sys/kernel/debug/sched/preempt)
+        mode=$(printf '%s' "$p" | sed -n 's/.*(\([a-z]*\)).*/\1/p')
+        if [ -n "$mode" ]; then
+            say preempt "$mode"
+        elif [ -r "/boot/config-$(uname -r)" ]; then
+            cfg="/boot/config-$(uname -r)"
+            if grep -q '^CONFIG_PREEMPT_RT=y' "$cfg"; then say preempt rt
+            elif grep -q '^CONFIG_PREEMPT=y' "$cfg"; then say preempt full
+            elif grep -q '^CONFIG_PREEMPT_VOLUNTARY=y' "$cfg"; then say preempt voluntary
+            else say preempt none; fi
+        else
+            case $v in
+            *PREEMPT_DYNAMIC*) say preempt "" ;;
+            *PREEMPT*) say preempt full ;;
+            *) say preempt "" ;;
+            esac
+        fi
+        ;;
+    esac
+    case $v in *PREEMPT_DYNAMIC*) say preempt_dynamic 1 ;; *) say preempt_dynamic 0 ;; esac
+
+    # noise
+    say noise.governor "$(read_file /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor)"
+    if [ -r /sys/devices/system/cpu/intel_pstate/no_turbo ]; then
+        if [ "$(read_file /sys/devices/system/cpu/intel_pstate/no_turbo)" = 1 ]; then say noise.turbo 0; else say noise.turbo 1; fi
+    elif [ -r /sys/devices/system/cpu/cpufreq/boost ]; then
+        say noise.turbo "$(read_file /sys/devices/system/cpu/cpufreq/boost)"
+    else
+        say noise.turbo ""
+    fi
+    if [ -r /sys/devices/system/cpu/smt/active ]; then
+        say noise.smt "$(read_file /sys/devices/system/cpu/smt/active)"
+    else
+        say noise.smt ""
+    fi
+    say noise.smt_control "$(read_file /sys/devices/system/cpu/smt/control)"
+    say noise.isolcpus "$(read_file /sys/devices/system/cpu/isolated)"
+    say noise.nohz_full "$(read_file /sys/devices/system/cpu/nohz_full)"
+    say noise.cmdline "$(read_file /proc/cmdline)"
+elif [ "$os" = FreeBSD ]; then
+    if kldstat -q -m dtrace 2>/dev/null || [ -e /dev/dtrace/dtrace ]; then say cap.dtrace 1; else say cap.dtrace 0; fi
+    for c in kprobes uprobes tracepoints tracefs btf bpf lttng_ust lttng_kernel; do say "cap.$c" 0; done
+    say preempt full
+    say noise.governor "$(sysctl -n dev.cpu.0.freq_levels >/dev/null 2>&1 && (service powerd onestatus >/dev/null 2>&1 && echo powerd || echo fixed))"
+    say noise.turbo ""
+    say noise.smt "$(sysctl -n machdep.hyperthreading_allowed 2>/dev/null)"
+    say noise.isolcpus ""
+    say noise.nohz_full ""
+    conf=$(sysctl -n kern.conftxt 2>/dev/null)
+    case $conf in *"options	INVARIANTS"*|*"options INVARIANTS"*) say noise.invariants 1 ;; *) say noise.invariants 0 ;; esac
+    case $conf in *"options	WITNESS"*|*"options WITNESS"*) say noise.witness 1 ;; *) say noise.witness 0 ;; esac
+fi
+say preflight_done 1

@@ -1,0 +1,93 @@
+"""Copy the project's ``remote/`` folder to a work directory on a target.
+
+The work directory is named after a hash of the folder's content, so a target
+that already holds the same content is not copied to again, and two versions
+of the project never mix their runners.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import tarfile
+import tempfile
+from pathlib import Path
+
+from . import paths
+from .transport import Transport
+
+MARKER = ".tracelab-complete"
+
+
+def remote_source() -> Path:
+    return paths.project_root() / "remote"
+
+
+def _files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+
+
+def tree_hash(root: Path | None = None) -> str:
+    """SHA-256 over the relative paths, modes and contents of ``remote/``."""
+    root = root or remote_source()
+    digest = hashlib.sha256()
+    for p in _files(root):
+        digest.update(p.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(b"x" if p.stat().st_mode & 0o111 else b"-")
+        digest.update(p.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _tarball(root: Path) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for p in _files(root):
+            info = tar.gettarinfo(str(p), arcname=p.relative_to(root).as_posix())
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            info.mtime = 0
+            info.mode = 0o755 if p.stat().st_mode & 0o111 else 0o644
+            with open(p, "rb") as fh:
+                tar.addfile(info, fh)
+    return buf.getvalue()
+
+
+def work_base(transport: Transport) -> str:
+    """Where this project keeps its files on the target (per user)."""
+    cached = getattr(transport, "_work_base", None)
+    if cached:
+        return cached
+    user = transport.run(["id", "-un"], timeout=30).stdout.strip() or "unknown"
+    base = f"/var/tmp/tracelab-{user}"
+    transport.run(["mkdir", "-p", base], timeout=30)
+    transport._work_base = base
+    return base
+
+
+def deploy(transport: Transport, root: Path | None = None) -> str:
+    """Make sure ``remote/`` is on the target; return the remote folder's path.
+
+    Skipped (one ``test -f``) when the same content is already there.
+    """
+    root = root or remote_source()
+    digest = tree_hash(root)
+    base = work_base(transport)
+    target_dir = f"{base}/remote-{digest[:16]}"
+    probe = transport.run(["cat", f"{target_dir}/{MARKER}"], timeout=30, check=False)
+    if probe.exit_status == 0 and probe.stdout.strip() == digest:
+        return target_dir
+    with tempfile.TemporaryDirectory() as tmp:
+        tarball = Path(tmp) / "remote.tar"
+        tarball.write_bytes(_tarball(root))
+        remote_tar = f"{base}/remote-{digest[:16]}.tar"
+        transport.put(tarball, remote_tar)  # checksum verified
+    staging = f"{target_dir}.staging"
+    transport.run(["rm", "-rf", staging], timeout=60)
+    transport.run(["mkdir", "-p", staging], timeout=30)
+    transport.run(["tar", "-xf", remote_tar, "-C", staging], timeout=120)
+    transport.run(["sh", "-c", 'printf "%s\\n" "$1" > "$2/$3"', "sh", digest, staging, MARKER],
+                  timeout=30)
+    transport.run(["rm", "-rf", target_dir], timeout=60)
+    transport.run(["mv", staging, target_dir], timeout=30)
+    transport.run(["rm", "-f", remote_tar], timeout=30)
+    return target_dir

@@ -1,0 +1,163 @@
+"""What a target can do: OS, CPU, tracers and tools, kernel capabilities, noise.
+
+``remote/bin/preflight.sh`` (POSIX sh, no Python on the target) prints facts
+as ``key=value`` lines; :func:`preflight` turns them into a :class:`Preflight`
+whose :meth:`~Preflight.as_dict` has every documented key on every OS (null
+where unknown), and whose :meth:`~Preflight.warnings` say what matters for
+measurements.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from .deploy import deploy
+from .targets import connect
+from .transport import Transport
+
+TOOLS = ("bpftrace", "dtrace", "lttng", "trace-cmd", "hyperfine", "cyclictest", "gcc", "cc")
+CAPABILITIES = ("kprobes", "uprobes", "tracepoints", "tracefs", "btf", "bpf", "lttng_ust",
+                "lttng_kernel", "dtrace")
+NOISE = ("governor", "turbo", "smt", "isolcpus", "nohz_full", "invariants", "witness")
+PREEMPT_MODELS = ("none", "voluntary", "full", "rt")
+
+
+def _flag(value: str | None) -> bool | None:
+    if value is None or value == "":
+        return None
+    return value.strip() in ("1", "yes", "on", "true")
+
+
+@dataclass(frozen=True)
+class Preflight:
+    """The capabilities of one target (see :meth:`as_dict` for the JSON layout)."""
+
+    target: str
+    os: str | None
+    kernel: str | None
+    cpu_model: str | None
+    cpus: int | None
+    tools: dict = field(default_factory=dict)
+    capabilities: dict = field(default_factory=dict)
+    preempt: str | None = None
+    noise: dict = field(default_factory=dict)
+    details: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        missing = [k for k in TOOLS if k not in self.tools]
+        missing += [k for k in CAPABILITIES if k not in self.capabilities]
+        missing += [k for k in NOISE if k not in self.noise]
+        if missing:
+            raise ValueError(f"preflight lacks keys: {missing}")
+        if self.preempt is not None and self.preempt not in PREEMPT_MODELS:
+            raise ValueError(f"preempt must be one of {PREEMPT_MODELS} or None")
+
+    @classmethod
+    def from_lines(cls, target: str, text: str) -> Preflight:
+        facts: dict[str, str] = {}
+        for line in text.splitlines():
+            if "=" in line:
+                key, value = line.split("=", 1)
+                facts[key.strip()] = value.strip()
+        tools = {}
+        for name in TOOLS:
+            path = facts.get(f"tool.{name}.path")
+            tools[name] = {"path": path, "version": facts.get(f"tool.{name}.version") or None} \
+                if path else None
+        caps = {name: _flag(facts.get(f"cap.{name}")) for name in CAPABILITIES}
+        noise = {
+            "governor": facts.get("noise.governor") or None,
+            "turbo": _flag(facts.get("noise.turbo")),
+            "smt": _flag(facts.get("noise.smt")),
+            "isolcpus": facts.get("noise.isolcpus") or None,
+            "nohz_full": facts.get("noise.nohz_full") or None,
+            "invariants": _flag(facts.get("noise.invariants")),
+            "witness": _flag(facts.get("noise.witness")),
+        }
+        preempt = facts.get("preempt") or None
+        details = {k: v for k, v in facts.items()
+                   if not k.startswith(("tool.", "cap.", "noise.")) or k == "noise.cmdline"}
+        if preempt not in PREEMPT_MODELS:
+            details["preempt_detail"] = preempt
+            preempt = None
+        cpus = facts.get("cpus")
+        return cls(
+            target=target, os=facts.get("os") or None, kernel=facts.get("kernel") or None,
+            cpu_model=facts.get("cpu_model") or None,
+            cpus=int(cpus) if cpus and cpus.isdigit() else None,
+            tools=tools, capabilities=caps, preempt=preempt, noise=noise, details=details,
+        )
+
+    def as_dict(self) -> dict:
+        """The documented JSON object: every key present on every OS, null where unknown."""
+        return {
+            "target": self.target, "os": self.os, "kernel": self.kernel,
+            "cpu_model": self.cpu_model, "cpus": self.cpus,
+            "tools": {k: self.tools.get(k) for k in TOOLS},
+            "capabilities": {k: self.capabilities.get(k) for k in CAPABILITIES},
+            "preempt": self.preempt,
+            "noise": {k: self.noise.get(k) for k in NOISE},
+            "details": self.details,
+        }
+
+    def has(self, capability: str) -> bool:
+        return bool(self.capabilities.get(capability))
+
+    def warnings(self) -> list[str]:
+        """What a reader of the numbers should know about this machine."""
+        w = []
+        if self.noise.get("smt"):
+            w.append("SMT on: sibling threads share a core and add noise")
+        gov = self.noise.get("governor")
+        if gov and gov != "performance":
+            w.append(f"governor {gov}: frequency scaling adds noise (use 'performance')")
+        if self.noise.get("turbo"):
+            w.append("turbo on: the clock speed varies with temperature and load")
+        if self.os == "Linux" and not self.noise.get("isolcpus"):
+            w.append("no isolated CPUs (isolcpus): the workload shares its CPU with the system")
+        if self.os == "Linux" and self.capabilities.get("kprobes") is False:
+            w.append("no kprobes: kprobe experiments will run on tracepoints "
+                     "(syscalls:sys_enter_read / sys_exit_read)")
+        if self.os == "Linux" and self.capabilities.get("uprobes") is False:
+            w.append("no uprobes: uprobe and USDT experiments will be skipped")
+        if self.capabilities.get("tracefs") is False:
+            w.append("tracefs not available: ftrace experiments will be skipped")
+        if self.os == "Linux" and not self.capabilities.get("lttng_kernel"):
+            w.append("no LTTng kernel modules: LTTng kernel-space experiments will be skipped")
+        if self.os == "Linux" and self.capabilities.get("bpf") is False:
+            w.append("BPF programs cannot be loaded: bpftrace experiments will be skipped")
+        for tool in ("hyperfine", "cyclictest", "bpftrace"):
+            if self.tools.get(tool) is None and not (tool != "hyperfine" and self.os != "Linux"):
+                w.append(f"{tool} missing: `python -m analysis bootstrap {self.target}` installs it")
+        if self.noise.get("invariants") or self.noise.get("witness"):
+            w.append("FreeBSD kernel with INVARIANTS/WITNESS: debugging features slow the kernel")
+        if self.details.get("uid") not in (None, "0"):
+            w.append(f"logged in as {self.details.get('user')}: tracers will run through sudo -n")
+        return w
+
+    def to_frame(self) -> pd.DataFrame:
+        """A readable two-column table (what, value) for notebooks."""
+        rows = [("os", self.os), ("kernel", self.kernel), ("cpu", self.cpu_model),
+                ("cpus", self.cpus), ("preempt", self.preempt or self.details.get("preempt_detail"))]
+        rows += [(f"tool: {k}", (v or {}).get("version") if v else "missing")
+                 for k, v in self.tools.items()]
+        rows += [(f"capability: {k}", v) for k, v in self.capabilities.items()]
+        rows += [(f"noise: {k}", v) for k, v in self.noise.items()]
+        return pd.DataFrame(rows, columns=["what", "value"]).astype({"value": "object"})
+
+
+def preflight(target: str | Transport = "local", *, trust_new_host_keys: bool = False,
+              ssh_config=None, timeout: float = 120.0) -> Preflight:
+    """Ask a target what it can do (copies ``remote/`` there first if needed)."""
+    own = isinstance(target, str)
+    transport = connect(target, trust_new_host_keys=trust_new_host_keys,
+                        ssh_config=ssh_config) if own else target
+    try:
+        remote = deploy(transport)
+        out = transport.run(["sh", f"{remote}/bin/preflight.sh"], timeout=timeout)
+        return Preflight.from_lines(transport.name, out.stdout)
+    finally:
+        if own:
+            transport.close()

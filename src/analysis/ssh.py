@@ -1,0 +1,354 @@
+"""SSH targets (paramiko): ``user@host``, ``user@host:port`` or a ``~/.ssh/config`` alias.
+
+Honours the ssh_config fields users rely on: ``HostName``, ``Port``, ``User``,
+``IdentityFile``, ``UserKnownHostsFile``, ``StrictHostKeyChecking`` and
+``ProxyJump`` (one or more hops). Authentication by key or agent only; there
+is no password parameter anywhere.
+
+Host keys are checked against known_hosts. An unknown key is refused unless
+the user opts in (``trust_new_host_keys=True``, or ``StrictHostKeyChecking
+accept-new``/``no`` in their ssh config), in which case it is recorded in the
+known_hosts file. A *changed* key is always refused.
+
+This layer only uploads, runs and fetches.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+import shlex
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import paramiko
+
+from .errors import CommandTimeout, HostKeyError, RemoteCommandError, TargetUnreachable, TransferError
+from .transport import CommandResult, Transport, _sha256
+
+_HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$|^\[?[0-9A-Fa-f:.]+\]?$")
+_USER = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+_ALIAS = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+@dataclass(frozen=True)
+class SSHTarget:
+    """Where and how to connect, after ~/.ssh/config is applied."""
+
+    name: str  # as the user wrote it
+    hostname: str
+    port: int = 22
+    user: str | None = None
+    identity_files: tuple[str, ...] = ()
+    known_hosts: tuple[str, ...] = ()
+    strict_host_key_checking: str = "yes"
+    proxy_jump: tuple[str, ...] = ()
+    connect_timeout: float = 15.0
+    extra: dict = field(default_factory=dict, compare=False)
+
+    def __post_init__(self):
+        if not _HOST.match(self.hostname):
+            raise ValueError(f"invalid host name {self.hostname!r}")
+        if self.user is not None and not _USER.match(self.user):
+            raise ValueError(f"invalid user name {self.user!r}")
+        if not 0 < self.port < 65536:
+            raise ValueError(f"invalid port {self.port}")
+
+
+def _config(path: str | os.PathLike | None) -> paramiko.SSHConfig:
+    path = Path(path).expanduser() if path else Path("~/.ssh/config").expanduser()
+    if path.is_file():
+        return paramiko.SSHConfig.from_path(str(path))
+    return paramiko.SSHConfig()
+
+
+def parse_target(target: str, *, ssh_config: str | os.PathLike | None = None) -> SSHTarget:
+    """``user@host``, ``user@host:port``, ``host`` or an ssh_config alias -> :class:`SSHTarget`.
+
+    Names containing anything but letters, digits and ``._-@:[]`` are refused
+    before any connection is made.
+    """
+    if not isinstance(target, str) or not target:
+        raise ValueError("target must be a non-empty string")
+    user = port = None
+    rest = target
+    if "@" in rest:
+        user, rest = rest.rsplit("@", 1)
+        if not _USER.match(user):
+            raise ValueError(f"invalid user name in target {target!r}")
+    m = re.fullmatch(r"(\[[0-9A-Fa-f:.]+\]|[^:\[\]]+)(?::(\d+))?", rest)
+    if not m:
+        raise ValueError(f"invalid target {target!r}: expected user@host[:port] or an ssh alias")
+    host, port_text = m.group(1).strip("[]"), m.group(2)
+    if port_text is not None:
+        port = int(port_text)
+    if not (_ALIAS.match(host) or _HOST.match(host)):
+        raise ValueError(f"invalid host name in target {target!r}")
+    cfg = _config(ssh_config).lookup(host)
+    identity = tuple(os.path.expanduser(p) for p in cfg.get("identityfile", []))
+    known = cfg.get("userknownhostsfile")
+    known_files = tuple(os.path.expanduser(p) for p in (known.split() if known else []))
+    jump = cfg.get("proxyjump")
+    jumps = tuple(j.strip() for j in jump.split(",")) if jump and jump.lower() != "none" else ()
+    return SSHTarget(
+        name=target,
+        hostname=cfg.get("hostname", host),
+        port=port or int(cfg.get("port", 22)),
+        user=user or cfg.get("user"),
+        identity_files=identity,
+        known_hosts=known_files or (os.path.expanduser("~/.ssh/known_hosts"),),
+        strict_host_key_checking=str(cfg.get("stricthostkeychecking", "yes")).lower(),
+        proxy_jump=jumps,
+        connect_timeout=float(cfg.get("connecttimeout", 15)),
+    )
+
+
+def _host_key_name(hostname: str, port: int) -> str:
+    return hostname if port == 22 else f"[{hostname}]:{port}"
+
+
+def fingerprint(key: paramiko.PKey) -> str:
+    return key.fingerprint if hasattr(key, "fingerprint") else key.get_base64()[:32]
+
+
+class _Refuse(paramiko.MissingHostKeyPolicy):
+    def __init__(self, target: str, known_hosts: str):
+        self.target = target
+        self.known_hosts = known_hosts
+
+    def missing_host_key(self, client, hostname, key):
+        raise HostKeyError(
+            self.target,
+            f"unknown host key {fingerprint(key)} for {hostname}, not in {self.known_hosts}. "
+            "Check the fingerprint with the machine's administrator, then either add it "
+            f"(ssh-keyscan -p PORT HOST >> {self.known_hosts}) or connect once with "
+            "trust_new_host_keys=True (command line: --trust-new-host-keys), which records it.",
+            fingerprint(key), self.known_hosts,
+        )
+
+
+class _Record(paramiko.MissingHostKeyPolicy):
+    """Opt-in: accept an unknown key and append it to the known_hosts file."""
+
+    def __init__(self, known_hosts: str):
+        self.known_hosts = known_hosts
+
+    def missing_host_key(self, client, hostname, key):
+        client.get_host_keys().add(hostname, key.get_name(), key)
+        path = Path(self.known_hosts)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
+
+
+class SSHTransport(Transport):
+    """A target reached over SSH. One connection; commands run in exec channels."""
+
+    KEEPALIVE_S = 15
+
+    def __init__(self, target: SSHTarget | str, *, trust_new_host_keys: bool = False,
+                 ssh_config: str | os.PathLike | None = None):
+        if isinstance(target, str):
+            target = parse_target(target, ssh_config=ssh_config)
+        self.target = target
+        self.name = target.name
+        self._jumps: list[paramiko.SSHClient] = []
+        self._sftp = None
+        trust = trust_new_host_keys or target.strict_host_key_checking in ("accept-new", "no", "off")
+        hops = [parse_target(h, ssh_config=ssh_config) for h in target.proxy_jump]
+        chain = [*hops, target]
+        sock = None
+        try:
+            for i, hop in enumerate(hops):
+                hop_client = self._connect(hop, trust, sock)
+                self._jumps.append(hop_client)
+                nxt = chain[i + 1]
+                sock = hop_client.get_transport().open_channel(
+                    "direct-tcpip", (nxt.hostname, nxt.port), ("127.0.0.1", 0))
+            self.client = self._connect(target, trust, sock)
+        except BaseException:
+            for hop_client in self._jumps:
+                hop_client.close()
+            raise
+
+    def _connect(self, t: SSHTarget, trust: bool, sock) -> paramiko.SSHClient:
+        client = paramiko.SSHClient()
+        known = t.known_hosts[0]
+        for path in t.known_hosts:
+            if Path(path).is_file():
+                try:
+                    client.load_host_keys(path)
+                except (OSError, paramiko.SSHException) as exc:
+                    raise TargetUnreachable(t.name, f"cannot read known_hosts {path}: {exc}") from None
+        client.set_missing_host_key_policy(_Record(known) if trust else _Refuse(t.name, known))
+        keys = [p for p in t.identity_files if Path(p).is_file()]
+        try:
+            client.connect(
+                t.hostname, port=t.port, username=t.user or getpass.getuser(),
+                key_filename=keys or None, look_for_keys=not keys, allow_agent=True,
+                timeout=t.connect_timeout, banner_timeout=t.connect_timeout,
+                auth_timeout=t.connect_timeout, sock=sock,
+            )
+        except HostKeyError:
+            client.close()
+            raise
+        except paramiko.BadHostKeyException as exc:
+            client.close()
+            raise HostKeyError(
+                t.name,
+                f"the host key of {t.hostname} has CHANGED (got {fingerprint(exc.key)}, "
+                f"expected {fingerprint(exc.expected_key)} from {known}). This can mean an "
+                "attack; if the machine was reinstalled, remove the old key with "
+                f"`ssh-keygen -R '{_host_key_name(t.hostname, t.port)}' -f {known}`.",
+                fingerprint(exc.key), known,
+            ) from None
+        except paramiko.AuthenticationException as exc:
+            client.close()
+            raise TargetUnreachable(t.name, f"authentication failed ({exc}); keys and agent "
+                                    "only, passwords are not used") from None
+        except (OSError, socket.timeout, paramiko.SSHException, EOFError) as exc:
+            client.close()
+            raise TargetUnreachable(t.name, f"cannot connect to {t.hostname}:{t.port}: {exc}") from None
+        client.get_transport().set_keepalive(self.KEEPALIVE_S)
+        return client
+
+    # ------------------------------------------------------------ running
+
+    def _transport(self) -> paramiko.Transport:
+        tr = self.client.get_transport()
+        if tr is None or not tr.is_active():
+            raise TargetUnreachable(self.name, "the SSH connection was lost")
+        return tr
+
+    def run(self, argv, *, timeout=60.0, check=True, env=None, cwd=None) -> CommandResult:
+        argv = tuple(str(a) for a in argv)
+        if not argv:
+            raise ValueError("empty command")
+        command = shlex.join(argv)
+        script = command
+        if env:
+            script = "env " + shlex.join([f"{k}={v}" for k, v in env.items()]) + " " + script
+        if cwd:
+            script = f"cd {shlex.quote(cwd)} && {script}"
+        # the shell prints its pid (= process group, sshd made it a session leader) so a
+        # timeout can kill the whole group on the target
+        script = f"echo __TRACELAB_PGID__ $$ >&2; exec sh -c {shlex.quote(script)}"
+        start = time.monotonic()
+        try:
+            chan = self._transport().open_session()
+            chan.exec_command(script)
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            raise TargetUnreachable(self.name, f"cannot start a command: {exc}") from None
+        out, err = bytearray(), bytearray()
+        deadline = start + timeout
+        try:
+            while True:
+                progressed = False
+                while chan.recv_ready():
+                    out += chan.recv(1 << 16)
+                    progressed = True
+                while chan.recv_stderr_ready():
+                    err += chan.recv_stderr(1 << 16)
+                    progressed = True
+                if chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready():
+                    break
+                if chan.closed and not progressed:
+                    break
+                if time.monotonic() > deadline:
+                    self._kill_remote(err)
+                    chan.close()
+                    raise CommandTimeout(self.name, command, timeout, _strip(err))
+                if not self.client.get_transport() or not self.client.get_transport().is_active():
+                    raise TargetUnreachable(self.name, f"connection lost while running `{command}`")
+                if not progressed:
+                    time.sleep(0.005)
+        except BaseException:  # Ctrl-C or lost connection: stop the remote command if we can
+            if not chan.exit_status_ready():
+                try:
+                    self._kill_remote(err)
+                except Exception:
+                    pass
+            chan.close()
+            raise
+        status = chan.recv_exit_status()
+        while chan.recv_ready():
+            out += chan.recv(1 << 16)
+        while chan.recv_stderr_ready():
+            err += chan.recv_stderr(1 << 16)
+        chan.close()
+        if status == -1:
+            raise TargetUnreachable(self.name, f"connection lost while running `{command}`")
+        result = CommandResult(argv, status, out.decode("utf-8", "replace"),
+                               _strip(err), time.monotonic() - start)
+        if check and status != 0:
+            raise RemoteCommandError(self.name, command, status, result.stderr)
+        return result
+
+    def _kill_remote(self, err: bytearray) -> None:
+        m = re.search(rb"__TRACELAB_PGID__ (\d+)", bytes(err))
+        if not m:
+            return
+        pgid = m.group(1).decode()
+        chan = self._transport().open_session()
+        chan.exec_command(f"kill -TERM -- -{pgid} 2>/dev/null; sleep 2; kill -KILL -- -{pgid} 2>/dev/null; true")
+        chan.recv_exit_status()
+        chan.close()
+
+    # ------------------------------------------------------------ files
+
+    def _sftp_client(self) -> paramiko.SFTPClient:
+        if self._sftp is None or self._sftp.sock.closed:
+            try:
+                self._sftp = self.client.open_sftp()
+            except (paramiko.SSHException, OSError, EOFError) as exc:
+                raise TargetUnreachable(self.name, f"cannot open SFTP: {exc}") from None
+        return self._sftp
+
+    def put(self, local, remote) -> str:
+        local = Path(local)
+        want = _sha256(local)
+        tmp = f"{remote}.part"
+        try:
+            self._sftp_client().put(str(local), tmp)
+            self._sftp_client().posix_rename(tmp, remote)
+        except (OSError, paramiko.SSHException, EOFError) as exc:
+            raise TransferError(self.name, str(local), str(exc)) from None
+        have = self.remote_sha256(remote)
+        if have != want:
+            raise TransferError(self.name, str(local), f"checksum mismatch ({have} != {want})")
+        return have
+
+    def get(self, remote, local) -> str:
+        local = Path(local)
+        local.parent.mkdir(parents=True, exist_ok=True)
+        want = self.remote_sha256(remote)
+        tmp = local.with_name(f".{local.name}.part")
+        try:
+            self._sftp_client().get(remote, str(tmp))
+        except (OSError, paramiko.SSHException, EOFError) as exc:
+            tmp.unlink(missing_ok=True)
+            raise TransferError(self.name, remote, str(exc)) from None
+        have = _sha256(tmp)
+        if have != want:
+            tmp.unlink(missing_ok=True)
+            raise TransferError(self.name, remote, f"checksum mismatch ({have} != {want})")
+        os.replace(tmp, local)
+        return have
+
+    def close(self) -> None:
+        if self._sftp is not None:
+            try:
+                self._sftp.close()
+            except Exception:
+                pass
+        self.client.close()
+        for hop in reversed(self._jumps):
+            hop.close()
+
+
+def _strip(err: bytearray | bytes) -> str:
+    text = bytes(err).decode("utf-8", "replace")
+    return re.sub(r"^__TRACELAB_PGID__ \d+\n", "", text, count=1)

@@ -1,0 +1,23 @@
+"""Turning a notebook's ``target`` parameter into a connection."""
+
+from __future__ import annotations
+
+import os
+
+from .transport import LocalTransport, Transport
+
+LOCAL = "local"
+
+
+def connect(target: str = LOCAL, *, trust_new_host_keys: bool = False,
+            ssh_config: str | os.PathLike | None = None) -> Transport:
+    """``"local"`` -> :class:`LocalTransport`; anything else -> an SSH transport.
+
+    SSH targets: ``user@host``, ``user@host:port`` or a ``~/.ssh/config`` alias.
+    Unknown host keys are refused unless ``trust_new_host_keys`` is set.
+    """
+    if target == LOCAL:
+        return LocalTransport()
+    from .ssh import SSHTransport
+
+    return SSHTransport(target, trust_new_host_keys=trust_new_host_keys, ssh_config=ssh_config)

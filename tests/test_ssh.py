@@ -1,0 +1,131 @@
+"""The SSH transport against a real sshd on 127.0.0.1."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from analysis import targets
+from analysis.errors import CommandTimeout, HostKeyError, RemoteCommandError, TargetUnreachable
+from analysis.ssh import SSHTransport, parse_target
+from analysis.transport import LocalTransport
+
+
+def test_run_through_an_ssh_config_alias(ssh_transport):
+    r = ssh_transport.run(["uname", "-s"])
+    assert r.exit_status == 0 and r.stdout.strip() == "Linux"
+    assert ssh_transport.run(["id", "-u"]).stdout.strip() == "0"
+    assert ssh_transport.privilege_prefix() == []
+    with pytest.raises(RemoteCommandError) as exc:
+        ssh_transport.run(["sh", "-c", "echo oops >&2; exit 3"])
+    assert exc.value.exit_status == 3 and "oops" in exc.value.stderr
+    assert exc.value.host == "lab"
+    assert ssh_transport.run(["false"], check=False).exit_status == 1
+
+
+def test_user_at_host_port_with_explicit_known_hosts(sshd, monkeypatch, tmp_path):
+    config = tmp_path / "config"
+    config.write_text(f"Host 127.0.0.1\n    IdentityFile {sshd.client_key}\n"
+                      f"    UserKnownHostsFile {sshd.known_hosts}\n")
+    with SSHTransport(sshd.target, ssh_config=config) as t:
+        assert t.run(["echo", "hi"]).stdout == "hi\n"
+
+
+def test_proxy_jump_through_the_same_server(sshd):
+    with SSHTransport("lab-via-jump", ssh_config=sshd.ssh_config) as t:
+        assert t.run(["echo", "through the jump host"]).stdout.strip() == "through the jump host"
+        assert len(t._jumps) == 1
+
+
+def test_put_and_get_with_checksums(ssh_transport, tmp_path):
+    payload = os.urandom(300_000)
+    local = tmp_path / "up.bin"
+    local.write_bytes(payload)
+    remote = f"/tmp/tracelab-test-{os.getpid()}.bin"
+    digest = ssh_transport.put(local, remote)
+    assert digest == hashlib.sha256(payload).hexdigest()
+    back = tmp_path / "down.bin"
+    assert ssh_transport.get(remote, back) == digest
+    assert back.read_bytes() == payload
+    ssh_transport.run(["rm", "-f", remote])
+
+
+def test_a_command_timing_out_is_killed_on_the_target(ssh_transport):
+    marker = f"sleep 7{os.getpid()}"  # a unique duration names the process
+    with pytest.raises(CommandTimeout) as exc:
+        ssh_transport.run(["sh", "-c", f"{marker}; true"], timeout=1.5)
+    assert exc.value.timeout == 1.5
+    left = ssh_transport.run(["pgrep", "-f", "[s]" + marker[1:]], check=False)
+    assert left.stdout.strip() == "", "the timed-out command is still running on the target"
+    assert ssh_transport.run(["echo", "still usable"]).stdout.strip() == "still usable"
+
+
+def test_unknown_host_key_is_refused_and_opt_in_records_it(sshd, tmp_path):
+    known = tmp_path / "known_hosts"  # empty: the server is unknown
+    config = tmp_path / "config"
+    config.write_text(f"Host 127.0.0.1\n    IdentityFile {sshd.client_key}\n"
+                      f"    UserKnownHostsFile {known}\n")
+    with pytest.raises(HostKeyError) as exc:
+        SSHTransport(sshd.target, ssh_config=config)
+    assert "unknown host key" in str(exc.value) and "trust_new_host_keys" in str(exc.value)
+    assert not known.exists() or known.read_text() == ""
+    with SSHTransport(sshd.target, ssh_config=config, trust_new_host_keys=True) as t:
+        assert t.run(["true"]).exit_status == 0
+    assert sshd.host_pub.split()[1] in known.read_text()
+    with SSHTransport(sshd.target, ssh_config=config) as t:  # now known: no opt-in needed
+        assert t.run(["true"]).exit_status == 0
+
+
+def test_changed_host_key_is_refused_even_with_opt_in(sshd, tmp_path):
+    other = tmp_path / "other"
+    os.system(f"ssh-keygen -q -t ed25519 -N '' -f {other}")
+    key_type, key_b64 = Path(f"{other}.pub").read_text().split()[:2]
+    known = tmp_path / "known_hosts"
+    known.write_text(f"[127.0.0.1]:{sshd.port} {key_type} {key_b64}\n")
+    config = tmp_path / "config"
+    config.write_text(f"Host 127.0.0.1\n    IdentityFile {sshd.client_key}\n"
+                      f"    UserKnownHostsFile {known}\n")
+    for trust in (False, True):
+        with pytest.raises(HostKeyError) as exc:
+            SSHTransport(sshd.target, ssh_config=config, trust_new_host_keys=trust)
+        assert "CHANGED" in str(exc.value) and "ssh-keygen -R" in str(exc.value)
+
+
+def test_unreachable_and_wrong_key(sshd, tmp_path):
+    config = tmp_path / "config"
+    wrong = tmp_path / "wrong"
+    os.system(f"ssh-keygen -q -t ed25519 -N '' -f {wrong}")
+    config.write_text(f"Host 127.0.0.1\n    IdentityFile {wrong}\n"
+                      f"    UserKnownHostsFile {sshd.known_hosts}\n")
+    with pytest.raises(TargetUnreachable, match="authentication failed"):
+        SSHTransport(sshd.target, ssh_config=config)
+    with pytest.raises(TargetUnreachable, match="cannot connect"):
+        SSHTransport("root@127.0.0.1:1", ssh_config=config)
+
+
+@pytest.mark.parametrize("evil", ["; touch {p}", "$(touch {p})", "`touch {p}`", "'; touch {p}; '",
+                                  '" ; touch {p} ; "', "a b\n touch {p}", "|touch {p}"])
+def test_arguments_never_reach_a_shell(ssh_transport, tmp_path, evil):
+    canary = f"/tmp/tracelab-pwned-{os.getpid()}"
+    arg = evil.format(p=canary)
+    for transport in (ssh_transport, LocalTransport()):
+        r = transport.run(["printf", "%s", arg])
+        assert r.stdout == arg  # passed through literally
+        assert not Path(canary).exists()
+
+
+@pytest.mark.parametrize("bad", ["root@host; touch /tmp/x", "$(id)@host", "host:22;ls",
+                                 "ro ot@host", "user@ho`st`", "a@b@c;d", "", "host:99999"])
+def test_malicious_target_names_are_rejected_before_connecting(bad):
+    with pytest.raises(ValueError):
+        parse_target(bad)
+
+
+def test_local_target_is_the_subprocess_transport():
+    t = targets.connect("local")
+    assert isinstance(t, LocalTransport)
+    with pytest.raises(CommandTimeout):
+        t.run(["sleep", "5"], timeout=0.3)
