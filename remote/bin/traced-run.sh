@@ -1,0 +1,153 @@
+#!/bin/sh
+# Run a workload with a tracer attached, on the target. POSIX sh, no Python.
+#
+# usage: traced-run.sh --out DIR --tracer KIND [options] -- WORKLOAD [ARGS...]
+#
+#   KIND: none | bpftrace | dtrace | ftrace | lttng | command
+#   --script FILE         bpftrace (.bt) or DTrace (.d) script
+#   --tracer-cpu N        pin the tracer to CPU N
+#   --attach-timeout S    give up if the tracer has not attached after S s (60)
+#   --stop-timeout S      SIGKILL the tracer S s after SIGINT (30)
+#   --deadline S          stop everything after S s whatever happens (0 = none)
+#   --ready REGEX         (command) the line the tracer prints once attached
+#   --ftrace-keep         keep the ftrace buffer as ftrace.trace
+#   Files the caller may put in DIR first: ftrace.events, ftrace.uprobe_defs,
+#   lttng.events (one entry per line), tracer-command.sh (KIND=command).
+#   Environment: FTRACE_FILTER, FTRACE_BUFFER_KB, LTTNG_CHANNEL_OPTS.
+#
+# Writes into DIR: meta (key=value: tracer, attach_s, probes, workload_exit,
+# workload_s, stop_s, stop_killed, status), tracer.stdout/.stderr,
+# workload.stdout/.stderr, and whatever the workload writes there. On any exit,
+# signal or failure the tracer is stopped first (trap).
+set -u
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+. "$HERE/lib/common.sh"
+. "$HERE/lib/tracer.sh"
+
+OUT= KIND= SCRIPT= TRACER_CPU= ATTACH_TIMEOUT=60 STOP_TIMEOUT=30 DEADLINE=0 READY= FTRACE_KEEP=0
+while [ $# -gt 0 ]; do
+    case $1 in
+    --out) OUT=$2; shift 2 ;;
+    --tracer) KIND=$2; shift 2 ;;
+    --script) SCRIPT=$2; shift 2 ;;
+    --tracer-cpu) TRACER_CPU=$2; shift 2 ;;
+    --attach-timeout) ATTACH_TIMEOUT=$2; shift 2 ;;
+    --stop-timeout) STOP_TIMEOUT=$2; shift 2 ;;
+    --deadline) DEADLINE=$2; shift 2 ;;
+    --ready) READY=$2; shift 2 ;;
+    --ftrace-keep) FTRACE_KEEP=1; shift ;;
+    --) shift; break ;;
+    *) die "unknown option $1" ;;
+    esac
+done
+[ -n "$OUT" ] || die "--out is required"
+case $SCRIPT in *\'*) die "script path must not contain a single quote" ;; esac
+[ -n "$KIND" ] || die "--tracer is required"
+[ $# -gt 0 ] || die "no workload after --"
+mkdir -p "$OUT" || die "cannot create $OUT"
+[ -e "$OUT/meta" ] && die "$OUT already holds a finished run"
+: > "$OUT/meta.partial"
+PIN_TRACER=$(pin_prefix "$TRACER_CPU")
+TRACER_PID=
+WORKLOAD_PID=
+STATUS=error
+
+finish() {
+    trap - EXIT INT TERM HUP
+    [ -n "${WATCHDOG:-}" ] && kill -TERM "$WATCHDOG" 2>/dev/null
+    [ -n "$WORKLOAD_PID" ] && signal_group TERM "$WORKLOAD_PID"
+    stop_all
+    meta status "$STATUS"
+    meta finished_at "$(now)"
+    mv "$OUT/meta.partial" "$OUT/meta"
+}
+trap 'finish' EXIT
+trap 'STATUS=interrupted; exit 130' INT TERM HUP
+
+meta tracer "$KIND"
+meta started_at "$(now)"
+[ -n "$TRACER_CPU" ] && meta tracer_cpu "$TRACER_CPU"
+
+WATCHDOG=
+if [ "$DEADLINE" != 0 ]; then  # watchdog: whatever happens, nothing outlives the deadline
+    RUNNER=$$
+    (
+        sleep "$DEADLINE" &
+        sp=$!
+        trap 'kill "$sp" 2>/dev/null; exit 0' TERM
+        wait "$sp" && kill -TERM "$RUNNER" 2>/dev/null
+    ) > /dev/null 2>&1 < /dev/null &
+    WATCHDOG=$!
+fi
+
+t0=$(now)
+case $KIND in
+none)
+    meta probes 0
+    ;;
+bpftrace)
+    [ -r "$SCRIPT" ] || die "bpftrace script $SCRIPT not readable"
+    printf 'exec env __BPFTRACE_NOTIFY_PROBES_ATTACHED=1 bpftrace %s\n' "'$SCRIPT'" > "$OUT/tracer-command.sh"
+    start_process_tracer "$OUT/tracer-command.sh"
+    wait_for_pattern "$OUT/tracer.stderr" '__BPFTRACE_NOTIFY_PROBES_ATTACHED'
+    rc=$?
+    meta probes "$(sed -n 's/^Attaching \([0-9][0-9]*\) probe.*/\1/p' "$OUT/tracer.stdout" | sed -n 1p)"
+    ;;
+dtrace)
+    [ -r "$SCRIPT" ] || die "DTrace script $SCRIPT not readable"
+    meta probes "$(dtrace -l -C -D "DTRACE_SCRIPT=\"$SCRIPT\"" -s "$SCRIPT" 2>/dev/null | sed 1d | wc -l | tr -d ' ')"
+    printf 'exec dtrace -C -q -D %s -s %s -n %s\n' \
+        "'DTRACE_SCRIPT=\"$SCRIPT\"'" "'$SCRIPT'" "'dtrace:::BEGIN { printf(\"__TRACELAB_ATTACHED__\\n\"); }'" \
+        > "$OUT/tracer-command.sh"
+    start_process_tracer "$OUT/tracer-command.sh"
+    wait_for_pattern "$OUT/tracer.stdout" '__TRACELAB_ATTACHED__'
+    rc=$?
+    ;;
+command)
+    [ -r "$OUT/tracer-command.sh" ] || die "KIND=command needs $OUT/tracer-command.sh"
+    start_process_tracer "$OUT/tracer-command.sh"
+    if [ -n "$READY" ]; then
+        wait_for_pattern "$OUT/tracer.stdout" "$READY" || wait_for_pattern "$OUT/tracer.stderr" "$READY"
+        rc=$?
+    else
+        rc=0
+    fi
+    ;;
+ftrace)
+    [ -r "$OUT/ftrace.events" ] || die "KIND=ftrace needs $OUT/ftrace.events"
+    ftrace_start; rc=$?
+    ;;
+lttng)
+    [ -r "$OUT/lttng.events" ] || die "KIND=lttng needs $OUT/lttng.events"
+    lttng_start; rc=$?
+    ;;
+*)
+    die "unknown tracer $KIND"
+    ;;
+esac
+t1=$(now)
+rc=${rc:-0}
+meta attach_s "$(elapsed "$t0" "$t1")"
+case $rc in
+0) ;;
+1) STATUS=attach_failed; meta error "tracer did not attach within ${ATTACH_TIMEOUT} s"; exit 3 ;;
+*) STATUS=tracer_died; meta error "tracer exited before attaching (see tracer.stderr)"; exit 3 ;;
+esac
+
+w0=$(now)
+# the workload gets its own process group, so an interrupt stops all of it
+( in_new_group "$@" ) > "$OUT/workload.stdout" 2> "$OUT/workload.stderr" < /dev/null &
+WORKLOAD_PID=$!
+wait "$WORKLOAD_PID"
+wrc=$?
+WORKLOAD_PID=
+w1=$(now)
+meta workload_exit "$wrc"
+meta workload_s "$(elapsed "$w0" "$w1")"
+if [ "$KIND" != none ] && [ "$KIND" != ftrace ] && [ "$KIND" != lttng ] && ! tracer_alive; then
+    STATUS=tracer_died
+    meta error "the tracer exited while the workload ran (see tracer.stderr)"
+    exit 4
+fi
+if [ "$wrc" = 0 ]; then STATUS=ok; else STATUS=workload_failed; fi
+exit "$wrc"

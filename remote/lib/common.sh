@@ -1,0 +1,62 @@
+# Shared helpers of the remote runners. POSIX sh (dash, FreeBSD sh, busybox ash).
+# Sourced, not executed.
+
+LC_ALL=C
+export LC_ALL
+PATH=$PATH:/usr/sbin:/sbin:/usr/local/sbin:/usr/local/bin
+export PATH
+
+die() { printf '%s: %s\n' "${0##*/}" "$*" >&2; exit 2; }
+
+# seconds since the epoch with as many decimals as date(1) gives here
+now() {
+    t=$(date +%s.%N 2>/dev/null)
+    case $t in *N*|"") date +%s ;; *) printf '%s\n' "$t" ;; esac
+}
+
+# elapsed START END -> seconds with 6 decimals (awk does the float arithmetic)
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f\n", b - a }'; }
+
+# meta KEY VALUE: append to the run's metadata file (key=value lines)
+meta() { printf '%s=%s\n' "$1" "$2" >> "$OUT/meta.partial"; }
+
+# tracefs mount point (mounting it when we are root and it is not mounted)
+tracefs_dir() {
+    for d in /sys/kernel/tracing /sys/kernel/debug/tracing; do
+        if [ -e "$d/trace" ]; then printf '%s\n' "$d"; return 0; fi
+    done
+    if [ -d /sys/kernel/tracing ] && mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; then
+        printf '%s\n' /sys/kernel/tracing
+        return 0
+    fi
+    return 1
+}
+
+# pin CPU [command...]: run a command pinned to one CPU (Linux taskset, FreeBSD cpuset)
+pin_prefix() {
+    if [ -z "${1:-}" ]; then return 0; fi
+    if command -v taskset >/dev/null 2>&1; then
+        printf 'taskset -c %s ' "$1"
+    elif command -v cpuset >/dev/null 2>&1; then
+        printf 'cpuset -l %s ' "$1"
+    fi
+}
+
+# in_new_group CMD...: exec CMD as the leader of a new process group (and session),
+# so that the whole group can be signalled. Linux: setsid(1); elsewhere perl's
+# setpgrp; as a last resort the command runs in the caller's group and is
+# signalled by PID.
+in_new_group() {
+    if command -v setsid >/dev/null 2>&1; then
+        exec setsid "$@"
+    elif command -v perl >/dev/null 2>&1; then
+        exec perl -e 'setpgrp(0, 0); exec { $ARGV[0] } @ARGV or die "exec: $!"' "$@"
+    else
+        exec "$@"
+    fi
+}
+
+# signal_group SIG PID: the process group PID leads, or just PID if it leads none
+signal_group() {
+    kill "-$1" -- "-$2" 2>/dev/null || kill "-$1" "$2" 2>/dev/null
+}

@@ -1,0 +1,156 @@
+# Tracer lifecycle on the target: start, wait for attachment, stop, clean up.
+# Sourced by bin/traced-run.sh and bin/cleanup.sh. Everything a later cleanup
+# needs is written into $OUT as soon as it exists (tracer.pgid, ftrace.instance,
+# ftrace.uprobes, lttng.session), so a second process can undo it.
+
+# ------------------------------------------------------------------ process tracers
+# start_process_tracer FILE-WITH-COMMAND: the command runs in its own process group
+start_process_tracer() {
+    # shellcheck disable=SC2086
+    ( in_new_group $PIN_TRACER sh "$1" ) > "$OUT/tracer.stdout" 2> "$OUT/tracer.stderr" < /dev/null &
+    TRACER_PID=$!
+    printf '%s\n' "$TRACER_PID" > "$OUT/tracer.pgid"
+}
+
+tracer_alive() { [ -n "${TRACER_PID:-}" ] && kill -0 "$TRACER_PID" 2>/dev/null; }
+
+# stop_process_tracer: SIGINT to the group, wait up to STOP_TIMEOUT, then SIGKILL
+stop_process_tracer() {
+    pgid=${TRACER_PID:-}
+    [ -z "$pgid" ] && [ -r "$OUT/tracer.pgid" ] && pgid=$(cat "$OUT/tracer.pgid")
+    [ -z "$pgid" ] && return 0
+    if ! kill -0 "$pgid" 2>/dev/null; then
+        rm -f "$OUT/tracer.pgid"
+        return 0
+    fi
+    t0=$(now)
+    signal_group INT "$pgid"
+    killed=0
+    deadline=$(awk -v t="$t0" -v s="${STOP_TIMEOUT:-30}" 'BEGIN { printf "%.3f", t + s }')
+    while kill -0 "$pgid" 2>/dev/null; do
+        if awk -v n="$(now)" -v d="$deadline" 'BEGIN { exit !(n > d) }'; then
+            signal_group KILL "$pgid"
+            killed=1
+            break
+        fi
+        sleep 0.05
+    done
+    # reap it if it is our child (wait fails harmlessly otherwise)
+    wait "$pgid" 2>/dev/null
+    t1=$(now)
+    meta stop_s "$(elapsed "$t0" "$t1")"
+    meta stop_killed "$killed"
+    rm -f "$OUT/tracer.pgid"
+}
+
+# wait_for_pattern FILE REGEX: until the tracer prints REGEX, dies, or ATTACH_TIMEOUT passes
+wait_for_pattern() {
+    deadline=$(awk -v t="$(now)" -v s="${ATTACH_TIMEOUT:-60}" 'BEGIN { printf "%.3f", t + s }')
+    while :; do
+        if grep -E -q -- "$2" "$1" 2>/dev/null; then return 0; fi
+        if ! tracer_alive; then return 2; fi
+        if awk -v n="$(now)" -v d="$deadline" 'BEGIN { exit !(n > d) }'; then return 1; fi
+        sleep 0.02
+    done
+}
+
+# ------------------------------------------------------------------ ftrace (tracefs)
+ftrace_start() {
+    TRACEFS=$(tracefs_dir) || { meta error "tracefs not available"; return 1; }
+    inst="$TRACEFS/instances/tracelab-$$"
+    mkdir "$inst" || { meta error "cannot create ftrace instance $inst"; return 1; }
+    printf '%s\n' "$inst" > "$OUT/ftrace.instance"
+    : > "$OUT/ftrace.uprobes"
+    echo 0 > "$inst/tracing_on"
+    [ -n "${FTRACE_BUFFER_KB:-}" ] && echo "$FTRACE_BUFFER_KB" > "$inst/buffer_size_kb"
+    n=0
+    if [ -s "$OUT/ftrace.uprobe_defs" ]; then
+        while IFS= read -r def; do
+            [ -z "$def" ] && continue
+            printf '%s\n' "$def" >> "$TRACEFS/uprobe_events" || { meta error "uprobe rejected: $def"; return 1; }
+            # "p:GROUP/NAME ..." -> GROUP/NAME
+            name=${def#*:}; name=${name%% *}
+            printf '%s\n' "$name" >> "$OUT/ftrace.uprobes"
+        done < "$OUT/ftrace.uprobe_defs"
+    fi
+    while IFS= read -r ev; do
+        [ -z "$ev" ] && continue
+        [ -d "$inst/events/$ev" ] || { meta error "no such ftrace event $ev"; return 1; }
+        if [ -n "${FTRACE_FILTER:-}" ]; then
+            printf '%s\n' "$FTRACE_FILTER" > "$inst/events/$ev/filter" || { meta error "filter rejected"; return 1; }
+        fi
+        echo 1 > "$inst/events/$ev/enable"
+        n=$((n + 1))
+    done < "$OUT/ftrace.events"
+    echo 1 > "$inst/tracing_on"
+    meta probes "$n"
+}
+
+ftrace_stop() {
+    [ -r "$OUT/ftrace.instance" ] || return 0
+    inst=$(cat "$OUT/ftrace.instance")
+    TRACEFS=${inst%/instances/*}
+    if [ -d "$inst" ]; then
+        t0=$(now)
+        echo 0 > "$inst/tracing_on"
+        entries=0; overrun=0
+        for s in "$inst"/per_cpu/cpu*/stats; do
+            [ -r "$s" ] || continue
+            e=$(sed -n 's/^entries: //p' "$s"); o=$(sed -n 's/^overrun: //p' "$s")
+            entries=$((entries + ${e:-0})); overrun=$((overrun + ${o:-0}))
+        done
+        meta ftrace_entries "$entries"
+        meta ftrace_overrun "$overrun"
+        if [ "${FTRACE_KEEP:-0}" = 1 ]; then cat "$inst/trace" > "$OUT/ftrace.trace"; fi
+        echo 0 > "$inst/events/enable" 2>/dev/null
+        for f in "$inst"/events/*/*/filter; do :; done
+        rmdir "$inst" 2>/dev/null || meta warning "could not remove $inst"
+        meta stop_s "$(elapsed "$t0" "$(now)")"
+        meta stop_killed 0
+    fi
+    if [ -s "$OUT/ftrace.uprobes" ]; then
+        while IFS= read -r name; do
+            printf -- '-:%s\n' "$name" >> "$TRACEFS/uprobe_events" 2>/dev/null
+        done < "$OUT/ftrace.uprobes"
+    fi
+    rm -f "$OUT/ftrace.instance" "$OUT/ftrace.uprobes"
+}
+
+# ------------------------------------------------------------------ LTTng (user space)
+lttng_start() {
+    command -v lttng >/dev/null 2>&1 || { meta error "lttng is not installed"; return 1; }
+    if ! lttng list >/dev/null 2>&1; then
+        lttng-sessiond --daemonize --no-kernel >/dev/null 2>&1 || { meta error "cannot start lttng-sessiond"; return 1; }
+    fi
+    session="tracelab-$$"
+    lttng create "$session" --output="$OUT/lttng" >/dev/null || { meta error "lttng create failed"; return 1; }
+    printf '%s\n' "$session" > "$OUT/lttng.session"
+    lttng enable-channel --userspace --session="$session" ${LTTNG_CHANNEL_OPTS:-} tracelab >/dev/null || return 1
+    n=0
+    while IFS= read -r ev; do
+        [ -z "$ev" ] && continue
+        lttng enable-event --userspace --session="$session" --channel=tracelab "$ev" >/dev/null \
+            || { meta error "lttng enable-event $ev failed"; return 1; }
+        n=$((n + 1))
+    done < "$OUT/lttng.events"
+    lttng start "$session" >/dev/null || { meta error "lttng start failed"; return 1; }
+    meta probes "$n"
+}
+
+lttng_stop() {
+    [ -r "$OUT/lttng.session" ] || return 0
+    session=$(cat "$OUT/lttng.session")
+    t0=$(now)
+    lttng stop "$session" >/dev/null 2>&1
+    lttng destroy "$session" >/dev/null 2>&1 || meta warning "lttng destroy $session failed"
+    meta stop_s "$(elapsed "$t0" "$(now)")"
+    meta stop_killed 0
+    rm -f "$OUT/lttng.session"
+}
+
+# ------------------------------------------------------------------ everything
+stop_all() {
+    stop_process_tracer
+    ftrace_stop
+    lttng_stop
+}

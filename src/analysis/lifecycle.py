@@ -1,0 +1,261 @@
+"""Run a workload with a tracer attached on a target, and never leave the tracer behind.
+
+The work happens on the target in ``remote/bin/traced-run.sh``: start the
+tracer in its own process group with output to files, wait until it has
+attached (bpftrace: ``__BPFTRACE_NOTIFY_PROBES_ATTACHED``; DTrace: a BEGIN
+probe's token; ftrace and LTTng: their enable commands), run the workload,
+stop the tracer (SIGINT, then SIGKILL after a timeout), and write everything
+into one directory with a ``meta`` file. On any error, timeout or Ctrl-C here,
+:func:`traced_run` runs ``remote/bin/cleanup.sh`` on the target, which stops
+whatever the run left attached.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .deploy import deploy, work_base
+from .errors import CommandTimeout, RemoteCommandError, TargetError
+from .transport import Transport
+
+KINDS = ("none", "bpftrace", "dtrace", "ftrace", "lttng", "command")
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def check_name(name: str, what: str = "name") -> str:
+    """Names that end up in paths on a target: letters, digits, ``._-``; else ValueError."""
+    if not isinstance(name, str) or not _SAFE_NAME.match(name) or ".." in name:
+        raise ValueError(f"invalid {what} {name!r}: use letters, digits, '.', '_' and '-' only")
+    return name
+
+
+@dataclass(frozen=True)
+class TracerSpec:
+    """Which tracer to attach and how.
+
+    ``script``: a local .bt/.d file (uploaded) for bpftrace/dtrace.
+    ``ftrace_events``: e.g. ``("syscalls/sys_enter_read",)``; ``ftrace_uprobes``:
+    uprobe_events definitions (``"p:tracelab/ev /path:0x1234"``); ``ftrace_filter``.
+    ``lttng_events``: e.g. ``("lttng_ust_tracef:*",)``.
+    ``command``: argv of a custom tracer (kind ``command``) with ``ready`` its
+    attached-line regex.
+    """
+
+    kind: str
+    script: Path | None = None
+    ftrace_events: tuple[str, ...] = ()
+    ftrace_uprobes: tuple[str, ...] = ()
+    ftrace_filter: str | None = None
+    ftrace_buffer_kb: int | None = None
+    ftrace_keep_trace: bool = False
+    lttng_events: tuple[str, ...] = ()
+    lttng_channel_opts: tuple[str, ...] = ()
+    command: tuple[str, ...] = ()
+    ready: str | None = None
+    tracer_cpu: int | None = None
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"tracer kind must be one of {KINDS}, not {self.kind!r}")
+        if self.kind in ("bpftrace", "dtrace") and self.script is None:
+            raise ValueError(f"{self.kind} needs a script")
+        if self.kind == "ftrace" and not self.ftrace_events:
+            raise ValueError("ftrace needs at least one event")
+        if self.kind == "lttng" and not self.lttng_events:
+            raise ValueError("lttng needs at least one event")
+        if self.kind == "command" and not self.command:
+            raise ValueError("kind 'command' needs a command")
+        for ev in self.ftrace_events:
+            if not re.fullmatch(r"[A-Za-z0-9_]+/[A-Za-z0-9_]+", ev):
+                raise ValueError(f"invalid ftrace event {ev!r} (expected group/name)")
+        for line in (*self.ftrace_uprobes, *self.lttng_events, self.ftrace_filter or ""):
+            if "\n" in line:
+                raise ValueError("tracer settings must be single lines")
+
+
+@dataclass(frozen=True)
+class TracedRun:
+    """The outcome of one traced run (from the target's ``meta`` file)."""
+
+    tracer: str
+    status: str
+    remote_dir: str
+    attach_s: float | None
+    probes: int | None
+    workload_exit: int | None
+    workload_s: float | None
+    stop_s: float | None
+    stop_killed: bool | None
+    wall_s: float
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def harness_overhead_s(self) -> float | None:
+        """Wall time of the whole run minus the workload's own time."""
+        return None if self.workload_s is None else self.wall_s - self.workload_s
+
+
+def parse_meta(text: str) -> dict:
+    meta: dict[str, str] = {}
+    for line in text.splitlines():
+        if "=" in line:
+            k, v = line.split("=", 1)
+            meta[k] = v  # last one wins (cleanup may append)
+    return meta
+
+
+def _num(meta: dict, key: str, kind=float):
+    value = meta.get(key)
+    if value in (None, ""):
+        return None
+    try:
+        return kind(value)
+    except ValueError:
+        return None
+
+
+class TracerError(TargetError):
+    """The tracer did not attach, or died (``run``: the TracedRun with its meta)."""
+
+    def __init__(self, target: str, run: TracedRun, stderr: str = ""):
+        self.target = target
+        self.run = run
+        self.stderr = stderr
+        reason = run.meta.get("error", run.status)
+        super().__init__(f"{target}: {run.tracer} {run.status}: {reason}; {stderr.strip()[-400:]}")
+
+
+def _write_lines(path: Path, lines: Sequence[str]) -> None:
+    path.write_text("".join(f"{x}\n" for x in lines))
+
+
+def prepare(transport: Transport, spec: TracerSpec, remote_dir: str) -> dict:
+    """Upload the tracer's inputs into ``remote_dir``; return extra environment."""
+    transport.run_root(["mkdir", "-p", remote_dir], timeout=30)
+    env: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        uploads: dict[str, Path] = {}
+        if spec.script is not None:
+            name = check_name(Path(spec.script).name, "script name")
+            uploads[name] = Path(spec.script)
+        if spec.kind == "ftrace":
+            _write_lines(tmp / "ftrace.events", spec.ftrace_events)
+            uploads["ftrace.events"] = tmp / "ftrace.events"
+            if spec.ftrace_uprobes:
+                _write_lines(tmp / "ftrace.uprobe_defs", spec.ftrace_uprobes)
+                uploads["ftrace.uprobe_defs"] = tmp / "ftrace.uprobe_defs"
+            if spec.ftrace_filter:
+                env["FTRACE_FILTER"] = spec.ftrace_filter
+            if spec.ftrace_buffer_kb:
+                env["FTRACE_BUFFER_KB"] = str(int(spec.ftrace_buffer_kb))
+        if spec.kind == "lttng":
+            _write_lines(tmp / "lttng.events", spec.lttng_events)
+            uploads["lttng.events"] = tmp / "lttng.events"
+            if spec.lttng_channel_opts:
+                env["LTTNG_CHANNEL_OPTS"] = " ".join(shlex.quote(o) for o in spec.lttng_channel_opts)
+        if spec.kind == "command":
+            (tmp / "tracer-command.sh").write_text("exec " + shlex.join(spec.command) + "\n")
+            uploads["tracer-command.sh"] = tmp / "tracer-command.sh"
+        for name, local in uploads.items():
+            transport.put(local, f"{remote_dir}/{name}")
+    return env
+
+
+def traced_run(
+    transport: Transport,
+    spec: TracerSpec,
+    workload: Sequence[str],
+    *,
+    remote_dir: str | None = None,
+    attach_timeout: float = 60.0,
+    stop_timeout: float = 30.0,
+    workload_timeout: float = 3600.0,
+    check: bool = True,
+) -> TracedRun:
+    """Attach ``spec`` on the target, run ``workload`` (an argv), stop the tracer.
+
+    ``remote_dir`` (default: a fresh folder in the target's work area) receives
+    the tracer's and workload's output and ``meta``. Raises :class:`TracerError`
+    if the tracer does not attach or dies (with ``check``); whatever happens,
+    the tracer is stopped before this returns or raises.
+    """
+    if not workload:
+        raise ValueError("empty workload")
+    remote = deploy(transport)
+    if remote_dir is None:
+        base = work_base(transport)
+        remote_dir = transport.run(["mktemp", "-d", f"{base}/run.XXXXXXXX"], timeout=30).stdout.strip()
+    env = prepare(transport, spec, remote_dir)
+    argv = ["env", *(f"{k}={v}" for k, v in env.items()),
+            "sh", f"{remote}/bin/traced-run.sh", "--out", remote_dir, "--tracer", spec.kind,
+            "--attach-timeout", f"{attach_timeout:g}", "--stop-timeout", f"{stop_timeout:g}",
+            "--deadline", f"{attach_timeout + workload_timeout + stop_timeout + 30:g}"]
+    if spec.script is not None:
+        argv += ["--script", f"{remote_dir}/{Path(spec.script).name}"]
+    if spec.tracer_cpu is not None:
+        argv += ["--tracer-cpu", str(int(spec.tracer_cpu))]
+    if spec.ready:
+        argv += ["--ready", spec.ready]
+    if spec.ftrace_keep_trace:
+        argv += ["--ftrace-keep"]
+    argv += ["--", *workload]
+    timeout = attach_timeout + workload_timeout + stop_timeout + 60
+    result_stderr = ""
+    try:
+        result = transport.run_root(argv, timeout=timeout, check=False)
+        result_stderr = result.stderr
+        wall = result.duration_s
+    except BaseException:
+        cleanup(transport, remote_dir, stop_timeout)
+        raise
+    meta_text = transport.run(["cat", f"{remote_dir}/meta"], timeout=30, check=False)
+    if meta_text.exit_status != 0:  # the runner did not finish its own cleanup
+        cleanup(transport, remote_dir, stop_timeout)
+        raise RemoteCommandError(transport.name, shlex.join(argv), result.exit_status,
+                                 result_stderr or "traced-run.sh wrote no meta file")
+    meta = parse_meta(meta_text.stdout)
+    run = TracedRun(
+        tracer=spec.kind, status=meta.get("status", "unknown"), remote_dir=remote_dir,
+        attach_s=_num(meta, "attach_s"), probes=_num(meta, "probes", int),
+        workload_exit=_num(meta, "workload_exit", int), workload_s=_num(meta, "workload_s"),
+        stop_s=_num(meta, "stop_s"),
+        stop_killed=None if _num(meta, "stop_killed", int) is None else bool(int(meta["stop_killed"])),
+        wall_s=wall, meta=meta,
+    )
+    if check and run.status in ("attach_failed", "tracer_died", "error", "interrupted"):
+        raise TracerError(transport.name, run, result_stderr)
+    return run
+
+
+def cleanup(transport: Transport, remote_dir: str, stop_timeout: float = 10.0) -> None:
+    """Stop whatever a traced run in ``remote_dir`` left attached. Never raises for a
+    lost connection (the target's own watchdog then stops the tracer)."""
+    try:
+        remote = deploy(transport)
+        transport.run_root(["sh", f"{remote}/bin/cleanup.sh", remote_dir, f"{stop_timeout:g}"],
+                           timeout=stop_timeout + 60, check=False)
+    except (TargetError, CommandTimeout, OSError):
+        pass
+
+
+def fetch(transport: Transport, remote_dir: str, local_dir: Path,
+          exclude: Sequence[str] = ()) -> dict[str, str]:
+    """Copy every regular file of ``remote_dir`` into ``local_dir`` (checksums verified);
+    return name -> sha256. Sub-folders are not copied."""
+    listing = transport.run(["ls", "-1p", remote_dir], timeout=30).stdout.split("\n")
+    sums = {}
+    for name in listing:
+        if not name or name.endswith("/") or name in exclude or name.endswith(".partial"):
+            continue
+        sums[name] = transport.get(f"{remote_dir}/{name}", Path(local_dir) / name)
+    return sums

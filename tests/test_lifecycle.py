@@ -1,0 +1,174 @@
+"""Real tracers around tiny workloads: attach, count, stop, and never left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from analysis.lifecycle import TracerError, TracerSpec, fetch, parse_meta, traced_run
+from analysis.transport import LocalTransport
+from conftest import need_tool
+
+TRACEFS = Path("/sys/kernel/tracing")
+DD = ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=2000"]
+
+
+def _tracers_alive() -> set[int]:
+    out = subprocess.run(["pgrep", "-x", "bpftrace"], capture_output=True, text=True).stdout
+    return {int(p) for p in out.split()}
+
+
+def _ftrace_state() -> tuple:
+    inst = sorted(p.name for p in (TRACEFS / "instances").glob("tracelab-*")) \
+        if (TRACEFS / "instances").is_dir() else []
+    uprobes = (TRACEFS / "uprobe_events").read_text() if (TRACEFS / "uprobe_events").exists() else ""
+    enabled = (TRACEFS / "set_event").read_text() if (TRACEFS / "set_event").exists() else ""
+    return inst, [u for u in uprobes.splitlines() if "tracelab" in u], enabled
+
+
+def _lttng_sessions() -> list[str]:
+    if shutil.which("lttng") is None:
+        return []
+    out = subprocess.run(["lttng", "list"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if "tracelab-" in line]
+
+
+@pytest.fixture(autouse=True)
+def nothing_left_behind():
+    """After every test: no tracer process it started, no ftrace/uprobe/LTTng state."""
+    before = _tracers_alive()
+    yield
+    assert _tracers_alive() - before == set(), "a bpftrace process was left running"
+    inst, uprobes, _ = _ftrace_state()
+    assert inst == [] and uprobes == [], f"ftrace state left behind: {inst} {uprobes}"
+    assert _lttng_sessions() == [], "an LTTng session was left behind"
+
+
+@pytest.fixture
+def local():
+    return LocalTransport()
+
+
+@pytest.fixture
+def count_script(tmp_path):
+    script = tmp_path / "count-dd-reads.bt"
+    script.write_text('tracepoint:syscalls:sys_enter_read /comm == "dd"/ { @reads = count(); }\n')
+    return script
+
+
+@pytest.fixture(params=["local", "ssh"])
+def transport(request):
+    if request.param == "local":
+        yield LocalTransport()
+    else:
+        yield request.getfixturevalue("ssh_transport")
+
+
+def test_bpftrace_attaches_counts_and_stops(transport, count_script, tmp_path):
+    need_tool("bpftrace")
+    run = traced_run(transport, TracerSpec("bpftrace", script=count_script), DD,
+                     attach_timeout=60, stop_timeout=30)
+    assert run.ok and run.probes == 1 and run.workload_exit == 0
+    assert run.attach_s > 0 and run.stop_s is not None and run.stop_killed is False
+    files = fetch(transport, run.remote_dir, tmp_path / "out")
+    assert {"meta", "tracer.stdout", "tracer.stderr", "workload.stderr"} <= set(files)
+    stdout = (tmp_path / "out" / "tracer.stdout").read_text()
+    reads = int(stdout.split("@reads:")[1].split()[0])
+    assert 2000 <= reads <= 2000 * 1.01  # dd's reads, plus a few by the dynamic loader
+    assert run.harness_overhead_s > 0
+
+
+def test_ftrace_event_counts_and_is_disabled_afterwards(transport, tmp_path):
+    if not (TRACEFS / "events" / "syscalls").is_dir():
+        pytest.skip("no syscall tracepoints in tracefs")
+    spec = TracerSpec("ftrace", ftrace_events=("syscalls/sys_enter_read",),
+                      ftrace_filter="count == 1", ftrace_buffer_kb=4096)
+    run = traced_run(transport, spec, DD)
+    assert run.ok and run.probes == 1
+    entries = int(run.meta["ftrace_entries"])
+    assert 2000 <= entries <= 2000 * 1.01 + 20  # count==1 reads of anything during the run
+    assert int(run.meta["ftrace_overrun"]) == 0
+
+
+def test_lttng_ust_session_is_created_and_destroyed(transport, tmp_path):
+    need_tool("lttng")
+    spec = TracerSpec("lttng", lttng_events=("lttng_ust_tracef:*",))
+    run = traced_run(transport, spec, ["true"])
+    assert run.ok and run.probes == 1
+
+
+def test_a_tracer_that_ignores_sigint_is_killed_after_the_timeout(local):
+    spec = TracerSpec("command", command=("sh", "-c", "trap '' INT; echo READY; exec sleep 600"),
+                      ready="^READY")
+    run = traced_run(local, spec, ["true"], stop_timeout=1.0)
+    assert run.ok and run.stop_killed is True and run.stop_s >= 1.0
+    meta = parse_meta((Path(run.remote_dir) / "meta").read_text())
+    assert meta["stop_killed"] == "1"
+    assert not subprocess.run(["pgrep", "-f", "sleep 600"], capture_output=True).stdout
+
+
+def test_attach_timeout_and_a_dying_tracer_are_errors_and_stop_the_tracer(local):
+    never = TracerSpec("command", command=("sleep", "600"), ready="never printed")
+    with pytest.raises(TracerError, match="attach_failed"):
+        traced_run(local, never, ["true"], attach_timeout=1.0, stop_timeout=2.0)
+    assert not subprocess.run(["pgrep", "-fx", "sleep 600"], capture_output=True).stdout
+    dies = TracerSpec("command", command=("sh", "-c", "echo broken >&2; exit 1"), ready="READY")
+    with pytest.raises(TracerError, match="tracer_died"):
+        traced_run(local, dies, ["true"], attach_timeout=10)
+
+
+def test_bpftrace_script_error_is_reported_not_hung(local, tmp_path):
+    need_tool("bpftrace")
+    bad = tmp_path / "broken.bt"
+    bad.write_text("tracepoint:syscalls:sys_enter_read { @x = nonsense(); }\n")
+    with pytest.raises(TracerError) as exc:
+        traced_run(local, TracerSpec("bpftrace", script=bad), ["true"], attach_timeout=30)
+    assert exc.value.run.status == "tracer_died"
+
+
+def test_ctrl_c_during_the_workload_stops_the_tracer(transport, count_script):
+    need_tool("bpftrace")
+    timer = threading.Timer(4.0, os.kill, (os.getpid(), signal.SIGINT))  # a real Ctrl-C
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            traced_run(transport, TracerSpec("bpftrace", script=count_script), ["sleep", "120"])
+    finally:
+        timer.cancel()
+    # the autouse fixture checks that no bpftrace is left; check the workload too
+    assert not subprocess.run(["pgrep", "-fx", "sleep 120"], capture_output=True).stdout
+
+
+def test_ctrl_c_during_ftrace_removes_the_instance(local):
+    if not (TRACEFS / "events" / "syscalls").is_dir():
+        pytest.skip("no syscall tracepoints in tracefs")
+    timer = threading.Timer(2.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            traced_run(local, TracerSpec("ftrace", ftrace_events=("syscalls/sys_enter_read",)),
+                       ["sleep", "120"])
+    finally:
+        timer.cancel()
+
+
+def test_uprobe_defined_through_ftrace_is_removed(local, tmp_path):
+    if not (TRACEFS / "uprobe_events").exists():
+        pytest.skip("no uprobes")
+    libc = "/lib/x86_64-linux-gnu/libc.so.6"
+    if not os.path.exists(libc):
+        pytest.skip("libc path differs")
+    out = subprocess.run(["sh", "-c", f"nm -D {libc} | awk '$3 ~ /^getpid(@|$)/ {{print $1; exit}}'"],
+                         capture_output=True, text=True).stdout.split()
+    if not out:
+        pytest.skip("getpid not found in libc")
+    spec = TracerSpec("ftrace", ftrace_events=("tracelab/getpid",),
+                      ftrace_uprobes=(f"p:tracelab/getpid {libc}:0x{out[0]}",))
+    run = traced_run(local, spec, ["sh", "-c", "for i in 1 2 3; do :; done"])
+    assert run.ok and run.probes == 1
