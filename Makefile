@@ -23,10 +23,13 @@ help: ## list the targets
 install: $(STAMP) ## create .venv and install the package with its dev tools
 
 .PHONY: demo
-demo: $(STAMP) ## the main job: run the published-results notebook, write figures/
+demo: $(STAMP) ## the main job on target "local": bootstrap, then the notebooks, figures/
+	$(BIN)/python -m analysis bootstrap local
 	@mkdir -p $(EXECUTED)
 	$(BIN)/papermill --no-progress-bar --log-level WARNING notebooks/0.1-published-results.ipynb \
 	  $(EXECUTED)/0.1-published-results.ipynb
+	$(BIN)/papermill --no-progress-bar --log-level WARNING notebooks/0.2-target-preflight.ipynb \
+	  $(EXECUTED)/0.2-target-preflight.ipynb
 	@echo "figures and tables: $$(ls figures | wc -l) files in figures/; executed notebook: $(EXECUTED)/"
 
 .PHONY: test

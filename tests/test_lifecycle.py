@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-import signal
 import shutil
+import signal
 import subprocess
 import threading
 from pathlib import Path

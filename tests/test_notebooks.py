@@ -34,3 +34,16 @@ def test_published_results_notebook_under_papermill_from_another_directory(tmp_p
     errors = [o for c in executed["cells"] for o in c.get("outputs", [])
               if o.get("output_type") == "error"]
     assert not errors
+
+
+@pytest.mark.slow
+def test_preflight_notebook_against_the_loopback_ssh_target(tmp_path, sshd):
+    out = tmp_path / "preflight.ipynb"
+    papermill.execute_notebook(
+        str(ROOT / "notebooks" / "0.2-target-preflight.ipynb"), str(out),
+        parameters={"target": "lab", "ssh_config": str(sshd.ssh_config)},
+        kernel_name="python3", progress_bar=False, cwd=str(tmp_path),
+    )
+    text = out.read_text()
+    assert "capability: kprobes" in text and '\\"uprobes\\": true' in text
+    assert "PRIVATE KEY" not in text and str(sshd.client_key) not in text

@@ -120,7 +120,9 @@ if [ "$os" = Linux ]; then
         say cap.lttng_kernel 0
     fi
     say cap.dtrace 0
-    [ -e /usr/include/sys/sdt.h ] && say sdt_header /usr/include/sys/sdt.h
+    for h in /usr/include/sys/sdt.h /usr/include/*/sys/sdt.h /usr/local/include/sys/sdt.h; do
+        if [ -e "$h" ]; then say sdt_header "$h"; break; fi
+    done
     [ -e /usr/include/lttng/tracef.h ] && say lttng_ust_header /usr/include/lttng/tracef.h
 
     # preemption model

@@ -43,16 +43,30 @@ pin_prefix() {
 }
 
 # in_new_group CMD...: exec CMD as the leader of a new process group (and session),
-# so that the whole group can be signalled. Linux: setsid(1); elsewhere perl's
-# setpgrp; as a last resort the command runs in the caller's group and is
-# signalled by PID.
+# so that the whole group can be signalled, with SIGINT restored to its default:
+# a non-interactive sh starts background commands with SIGINT ignored, and tools
+# that respect an inherited SIG_IGN (DTrace does) would then never see our SIGINT.
+# Linux: setsid(1) + env --default-signal (coreutils >= 8.31); elsewhere perl. Without
+# either, the command keeps SIGINT ignored and STOP_SIGNAL becomes TERM (see below).
 in_new_group() {
-    if command -v setsid >/dev/null 2>&1; then
-        exec setsid "$@"
+    if command -v setsid >/dev/null 2>&1 && env --default-signal=INT true 2>/dev/null; then
+        exec setsid env --default-signal=INT "$@"
     elif command -v perl >/dev/null 2>&1; then
-        exec perl -e 'setpgrp(0, 0); exec { $ARGV[0] } @ARGV or die "exec: $!"' "$@"
+        exec perl -e '$SIG{INT} = "DEFAULT"; setpgrp(0, 0); exec { $ARGV[0] } @ARGV or die "exec: $!"' "$@"
+    elif command -v setsid >/dev/null 2>&1; then
+        exec setsid "$@"
     else
         exec "$@"
+    fi
+}
+
+# the signal that asks a tracer to stop: SIGINT where in_new_group can un-ignore it
+stop_signal() {
+    if { command -v setsid >/dev/null 2>&1 && env --default-signal=INT true 2>/dev/null; } \
+        || command -v perl >/dev/null 2>&1; then
+        echo INT
+    else
+        echo TERM
     fi
 }
 

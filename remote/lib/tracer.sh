@@ -24,7 +24,9 @@ stop_process_tracer() {
         return 0
     fi
     t0=$(now)
-    signal_group INT "$pgid"
+    sig=$(stop_signal)
+    meta stop_signal "$sig"
+    signal_group "$sig" "$pgid"
     killed=0
     deadline=$(awk -v t="$t0" -v s="${STOP_TIMEOUT:-30}" 'BEGIN { printf "%.3f", t + s }')
     while kill -0 "$pgid" 2>/dev/null; do

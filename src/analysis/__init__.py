@@ -14,11 +14,24 @@ except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0.0.0+unknown"
 
 from . import paths, plots, published, stats  # noqa: E402
+from .campaign import Campaign, RunSpec, new_campaign_id, run_campaign, traced_execute  # noqa: E402
 from .cyclictest import CyclictestRun, load_cyclictest  # noqa: E402
-from .errors import AnalysisError, DataFormatError  # noqa: E402
+from .errors import (  # noqa: E402
+    AnalysisError,
+    CommandTimeout,
+    DataFormatError,
+    HostKeyError,
+    PrivilegeError,
+    RemoteCommandError,
+    TargetError,
+    TargetUnreachable,
+    TransferError,
+)
 from .hyperfine import load_hyperfine, load_hyperfine_many  # noqa: E402
+from .lifecycle import TracedRun, TracerError, TracerSpec, traced_run  # noqa: E402
 from .overhead import overhead_table, per_event_cost_ns, relative_slowdown  # noqa: E402
 from .plots import export_table, save_figure, tracer_color  # noqa: E402
+from .preflight import Preflight, preflight  # noqa: E402
 from .samples import (  # noqa: E402
     SampleHeader,
     SampleSummary,
@@ -28,9 +41,29 @@ from .samples import (  # noqa: E402
     summarize_ticks,
     write_samples,
 )
+from .targets import connect  # noqa: E402
 
 __all__ = [
     "AnalysisError",
+    "Campaign",
+    "CommandTimeout",
+    "HostKeyError",
+    "Preflight",
+    "PrivilegeError",
+    "RemoteCommandError",
+    "RunSpec",
+    "TargetError",
+    "TargetUnreachable",
+    "TracedRun",
+    "TracerError",
+    "TracerSpec",
+    "TransferError",
+    "connect",
+    "new_campaign_id",
+    "preflight",
+    "run_campaign",
+    "traced_execute",
+    "traced_run",
     "CyclictestRun",
     "DataFormatError",
     "SampleHeader",

@@ -51,6 +51,14 @@ def _preflight(args) -> int:
     return 0
 
 
+def _bootstrap(args) -> int:
+    from .bootstrap import bootstrap
+
+    bootstrap(args.target, dry_run=args.dry_run, trust_new_host_keys=args.trust_new_host_keys,
+              ssh_config=args.ssh_config)
+    return 0
+
+
 def _target_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", help='"local", user@host[:port] or an ~/.ssh/config alias')
     p.add_argument("--trust-new-host-keys", action="store_true",
@@ -68,6 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     _target_args(pre)
     pre.add_argument("--json", action="store_true", help="print one JSON object")
     pre.set_defaults(func=_preflight)
+    boot = sub.add_parser("bootstrap", help="install what a target lacks (apt, pkg)")
+    _target_args(boot)
+    boot.add_argument("--dry-run", action="store_true", help="only say what would be installed")
+    boot.set_defaults(func=_bootstrap)
     summ = sub.add_parser("summarize", help="summarise .tsmp sample files")
     summ.add_argument("files", nargs="+")
     summ.set_defaults(func=_summarize)

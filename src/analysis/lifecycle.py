@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import shlex
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 

@@ -19,7 +19,6 @@ import getpass
 import os
 import re
 import shlex
-import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,7 +208,7 @@ class SSHTransport(Transport):
             client.close()
             raise TargetUnreachable(t.name, f"authentication failed ({exc}); keys and agent "
                                     "only, passwords are not used") from None
-        except (OSError, socket.timeout, paramiko.SSHException, EOFError) as exc:
+        except (TimeoutError, OSError, paramiko.SSHException, EOFError) as exc:
             client.close()
             raise TargetUnreachable(t.name, f"cannot connect to {t.hostname}:{t.port}: {exc}") from None
         client.get_transport().set_keepalive(self.KEEPALIVE_S)
@@ -293,7 +292,8 @@ class SSHTransport(Transport):
             return
         pgid = m.group(1).decode()
         chan = self._transport().open_session()
-        chan.exec_command(f"kill -TERM -- -{pgid} 2>/dev/null; sleep 2; kill -KILL -- -{pgid} 2>/dev/null; true")
+        chan.exec_command(f"kill -TERM -- -{pgid} 2>/dev/null; sleep 2; "
+                          f"kill -KILL -- -{pgid} 2>/dev/null; true")
         chan.recv_exit_status()
         chan.close()
 

@@ -1,0 +1,108 @@
+"""Install what a target lacks, with its own package manager (apt, pkg).
+
+It says what it will install before it does anything, and installs nothing
+when nothing is missing (so no root is needed then).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .preflight import Preflight, preflight
+from .targets import connect
+from .transport import Transport
+
+# what -> package, per package manager; None = not available there
+APT = {
+    "bpftrace": ["bpftrace"],
+    "hyperfine": ["hyperfine"],
+    "cyclictest": ["rt-tests"],
+    "lttng": ["lttng-tools", "liblttng-ust-dev", "babeltrace2"],
+    "sdt": ["systemtap-sdt-dev"],
+    "cc": ["gcc", "make"],
+}
+PKG = {  # FreeBSD: DTrace and cc are in base; no bpftrace, LTTng or rt-tests
+    "bpftrace": None,
+    "hyperfine": ["hyperfine"],
+    "cyclictest": None,
+    "lttng": None,
+    "sdt": None,
+    "cc": None,
+}
+
+
+@dataclass(frozen=True)
+class BootstrapPlan:
+    target: str
+    manager: str | None  # "apt", "pkg" or None
+    packages: tuple[str, ...]
+    unavailable: tuple[str, ...]  # wanted, but no package on this OS
+
+    def describe(self) -> str:
+        lines = []
+        if self.packages:
+            lines.append(f"{self.target}: will install with {self.manager}: " + " ".join(self.packages))
+        else:
+            lines.append(f"{self.target}: nothing to install")
+        for what in self.unavailable:
+            lines.append(f"{self.target}: {what} has no package here; experiments needing it are skipped")
+        return "\n".join(lines)
+
+
+def _manager(transport: Transport) -> str | None:
+    for name, probe in (("apt", "apt-get"), ("pkg", "pkg")):
+        if transport.run(["sh", "-c", 'command -v "$1"', "sh", probe], timeout=30,
+                         check=False).exit_status == 0:
+            return name
+    return None
+
+
+def plan(pf: Preflight, manager: str | None) -> BootstrapPlan:
+    missing = []
+    if pf.tools.get("bpftrace") is None and pf.os == "Linux":
+        missing.append("bpftrace")
+    if pf.tools.get("hyperfine") is None:
+        missing.append("hyperfine")
+    if pf.tools.get("cyclictest") is None and pf.os == "Linux":
+        missing.append("cyclictest")
+    if pf.os == "Linux" and not pf.capabilities.get("lttng_ust"):
+        missing.append("lttng")
+    if pf.os == "Linux" and not pf.details.get("sdt_header"):
+        missing.append("sdt")
+    if pf.tools.get("cc") is None and pf.tools.get("gcc") is None:
+        missing.append("cc")
+    table = {"apt": APT, "pkg": PKG}.get(manager or "", {})
+    packages, unavailable = [], []
+    for what in missing:
+        pkgs = table.get(what)
+        if pkgs:
+            packages += [p for p in pkgs if p not in packages]
+        else:
+            unavailable.append(what)
+    return BootstrapPlan(pf.target, manager, tuple(packages), tuple(unavailable))
+
+
+def bootstrap(target: str | Transport = "local", *, dry_run: bool = False, echo=print,
+              trust_new_host_keys: bool = False, ssh_config=None) -> BootstrapPlan:
+    """Install what ``target`` lacks; print the plan first. Returns the plan."""
+    own = isinstance(target, str)
+    transport = connect(target, trust_new_host_keys=trust_new_host_keys,
+                        ssh_config=ssh_config) if own else target
+    try:
+        p = plan(preflight(transport), _manager(transport))
+        echo(p.describe())
+        if p.packages and not dry_run:
+            if p.manager == "apt":
+                env = {"DEBIAN_FRONTEND": "noninteractive"}
+                transport.run_root(["env", *(f"{k}={v}" for k, v in env.items()),
+                                    "apt-get", "update", "-qq"], timeout=900)
+                transport.run_root(["env", *(f"{k}={v}" for k, v in env.items()),
+                                    "apt-get", "install", "-y", "-qq", *p.packages], timeout=3600)
+            elif p.manager == "pkg":
+                transport.run_root(["env", "ASSUME_ALWAYS_YES=yes", "pkg", "install", "-y",
+                                    *p.packages], timeout=3600)
+            echo(f"{p.target}: installed {' '.join(p.packages)}")
+        return p
+    finally:
+        if own:
+            transport.close()

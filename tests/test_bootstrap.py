@@ -1,0 +1,49 @@
+"""What bootstrap would install, decided from a preflight."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from analysis.bootstrap import plan
+from analysis.preflight import Preflight
+
+
+def _linux(**missing) -> Preflight:
+    lines = ["os=Linux", "kernel=6.1", "cpus=2", "sdt_header=/usr/include/sys/sdt.h",
+             "cap.lttng_ust=1"]
+    for tool in ("bpftrace", "hyperfine", "cyclictest", "gcc", "cc"):
+        if tool not in missing:
+            lines.append(f"tool.{tool}.path=/usr/bin/{tool}")
+    if "lttng" in missing:
+        lines.remove("cap.lttng_ust=1")
+    if "sdt" in missing:
+        lines.remove("sdt_header=/usr/include/sys/sdt.h")
+    return Preflight.from_lines("box", "\n".join(lines))
+
+
+def test_nothing_missing_installs_nothing():
+    p = plan(_linux(), "apt")
+    assert p.packages == () and "nothing to install" in p.describe()
+
+
+def test_apt_packages_for_what_is_missing():
+    p = plan(_linux(bpftrace=1, cyclictest=1, lttng=1, sdt=1), "apt")
+    assert p.packages == ("bpftrace", "rt-tests", "lttng-tools", "liblttng-ust-dev",
+                          "babeltrace2", "systemtap-sdt-dev")
+    assert p.describe().startswith("box: will install with apt: bpftrace rt-tests")
+
+
+def test_freebsd_says_what_has_no_package():
+    # FAKE FreeBSD preflight lines (FreeBSD cannot run here)
+    pf = Preflight.from_lines("bsd", "os=FreeBSD\ncpus=4\ntool.cc.path=/usr/bin/cc")
+    p = plan(pf, "pkg")
+    assert p.packages == ("hyperfine",)
+    assert p.unavailable == ()  # bpftrace, rt-tests, LTTng are not asked for on FreeBSD
+
+
+def test_cli_dry_run_on_this_machine():
+    out = subprocess.run([sys.executable, "-m", "analysis", "bootstrap", "local", "--dry-run"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("local: ")

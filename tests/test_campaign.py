@@ -1,0 +1,157 @@
+"""Campaigns against the local machine and the loopback sshd: atomic, resumable, safe."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from analysis.campaign import Campaign, RunSpec, run_campaign, target_slug, traced_execute
+from analysis.lifecycle import TracerSpec
+from analysis.ssh import SSHTransport
+from analysis.storage import sha256_file
+from conftest import need_tool
+
+DD = ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=3000"]
+
+
+def _plan(n: int) -> list[RunSpec]:
+    return [RunSpec(f"r{i:02d}-control", "control", {"round": i}) for i in range(n)]
+
+
+def _files(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): sha256_file(p) for p in sorted(folder.rglob("*"))
+            if p.is_file() and ".staging" not in p.parts and p.name != "manifest.json"}
+
+
+def test_local_campaign_records_everything_and_resumes_without_rerunning(tmp_path):
+    calls = []
+    execute = traced_execute(TracerSpec("none"), DD)
+
+    def counting(transport, run, staging):
+        calls.append(run.run_id)
+        return execute(transport, run, staging)
+
+    camp = Campaign("unit-local", data_dir=tmp_path, parameters={"count": 3000},
+                    notebook="test")
+    res = run_campaign(camp, ["local"], _plan(3), counting, progress=False)
+    assert res.complete and res.done["local"] == ["r00-control", "r01-control", "r02-control"]
+    manifest = json.loads(camp.manifest_path.read_text())
+    assert manifest["parameters"] == {"count": 3000}
+    pf = manifest["targets"]["local"]["preflight"]
+    assert pf["capabilities"]["uprobes"] is True and "tools" in pf
+    for run_id, entry in manifest["runs"]["local"].items():
+        assert entry["status"] == "done"
+        folder = camp.run_dir("local", run_id)
+        assert {"meta", "workload.stderr"} <= set(entry["files"])
+        for name, digest in entry["files"].items():
+            assert sha256_file(folder / name) == digest
+        assert entry["info"]["harness_overhead_s"] > 0
+    before = _files(camp.folder)
+    calls.clear()
+    again = run_campaign(Campaign("unit-local", data_dir=tmp_path), ["local"], _plan(3),
+                         counting, progress=False)
+    assert calls == [] and again.skipped["local"] == ["r00-control", "r01-control", "r02-control"]
+    assert _files(camp.folder) == before
+
+
+def test_a_failed_run_is_recorded_and_rerun_later(tmp_path):
+    state = {"fail": True}
+    execute = traced_execute(TracerSpec("none"), DD)
+
+    def flaky(transport, run, staging):
+        if run.run_id == "r01-control" and state["fail"]:
+            (staging / "partial.txt").write_text("half a result")
+            raise RuntimeError("boom")
+        return execute(transport, run, staging)
+
+    camp = Campaign("unit-flaky", data_dir=tmp_path)
+    res = run_campaign(camp, ["local"], _plan(3), flaky, progress=False, preflight=False)
+    assert list(res.failed["local"]) == ["r01-control"] and len(res.done["local"]) == 2
+    assert camp.status("local", "r01-control")["status"] == "failed"
+    assert not camp.run_dir("local", "r01-control").exists()  # no half result in place
+    state["fail"] = False
+    res = run_campaign(camp, ["local"], _plan(3), flaky, progress=False, preflight=False)
+    assert res.done["local"] == ["r01-control"] and res.complete
+    assert camp.status("local", "r01-control")["attempts"] == 2
+
+
+def test_dropped_ssh_connection_then_resume_keeps_finished_runs_byte_identical(sshd, tmp_path):
+    need_tool("bpftrace")
+    script = tmp_path / "count.bt"
+    script.write_text('tracepoint:syscalls:sys_enter_read /comm == "dd"/ { @r = count(); }\n')
+    execute = traced_execute(TracerSpec("bpftrace", script=script), DD)
+    finished = []
+
+    def dropping(transport, run, staging):
+        if len(finished) == 2:  # kill the sshd session process of this connection
+            for pid in sshd.session_pids():
+                os.kill(pid, signal.SIGKILL)
+        info = execute(transport, run, staging)
+        finished.append(run.run_id)
+        return info
+
+    camp = Campaign("unit-drop", data_dir=tmp_path)
+
+    def connector(target):
+        return SSHTransport(target, ssh_config=sshd.ssh_config)
+
+    res = run_campaign(camp, ["lab"], _plan(5), dropping, progress=False, connector=connector)
+    assert "lab" in res.unreachable and res.done["lab"] == ["r00-control", "r01-control"]
+    kept = _files(camp.folder)
+    assert len([k for k in kept if k.endswith("/meta")]) == 2
+    res = run_campaign(camp, ["lab"], _plan(5), execute, progress=False, connector=connector)
+    assert res.complete
+    assert res.skipped["lab"] == ["r00-control", "r01-control"]
+    assert res.done["lab"] == ["r02-control", "r03-control", "r04-control"]
+    now = _files(camp.folder)
+    assert {k: now[k] for k in kept} == kept  # earlier results untouched
+    for run_id in ("r02-control", "r03-control", "r04-control"):
+        assert camp.is_done("lab", run_id)
+    manifest_text = camp.manifest_path.read_text()
+    assert "PRIVATE KEY" not in manifest_text
+    assert sshd.client_key.read_text().splitlines()[1] not in manifest_text
+
+
+def test_two_targets_in_parallel(sshd, tmp_path):
+    camp = Campaign("unit-two", data_dir=tmp_path)
+
+    def connector(target):
+        from analysis.transport import LocalTransport
+
+        return LocalTransport() if target == "local" else SSHTransport(
+            target, ssh_config=sshd.ssh_config)
+
+    res = run_campaign(camp, ["local", "lab"], _plan(2), traced_execute(TracerSpec("none"), DD),
+                       progress=False, connector=connector, preflight=False)
+    assert res.complete and res.done == {"local": ["r00-control", "r01-control"],
+                                         "lab": ["r00-control", "r01-control"]}
+    assert (camp.folder / "lab" / "r00-control" / "meta").is_file()
+
+
+EVIL = ["; touch /tmp/pwned-{pid}", "$(touch /tmp/pwned-{pid})", "a'b", 'a"b', "a b",
+        "`touch /tmp/pwned-{pid}`", "../escape", "-rf"]
+
+
+@pytest.mark.parametrize("evil", EVIL)
+def test_shell_metacharacters_in_names_are_rejected_never_run(tmp_path, evil):
+    evil = evil.format(pid=os.getpid())
+    with pytest.raises(ValueError):
+        Campaign(evil, data_dir=tmp_path)
+    with pytest.raises(ValueError):
+        RunSpec(evil or "x y", "control")
+    with pytest.raises(ValueError):
+        RunSpec("r1", evil or "x y")
+    camp = Campaign("unit-evil", data_dir=tmp_path)
+    with pytest.raises(ValueError):
+        run_campaign(camp, [f"root@host{evil}" if evil else "host:99999"], _plan(1),
+                     traced_execute(TracerSpec("none"), DD), progress=False)
+    assert not Path(f"/tmp/pwned-{os.getpid()}").exists()
+
+
+def test_target_slug_is_a_safe_folder_name():
+    assert target_slug("root@127.0.0.1:2222") == "root@127.0.0.1_2222"
+    assert target_slug("local") == "local"

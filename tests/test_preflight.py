@@ -1,0 +1,109 @@
+"""Preflight on this machine and through the loopback sshd, checked against the kernel's files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from analysis import deploy
+from analysis.preflight import CAPABILITIES, NOISE, TOOLS, Preflight, preflight
+from analysis.transport import LocalTransport
+from conftest import ROOT
+
+TRACEFS = Path("/sys/kernel/tracing")
+
+
+def _check_documented_keys(doc: dict) -> None:
+    for key in ("os", "kernel", "cpu_model", "cpus", "tools", "capabilities", "preempt", "noise"):
+        assert key in doc
+    assert set(doc["tools"]) == set(TOOLS)
+    assert set(doc["capabilities"]) == set(CAPABILITIES)
+    assert set(doc["noise"]) == set(NOISE)
+    assert doc["preempt"] in (None, "none", "voluntary", "full", "rt")
+
+
+def _expected_capabilities() -> dict:
+    """What the kernel's own files say, independently of preflight.sh."""
+    return {
+        "kprobes": (TRACEFS / "kprobe_events").exists()
+        or Path("/sys/bus/event_source/devices/kprobe").is_dir(),
+        "uprobes": (TRACEFS / "uprobe_events").exists()
+        or Path("/sys/bus/event_source/devices/uprobe").is_dir(),
+        "tracepoints": (TRACEFS / "events" / "syscalls").is_dir(),
+        "tracefs": (TRACEFS / "trace").exists(),
+        "btf": Path("/sys/kernel/btf/vmlinux").exists(),
+        "lttng_kernel": Path("/sys/module/lttng_tracer").is_dir(),
+        "dtrace": False,
+    }
+
+
+@pytest.mark.parametrize("how", ["local", "ssh"])
+def test_cli_prints_the_documented_object(how, sshd, tmp_path):
+    argv = [sys.executable, "-m", "analysis", "preflight", "local", "--json"]
+    if how == "ssh":
+        argv = [sys.executable, "-m", "analysis", "preflight", "lab", "--json",
+                "--ssh-config", str(sshd.ssh_config)]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    _check_documented_keys(doc)
+    for cap, expected in _expected_capabilities().items():
+        assert doc["capabilities"][cap] is expected, cap
+    assert doc["os"] == "Linux" and doc["kernel"] == os.uname().release
+    assert doc["cpus"] == os.cpu_count()
+    if Path("/usr/bin/hyperfine").exists():
+        assert doc["tools"]["hyperfine"]["version"].startswith("hyperfine ")
+    if Path("/usr/bin/lttng").exists():
+        assert doc["capabilities"]["lttng_ust"] is True
+    # Linux's systemtap `dtrace` is a header generator, not DTrace
+    assert doc["tools"]["dtrace"] is None
+
+
+def test_warnings_explain_the_machine():
+    pf = preflight("local")
+    warnings = " | ".join(pf.warnings())
+    if not _expected_capabilities()["kprobes"]:
+        assert "no kprobes: kprobe experiments will run on tracepoints" in warnings
+    table = pf.to_frame()
+    assert list(table.columns) == ["what", "value"] and len(table) > 20
+
+
+def test_freebsd_output_parses_with_every_key():
+    # a FAKE: FreeBSD cannot run here; these lines are what preflight.sh prints there
+    text = "\n".join([
+        "os=FreeBSD", "kernel=14.1-RELEASE", "cpu_model=Intel Xeon", "cpus=8",
+        "tool.dtrace.path=/usr/sbin/dtrace", "tool.dtrace.version=dtrace: Sun D 1.13",
+        "tool.hyperfine.path=/usr/local/bin/hyperfine", "tool.hyperfine.version=hyperfine 1.18.0",
+        "cap.dtrace=1", "cap.kprobes=0", "preempt=full", "noise.smt=1",
+        "noise.invariants=1", "noise.witness=0",
+    ])
+    pf = Preflight.from_lines("freebsd-box", text)
+    doc = pf.as_dict()
+    _check_documented_keys(doc)
+    assert doc["capabilities"]["dtrace"] is True and doc["tools"]["bpftrace"] is None
+    assert doc["noise"]["invariants"] is True and doc["noise"]["witness"] is False
+    assert any("INVARIANTS" in w for w in pf.warnings())
+    assert any("SMT on" in w for w in pf.warnings())
+
+
+def test_remote_folder_is_copied_once_per_content(sshd, ssh_transport, monkeypatch):
+    first = deploy.deploy(ssh_transport)
+    puts = []
+    original = type(ssh_transport).put
+    monkeypatch.setattr(type(ssh_transport), "put",
+                        lambda self, a, b: puts.append(b) or original(self, a, b))
+    assert deploy.deploy(ssh_transport) == first
+    assert puts == []  # same content: nothing copied
+    listing = ssh_transport.run(["ls", f"{first}/bin"]).stdout.split()
+    assert {"preflight.sh", "traced-run.sh", "cleanup.sh"} <= set(listing)
+    assert first.endswith(deploy.tree_hash(ROOT / "remote")[:16])
+
+
+def test_local_preflight_object_matches_the_cli_json():
+    pf = preflight(LocalTransport())
+    assert pf.has("uprobes") == _expected_capabilities()["uprobes"]
