@@ -147,7 +147,7 @@ def test_shell_metacharacters_in_names_are_rejected_never_run(tmp_path, evil):
         RunSpec("r1", evil or "x y")
     camp = Campaign("unit-evil", data_dir=tmp_path)
     with pytest.raises(ValueError):
-        run_campaign(camp, [f"root@host{evil}" if evil else "host:99999"], _plan(1),
+        run_campaign(camp, [evil if evil.startswith("-") else f"root@host{evil}"], _plan(1),
                      traced_execute(TracerSpec("none"), DD), progress=False)
     assert not Path(f"/tmp/pwned-{os.getpid()}").exists()
 

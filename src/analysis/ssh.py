@@ -30,7 +30,7 @@ from .transport import CommandResult, Transport, _sha256
 
 _HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$|^\[?[0-9A-Fa-f:.]+\]?$")
 _USER = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
-_ALIAS = re.compile(r"^[A-Za-z0-9_.-]+$")
+_ALIAS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 @dataclass(frozen=True)
