@@ -97,6 +97,7 @@ def test_remote_folder_is_copied_once_per_content(sshd, ssh_transport, monkeypat
     original = type(ssh_transport).put
     monkeypatch.setattr(type(ssh_transport), "put",
                         lambda self, a, b: puts.append(b) or original(self, a, b))
+    ssh_transport._deployed = None  # forget the per-connection cache: ask the target
     assert deploy.deploy(ssh_transport) == first
     assert puts == []  # same content: nothing copied
     listing = ssh_transport.run(["ls", f"{first}/bin"]).stdout.split()

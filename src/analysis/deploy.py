@@ -71,10 +71,14 @@ def deploy(transport: Transport, root: Path | None = None) -> str:
     """
     root = root or remote_source()
     digest = tree_hash(root)
+    cached = getattr(transport, "_deployed", None)
+    if cached and cached[0] == digest:
+        return cached[1]
     base = work_base(transport)
     target_dir = f"{base}/remote-{digest[:16]}"
     probe = transport.run(["cat", f"{target_dir}/{MARKER}"], timeout=30, check=False)
     if probe.exit_status == 0 and probe.stdout.strip() == digest:
+        transport._deployed = (digest, target_dir)
         return target_dir
     with tempfile.TemporaryDirectory() as tmp:
         tarball = Path(tmp) / "remote.tar"
@@ -90,4 +94,5 @@ def deploy(transport: Transport, root: Path | None = None) -> str:
     transport.run(["rm", "-rf", target_dir], timeout=60)
     transport.run(["mv", staging, target_dir], timeout=30)
     transport.run(["rm", "-f", remote_tar], timeout=30)
+    transport._deployed = (digest, target_dir)
     return target_dir

@@ -58,6 +58,9 @@ class Transport:
 
     #: how the target is named in messages, manifests and progress bars
     name: str = "?"
+    _privilege: tuple[str, ...] | None = None
+    _work_base: str | None = None
+    _deployed: tuple[str, str] | None = None
 
     def run(self, argv: Sequence[str], *, timeout: float = 60.0, check: bool = True,
             env: Mapping[str, str] | None = None, cwd: str | None = None) -> CommandResult:
@@ -93,7 +96,7 @@ class Transport:
 
         Raises :class:`PrivilegeError` otherwise. The answer is cached.
         """
-        cached = getattr(self, "_privilege", None)
+        cached = self._privilege
         if cached is not None:
             return list(cached)
         uid = self.run(["id", "-u"], timeout=30).stdout.strip()

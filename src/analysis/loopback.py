@@ -1,0 +1,152 @@
+"""A real OpenSSH server on 127.0.0.1, for tests, benchmarks and classroom demos.
+
+Generated host and client keys, a generated known_hosts and ssh_config (alias
+``lab``, and ``lab-via-jump`` that reaches it through itself with ProxyJump),
+passwords off. Needs ``sshd`` and ``ssh-keygen`` and, to log in as root, root.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class LoopbackSshd:
+    port: int
+    pid: int
+    folder: Path
+    client_key: Path
+    host_pub: str
+    known_hosts: Path
+    ssh_config: Path
+    log: Path
+    process: subprocess.Popen | None = None
+
+    @property
+    def target(self) -> str:
+        return f"root@127.0.0.1:{self.port}"
+
+    def session_pids(self) -> list[int]:
+        """PIDs of the per-connection sshd processes (children of the listener)."""
+        out = subprocess.run(["pgrep", "-P", str(self.pid)], capture_output=True, text=True)
+        return [int(p) for p in out.stdout.split()]
+
+    def stop(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        if self.process is not None:
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def available() -> str | None:
+    """Why a loopback sshd cannot run here, or None if it can."""
+    if shutil.which("sshd") is None and not Path("/usr/sbin/sshd").exists():
+        return "openssh-server is not installed"
+    if shutil.which("ssh-keygen") is None:
+        return "ssh-keygen is not installed"
+    if os.geteuid() != 0:
+        return "the loopback sshd logs in as root and needs root to start"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _keygen(path: Path, comment: str) -> str:
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)],
+                   check=True)
+    return Path(f"{path}.pub").read_text().strip()
+
+
+def start(folder: str | Path, timeout: float = 15.0) -> LoopbackSshd:
+    """Start sshd on a free loopback port with everything generated in ``folder``."""
+    reason = available()
+    if reason:
+        raise RuntimeError(reason)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    host_key = folder / "ssh_host_ed25519_key"
+    host_pub = _keygen(host_key, "tracelab-loopback-host")
+    client_key = folder / "id_ed25519"
+    (folder / "authorized_keys").write_text(_keygen(client_key, "tracelab-loopback-client") + "\n")
+    port = _free_port()
+    key_type, key_b64 = host_pub.split()[:2]
+    known_hosts = folder / "known_hosts"
+    known_hosts.write_text(f"[127.0.0.1]:{port} {key_type} {key_b64}\n")
+    config = folder / "sshd_config"
+    config.write_text(f"""Port {port}
+ListenAddress 127.0.0.1
+HostKey {host_key}
+PidFile {folder}/sshd.pid
+AuthorizedKeysFile {folder}/authorized_keys
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+PermitRootLogin prohibit-password
+PermitTunnel no
+AllowTcpForwarding yes
+UsePAM no
+StrictModes no
+MaxSessions 100
+MaxStartups 100
+Subsystem sftp internal-sftp
+LogLevel VERBOSE
+""")
+    ssh_config = folder / "ssh_config"
+    ssh_config.write_text(f"""Host lab
+    HostName 127.0.0.1
+    Port {port}
+    User root
+    IdentityFile {client_key}
+    UserKnownHostsFile {known_hosts}
+    StrictHostKeyChecking yes
+
+Host lab-via-jump
+    HostName 127.0.0.1
+    Port {port}
+    User root
+    IdentityFile {client_key}
+    UserKnownHostsFile {known_hosts}
+    ProxyJump lab
+""")
+    Path("/run/sshd").mkdir(exist_ok=True)
+    log = folder / "sshd.log"
+    binary = shutil.which("sshd") or "/usr/sbin/sshd"
+    with open(log, "wb") as log_fh:
+        proc = subprocess.Popen([binary, "-D", "-e", "-f", str(config)],
+                                stdout=subprocess.DEVNULL, stderr=log_fh)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError(f"sshd exited: {log.read_text()}") from None
+            if time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError("sshd did not start listening") from None
+            time.sleep(0.05)
+    return LoopbackSshd(port, proc.pid, folder, client_key, host_pub, known_hosts, ssh_config,
+                        log, proc)
