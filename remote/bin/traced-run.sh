@@ -11,6 +11,7 @@
 #   --deadline S          stop everything after S s whatever happens (0 = none)
 #   --ready REGEX         (command) the line the tracer prints once attached
 #   --ftrace-keep         keep the ftrace buffer as ftrace.trace
+#   --dtrace-define N=V   (dtrace) pass -D N=V to the C preprocessor (repeatable)
 #   Files the caller may put in DIR first: ftrace.events, ftrace.uprobe_defs,
 #   lttng.events (one entry per line), tracer-command.sh (KIND=command).
 #   Environment: FTRACE_FILTER, FTRACE_BUFFER_KB, LTTNG_CHANNEL_OPTS.
@@ -24,6 +25,7 @@ HERE=$(cd "$(dirname "$0")/.." && pwd)
 . "$HERE/lib/common.sh"
 . "$HERE/lib/tracer.sh"
 
+DDEFS=
 OUT= KIND= SCRIPT= TRACER_CPU= ATTACH_TIMEOUT=60 STOP_TIMEOUT=30 DEADLINE=0 READY= FTRACE_KEEP=0
 while [ $# -gt 0 ]; do
     case $1 in
@@ -36,6 +38,9 @@ while [ $# -gt 0 ]; do
     --deadline) DEADLINE=$2; shift 2 ;;
     --ready) READY=$2; shift 2 ;;
     --ftrace-keep) FTRACE_KEEP=1; shift ;;
+    --dtrace-define)
+        case $2 in *\'*) die "--dtrace-define must not contain a single quote" ;; esac
+        DDEFS="$DDEFS -D '$2'"; shift 2 ;;
     --) shift; break ;;
     *) die "unknown option $1" ;;
     esac
@@ -96,8 +101,8 @@ bpftrace)
 dtrace)
     [ -r "$SCRIPT" ] || die "DTrace script $SCRIPT not readable"
     meta probes "$(dtrace -l -C -D "DTRACE_SCRIPT=\"$SCRIPT\"" -s "$SCRIPT" 2>/dev/null | sed 1d | wc -l | tr -d ' ')"
-    printf 'exec dtrace -C -q -D %s -s %s -n %s\n' \
-        "'DTRACE_SCRIPT=\"$SCRIPT\"'" "'$SCRIPT'" "'dtrace:::BEGIN { printf(\"__TRACELAB_ATTACHED__\\n\"); }'" \
+    printf 'exec dtrace -C -q -D %s%s -s %s -n %s\n' \
+        "'DTRACE_SCRIPT=\"$SCRIPT\"'" "$DDEFS" "'$SCRIPT'" "'dtrace:::BEGIN { printf(\"__TRACELAB_ATTACHED__\\n\"); }'" \
         > "$OUT/tracer-command.sh"
     start_process_tracer "$OUT/tracer-command.sh"
     wait_for_pattern "$OUT/tracer.stdout" '__TRACELAB_ATTACHED__'

@@ -58,6 +58,7 @@ class TracerSpec:
     command: tuple[str, ...] = ()
     ready: str | None = None
     tracer_cpu: int | None = None
+    dtrace_defines: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -208,6 +209,8 @@ def traced_run(
         argv += ["--ready", spec.ready]
     if spec.ftrace_keep_trace:
         argv += ["--ftrace-keep"]
+    for define in spec.dtrace_defines:
+        argv += ["--dtrace-define", define]
     argv += ["--", *workload]
     timeout = attach_timeout + workload_timeout + stop_timeout + 60
     result_stderr = ""

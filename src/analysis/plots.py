@@ -196,18 +196,25 @@ def per_event_cost_bars(
         sers = list(dict.fromkeys(table[series]))
         width = 0.8 / len(sers)
         x = np.arange(len(cats))
+        used: dict[str, int] = {}
         for i, s in enumerate(sers):
             part = table[table[series] == s].set_index(category).reindex(cats)
             vals = part[value].to_numpy(float)
-            err = None
+            color = tracer_color(s)
+            # a second series of the same tracer keeps the colour and gets a hatch
+            hatch = [None, "///", "...", "xxx"][min(used.get(color, 0), 3)]
+            used[color] = used.get(color, 0) + 1
+            xs = x + (i - (len(sers) - 1) / 2) * width
+            ax.bar(xs, vals, width, label=str(s), color=color, hatch=hatch,
+                   edgecolor="black" if hatch else color, linewidth=0.4)
             if ci is not None:
                 low = part[ci[0]].to_numpy(float)
                 high = part[ci[1]].to_numpy(float)
-                err = np.vstack([vals - low, high - vals])
-                err = np.where(np.isfinite(err), np.clip(err, 0, None), 0)
-            ax.bar(x + (i - (len(sers) - 1) / 2) * width, vals, width, label=str(s),
-                   color=tracer_color(s), yerr=err, capsize=1.5 if err is not None else 0,
-                   error_kw={"linewidth": 0.7})
+                ok = np.isfinite(low) & np.isfinite(high) & np.isfinite(vals)
+                if ok.any():
+                    err = np.vstack([vals[ok] - low[ok], high[ok] - vals[ok]]).clip(min=0)
+                    ax.errorbar(xs[ok], vals[ok], yerr=err, fmt="none", ecolor="black",
+                                elinewidth=0.7, capsize=1.5)
         long_labels = max(len(str(c)) for c in cats) > 8
         ax.set_xticks(x, [str(c) for c in cats], rotation=60 if long_labels else 0,
                       ha="right" if long_labels else "center")
@@ -222,7 +229,8 @@ def per_event_cost_bars(
             ax.axhline(0, color="black", linewidth=0.6)
         if title:
             fig.suptitle(title)
-        fig.legend(frameon=False, ncols=min(len(sers), 4), loc="outside lower center")
+        fig.legend(frameon=False, ncols=min(len(sers), 2 if len(sers) > 3 else 3),
+                   loc="outside lower center")
         ax.grid(axis="x", visible=False)
         return fig
 

@@ -1,0 +1,5 @@
+/* Benchmark 1, experiment 05 (Tracepoint Return): static kernel instrumentation, return.
+ * Source: Piotrowski, Benchmarking Performance Overhead of DTrace on FreeBSD and eBPF on Linux (listing 9-10); slides */
+syscall:freebsd:read:return {
+    1
+}

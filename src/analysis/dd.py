@@ -1,0 +1,542 @@
+"""Benchmark 1: Gregg's dd workload under 18 tracing scripts (bpftrace or DTrace).
+
+The scripts live in ``remote/scripts/`` (one file per experiment; substitutes
+for kernels without kprobes in ``bpftrace-tracepoint/``). This module plans a
+campaign from a target's preflight (original attach point, stated substitute,
+or skipped with a reason), runs it in interleaved rounds, measures how many
+events each attach point fires per workload run, and turns the raw files into
+the paper's tables.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import paths
+from .campaign import Campaign, RunSpec, traced_execute
+from .hyperfine import load_hyperfine
+from .lifecycle import TracerSpec, parse_meta
+from .overhead import overhead_table
+from .preflight import Preflight
+
+
+@dataclass(frozen=True)
+class Experiment:
+    number: int
+    slug: str
+    name: str
+    bpftrace_attach: str | None  # None: BEGIN only (control)
+    dtrace_attach: str | None
+    needs: str | None = None  # "kprobes" or "uprobes"
+    substitute_attach: str | None = None  # where kprobes are missing
+
+    @property
+    def id(self) -> str:
+        return f"{self.number:02d}-{self.slug}"
+
+
+_K, _KR = "k:vfs_read", "kr:vfs_read"
+_TE, _TX = "t:syscalls:sys_enter_read", "t:syscalls:sys_exit_read"
+_FE = "fbt::dofileread:entry"
+EXPERIMENTS: tuple[Experiment, ...] = (
+    Experiment(1, "control", "Control", None, None),
+    Experiment(2, "kprobe", "Kprobe", _K, _FE, "kprobes", _TE),
+    Experiment(3, "kretprobe", "Kretprobe", _KR, "fbt::dofileread:return", "kprobes", _TX),
+    Experiment(4, "tracepoint-entry", "Tracepoint Entry", _TE, "syscall:freebsd:read:entry"),
+    Experiment(5, "tracepoint-return", "Tracepoint Return", _TX, "syscall:freebsd:read:return"),
+    Experiment(6, "uprobe", "Uprobe", "u:libc:__read", "pid$target:libc*:_read:entry", "uprobes"),
+    Experiment(7, "uretprobe", "Uretprobe", "ur:libc:__read", "pid$target:libc*:_read:return",
+               "uprobes"),
+    Experiment(8, "filter", "Filter", _K, _FE, "kprobes", _TE),
+    Experiment(9, "map", "Map", _K, _FE, "kprobes", _TE),
+    Experiment(10, "single-key", "Single Key", _K, _FE, "kprobes", _TE),
+    Experiment(11, "string-key", "String Key", _K, _FE, "kprobes", _TE),
+    Experiment(12, "two-keys", "Two Keys", _K, _FE, "kprobes", _TE),
+    Experiment(13, "kernel-stack", "Kernel Stack", _K, _FE, "kprobes", _TE),
+    Experiment(14, "user-stack", "User Stack", _K, _FE, "kprobes", _TE),
+    Experiment(15, "histogram", "Histogram", _K, _FE, "kprobes", _TE),
+    Experiment(16, "timing", "Timing", _K, _FE, "kprobes", _TE),
+    Experiment(17, "multiple", "Multiple", _K, _FE, "kprobes", _TE),
+    Experiment(18, "per-event", "Per Event", _K, _FE, "kprobes", _TE),
+)
+BY_ID = {e.id: e for e in EXPERIMENTS}
+CONTROL = EXPERIMENTS[0].id
+
+_SUFFIX = {"c": 1, "w": 2, "b": 512, "kB": 1000, "K": 1024, "k": 1024, "MB": 1000**2,
+           "M": 1024**2, "xM": 1024**2, "GB": 1000**3, "G": 1024**3}
+
+
+def parse_count(count: int | str) -> int:
+    """dd's ``count=``: an int, or a dd-style string (``"10000k"`` = 10,240,000)."""
+    if isinstance(count, bool):
+        raise ValueError("count must be a number")
+    if isinstance(count, int):
+        value = count
+    else:
+        m = re.fullmatch(r"\s*(\d+)\s*([A-Za-z]*)\s*", str(count))
+        if not m or (m.group(2) and m.group(2) not in _SUFFIX):
+            raise ValueError(f"invalid dd count {count!r} (e.g. 1000000, '1000k', '10M')")
+        value = int(m.group(1)) * _SUFFIX.get(m.group(2), 1)
+    if value <= 0:
+        raise ValueError("count must be positive")
+    return value
+
+
+def dd_argv(count: int) -> list[str]:
+    return ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", f"count={parse_count(count)}"]
+
+
+def pinned(argv: Sequence[str], cpu: int | None, os_name: str | None) -> list[str]:
+    """``argv`` pinned to ``cpu`` (taskset on Linux, cpuset on FreeBSD)."""
+    if cpu is None:
+        return list(argv)
+    if os_name == "FreeBSD":
+        return ["cpuset", "-l", str(int(cpu)), *argv]
+    return ["taskset", "-c", str(int(cpu)), *argv]
+
+
+@dataclass(frozen=True)
+class PlannedExperiment:
+    experiment: Experiment
+    tracer: str
+    script: Path | None
+    attach_point: str | None
+    substituted: bool
+    note: str
+    skipped: str | None = None
+
+    @property
+    def id(self) -> str:
+        return self.experiment.id
+
+
+def scripts_dir() -> Path:
+    return paths.project_root() / "remote" / "scripts"
+
+
+def plan_experiments(pf: Preflight, tracer: str = "bpftrace",
+                     experiments: Sequence[int | str] | None = None) -> list[PlannedExperiment]:
+    """Each selected experiment at its original attach point, a stated substitute, or
+    skipped with the reason. The control is always included."""
+    if tracer not in ("bpftrace", "dtrace"):
+        raise ValueError("tracer must be 'bpftrace' or 'dtrace'")
+    chosen = _select(experiments)
+    out = []
+    for e in chosen:
+        if tracer == "dtrace":
+            script = scripts_dir() / "dtrace" / f"{e.id}.d"
+            skipped = None if pf.capabilities.get("dtrace") else \
+                f"DTrace is not available on this target ({pf.os})"
+            out.append(PlannedExperiment(e, tracer, script, e.dtrace_attach, False,
+                                         "DTrace port (seed listings)", skipped))
+            continue
+        script = scripts_dir() / "bpftrace" / f"{e.id}.bt"
+        attach, substituted, note, skipped = e.bpftrace_attach, False, "original", None
+        if pf.capabilities.get("bpf") is False or pf.tools.get("bpftrace") is None:
+            skipped = "bpftrace cannot run on this target (see preflight)"
+        elif e.needs == "kprobes" and not pf.capabilities.get("kprobes"):
+            if pf.capabilities.get("tracepoints"):
+                script = scripts_dir() / "bpftrace-tracepoint" / f"{e.id}.bt"
+                attach, substituted = e.substitute_attach, True
+                note = f"no kprobes here: {e.bpftrace_attach} -> {e.substitute_attach}"
+                if e.number == 16:
+                    note = f"no kprobes here: {_K} + {_KR} -> {_TE} + {_TX}"
+            else:
+                skipped = "no kprobes and no syscall tracepoints"
+        elif e.needs == "uprobes" and not pf.capabilities.get("uprobes"):
+            skipped = "no uprobes on this kernel"
+        out.append(PlannedExperiment(e, tracer, script, attach, substituted, note, skipped))
+    return out
+
+
+def _select(experiments) -> list[Experiment]:
+    if experiments is None:
+        return list(EXPERIMENTS)
+    wanted = set()
+    for x in experiments:
+        if isinstance(x, int) and not isinstance(x, bool):
+            matches = [e for e in EXPERIMENTS if e.number == x]
+        else:
+            matches = [e for e in EXPERIMENTS if str(x) in (e.id, e.slug, e.name)]
+        if not matches:
+            raise ValueError(f"unknown experiment {x!r}; known: {[e.id for e in EXPERIMENTS]}")
+        wanted.add(matches[0].id)
+    wanted.add(CONTROL)
+    return [e for e in EXPERIMENTS if e.id in wanted]
+
+
+def plan_table(planned: Sequence[PlannedExperiment]) -> pd.DataFrame:
+    return pd.DataFrame([{
+        "experiment": p.id, "name": p.experiment.name, "tracer": p.tracer,
+        "attach_point": p.attach_point or "BEGIN", "substituted": p.substituted,
+        "note": p.note, "skipped": p.skipped or "",
+        "script": str(p.script.relative_to(paths.project_root())) if p.script else "",
+    } for p in planned])
+
+
+# --------------------------------------------------------------------------- #
+# the campaign
+
+def counting_attach(p: PlannedExperiment) -> str:
+    """Where the events of an experiment are counted: its (entry) attach point; for the
+    control, the read syscall's tracepoint (dd's reads)."""
+    if p.attach_point is None:
+        return _TE if p.tracer == "bpftrace" else "syscall:freebsd:read:entry"
+    return p.attach_point
+
+
+def counting_script(p: PlannedExperiment) -> str:
+    attach = counting_attach(p)
+    if p.tracer == "dtrace":
+        return f'{attach} /execname == "dd"/ {{ @events = count(); }}\n'
+    return f'{attach} /comm == "dd"/ {{ @events = count(); }}\n'
+
+
+def parse_events(tracer_stdout: str) -> int | None:
+    m = re.search(r"@events:\s*(\d+)", tracer_stdout)
+    if m:
+        return int(m.group(1))
+    numbers = re.findall(r"^\s*(\d+)\s*$", tracer_stdout, re.M)  # DTrace prints the bare count
+    return int(numbers[-1]) if numbers else None
+
+
+def build_plan(planned: Sequence[PlannedExperiment], rounds: int, seed: int | str = 0
+               ) -> list[RunSpec]:
+    """One counting run per experiment, then ``rounds`` rounds of every experiment once,
+    in an order shuffled per round (deterministic from ``seed``, so a rerun resumes)."""
+    if rounds < 1:
+        raise ValueError("rounds must be >= 1")
+    active = [p for p in planned if not p.skipped]
+    if not any(p.id == CONTROL for p in active):
+        raise ValueError("the control cannot run: nothing to compare with")
+    plan = [RunSpec(f"count-{p.id}", p.id, {"kind": "count"}) for p in active]
+    rng = random.Random(str(seed))
+    for r in range(rounds):
+        order = [p.id for p in active]
+        rng.shuffle(order)
+        for i, exp_id in enumerate(order):
+            plan.append(RunSpec(f"r{r:03d}-{i:02d}-{exp_id}", exp_id,
+                                {"kind": "timed", "round": r, "position": i}))
+    return plan
+
+
+def make_execute(planned: Sequence[PlannedExperiment], *, count: int, runs: int, warmup: int,
+                 workload_cpu: int | None, tracer_cpu: int | None, os_name: str | None,
+                 scratch: Path, attach_timeout: float = 120.0, stop_timeout: float = 120.0):
+    """The ``execute`` function of a benchmark-1 campaign."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    by_id = {p.id: p for p in planned}
+    dd = pinned(dd_argv(count), workload_cpu, os_name)
+    import shlex
+
+    hyperfine = ["hyperfine", "-N", "--style", "none", "--runs", str(int(runs)),
+                 "--warmup", str(int(warmup)), "--export-json", "{out}/hyperfine.json",
+                 shlex.join(dd)]
+    defines = (f'TARGET_PROCESS_ARGS="{" ".join(dd_argv(count))}"',)
+
+    def spec_for(p: PlannedExperiment, counting: bool) -> TracerSpec:
+        if counting:
+            script = scratch / f"count-{p.id}.{'d' if p.tracer == 'dtrace' else 'bt'}"
+            script.write_text(counting_script(p))
+        else:
+            script = p.script
+        return TracerSpec(p.tracer, script=script, tracer_cpu=tracer_cpu,
+                          dtrace_defines=defines if p.tracer == "dtrace" else ())
+
+    def execute(transport, run: RunSpec, staging: Path) -> dict:
+        p = by_id[run.experiment]
+        counting = run.params.get("kind") == "count"
+        workload = dd if counting else hyperfine
+        info = traced_execute(spec_for(p, counting), workload, attach_timeout=attach_timeout,
+                              stop_timeout=stop_timeout)(transport, run, staging)
+        if counting:
+            info["events"] = parse_events((staging / "tracer.stdout").read_text())
+        return info
+
+    return execute
+
+
+# --------------------------------------------------------------------------- #
+# from raw files to tables
+
+def load_runs(campaign: Campaign, target: str) -> pd.DataFrame:
+    """Every timed run: experiment, round, position, run (within its block), order, time_s."""
+    rows = []
+    for run_id, entry in sorted(campaign.manifest["runs"].get(target, {}).items()):
+        params = entry.get("params", {})
+        if entry.get("status") != "done" or params.get("kind") != "timed":
+            continue
+        df = load_hyperfine(campaign.run_dir(target, run_id) / "hyperfine.json")
+        df["experiment"] = entry["experiment"]
+        df["round"] = params["round"]
+        df["position"] = params["position"]
+        df["block"] = run_id
+        rows.append(df)
+    if not rows:
+        raise ValueError(f"campaign {campaign.name} has no finished timed runs on {target}")
+    runs = pd.concat(rows, ignore_index=True)
+    runs = runs.sort_values(["round", "position", "run"], kind="stable").reset_index(drop=True)
+    runs["order"] = np.arange(len(runs))
+    return runs
+
+
+def load_events(campaign: Campaign, target: str) -> dict[str, int]:
+    events = {}
+    for run_id, entry in campaign.manifest["runs"].get(target, {}).items():
+        if entry.get("status") == "done" and entry.get("params", {}).get("kind") == "count":
+            n = parse_events((campaign.run_dir(target, run_id) / "tracer.stdout").read_text())
+            if n:
+                events[entry["experiment"]] = n
+    return events
+
+
+def tracer_times(campaign: Campaign, target: str) -> pd.DataFrame:
+    """Per experiment: how long the tracer took to attach and to stop (all its blocks)."""
+    rows = []
+    for run_id, entry in campaign.manifest["runs"].get(target, {}).items():
+        if entry.get("status") != "done" or entry.get("params", {}).get("kind") != "timed":
+            continue
+        meta = parse_meta((campaign.run_dir(target, run_id) / "meta").read_text())
+        rows.append({"experiment": entry["experiment"],
+                     "attach_s": float(meta.get("attach_s") or np.nan),
+                     "stop_s": float(meta.get("stop_s") or np.nan),
+                     "killed": meta.get("stop_killed") == "1",
+                     "probes": int(meta["probes"]) if meta.get("probes") else np.nan})
+    df = pd.DataFrame(rows)
+    return df.groupby("experiment").agg(
+        blocks=("attach_s", "size"), probes=("probes", "max"),
+        attach_median_s=("attach_s", "median"), attach_max_s=("attach_s", "max"),
+        stop_median_s=("stop_s", "median"), stop_max_s=("stop_s", "max"),
+        killed=("killed", "sum")).reset_index()
+
+
+def results_table(campaign: Campaign, target: str, planned: Sequence[PlannedExperiment],
+                  *, estimator: str = "median", n_resamples: int = 4999) -> pd.DataFrame:
+    """The paper's table (runtime, per-event cost, slowdown) with CIs and measured events."""
+    runs = load_runs(campaign, target)
+    events = load_events(campaign, target)
+    table = overhead_table(runs, control=CONTROL, events=events, estimator=estimator,
+                           n_resamples=n_resamples)
+    by_id = {p.id: p for p in planned}
+    table.insert(1, "name", [by_id[e].experiment.name for e in table["experiment"]])
+    table.insert(2, "attach_point", [by_id[e].attach_point or "BEGIN" for e in table["experiment"]])
+    table.insert(3, "substituted", [by_id[e].substituted for e in table["experiment"]])
+    order = {e.id: i for i, e in enumerate(EXPERIMENTS)}
+    return table.sort_values("experiment", key=lambda s: s.map(order)).reset_index(drop=True)
+
+
+def with_published(table: pd.DataFrame, reference_dir=None) -> pd.DataFrame:
+    """Our per-event cost next to Gregg's and Piotrowski's (data/reference)."""
+    from .published import load_reference
+
+    ref = load_reference("dd", reference_dir)
+    ref = ref.assign(experiment=[f"{n:02d}-{BY_ID_NUM[n].slug}" for n in ref["experiment"]])
+    cols = {"gregg_bpftrace_per_event_ns": "gregg_bpftrace_ns",
+            "piotrowski_bpftrace_per_event_ns": "piotrowski_bpftrace_ns",
+            "piotrowski_dtrace_per_event_ns": "piotrowski_dtrace_ns"}
+    return table.merge(ref[["experiment", *cols]].rename(columns=cols), on="experiment", how="left")
+
+
+BY_ID_NUM = {e.number: e for e in EXPERIMENTS}
+
+
+def long_for_bars(table: pd.DataFrame, ours_label: str) -> pd.DataFrame:
+    """Per-event cost of every experiment for the bar chart: ours (with CI) and published."""
+    rows = []
+    for _, r in table.iterrows():
+        if r["experiment"] == CONTROL:
+            continue
+        label = f"{r['experiment'][:2]} {r['name']}" + (" *" if r["substituted"] else "")
+        rows.append({"label": label, "series": ours_label, "ns": r["per_event_ns"],
+                     "low": r["per_event_ns_ci_low"], "high": r["per_event_ns_ci_high"]})
+        for col, series in (("gregg_bpftrace_ns", "bpftrace (Gregg, 2019)"),
+                            ("piotrowski_bpftrace_ns", "bpftrace (Piotrowski)"),
+                            ("piotrowski_dtrace_ns", "DTrace (Piotrowski)")):
+            if col in r and pd.notna(r[col]):
+                rows.append({"label": label, "series": series, "ns": r[col], "low": np.nan,
+                             "high": np.nan})
+    return pd.DataFrame(rows)
+
+
+@dataclass
+class Benchmark1:
+    """What :func:`run_benchmark1` did: the campaign, the plan, the target's preflight."""
+
+    campaign: Campaign
+    target: str
+    planned: list
+    preflight: Preflight
+    result: object
+    count: int
+
+
+def run_benchmark1(
+    target: str = "local",
+    *,
+    tracer: str = "bpftrace",
+    experiments: Sequence[int | str] | None = None,
+    count: int | str = "50k",
+    runs: int = 3,
+    warmup: int = 1,
+    rounds: int = 5,
+    campaign: str | None = None,
+    data_dir=None,
+    workload_cpu: int | None = None,
+    tracer_cpu: int | None = None,
+    trust_new_host_keys: bool = False,
+    ssh_config=None,
+    progress: bool = True,
+) -> Benchmark1:
+    """Plan from the target's preflight and run (or resume) a benchmark-1 campaign.
+
+    The workload is pinned to the last CPU and the tracer to CPU 0 unless told
+    otherwise. Rerunning with the same ``campaign`` resumes it.
+    """
+    from .campaign import new_campaign_id, run_campaign
+    from .preflight import preflight
+    from .targets import connect
+
+    n = parse_count(count)
+    with connect(target, trust_new_host_keys=trust_new_host_keys, ssh_config=ssh_config) as t:
+        pf = preflight(t)
+    cpus = pf.cpus or 1
+    if workload_cpu is None:
+        workload_cpu = cpus - 1
+    if tracer_cpu is None:
+        tracer_cpu = 0 if cpus > 1 else None
+    planned = plan_experiments(pf, tracer, experiments)
+    name = campaign or new_campaign_id("dd")
+    params = {"notebook": "1.0-dd-per-event-cost", "target": target, "tracer": tracer,
+              "experiments": [p.id for p in planned], "count": n, "count_given": str(count),
+              "runs": runs, "warmup": warmup, "rounds": rounds, "workload_cpu": workload_cpu,
+              "tracer_cpu": tracer_cpu,
+              "plan": plan_table(planned).to_dict(orient="records")}
+    camp = Campaign(name, data_dir=data_dir, notebook="1.0-dd-per-event-cost", parameters=params)
+    plan = build_plan(planned, rounds, seed=name)
+    execute = make_execute(planned, count=n, runs=runs, warmup=warmup, workload_cpu=workload_cpu,
+                           tracer_cpu=tracer_cpu, os_name=pf.os,
+                           scratch=camp.folder / ".scratch")
+    result = run_campaign(camp, [target], plan, execute, trust_new_host_keys=trust_new_host_keys,
+                          ssh_config=ssh_config, progress=progress)
+    return Benchmark1(camp, target, planned, pf, result, n)
+
+
+def planned_from_manifest(campaign: Campaign) -> list[PlannedExperiment]:
+    """The plan a campaign was run with, from its manifest (no target needed)."""
+    rows = campaign.manifest.get("parameters", {}).get("plan")
+    if not rows:
+        raise ValueError(f"campaign {campaign.name} has no benchmark-1 plan in its manifest")
+    root = paths.project_root()
+    return [PlannedExperiment(BY_ID[r["experiment"]], r["tracer"],
+                              root / r["script"] if r.get("script") else None,
+                              None if r["attach_point"] == "BEGIN" else r["attach_point"],
+                              bool(r["substituted"]), r["note"], r["skipped"] or None)
+            for r in rows]
+
+
+def processed_dir(campaign: Campaign, data_dir=None) -> Path:
+    folder = (paths.processed_dir(Path(data_dir) / "processed" if data_dir else None)
+              / campaign.name)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+TABLE_COLUMNS = ["experiment", "name", "attach_point", "substituted", "events", "n_runs",
+                 "runtime_s", "runtime_ci_low", "runtime_ci_high", "per_event_ns",
+                 "per_event_ns_ci_low", "per_event_ns_ci_high", "slowdown", "slowdown_ci_low",
+                 "slowdown_ci_high", "fastest_s", "per_event_ns_fastest", "slowdown_fastest",
+                 "mwu_p", "p_holm", "cliffs_delta", "flags"]
+
+
+def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None,
+           figures_dir=None, n_resamples: int = 4999, write: bool = True) -> dict:
+    """Tables and figures of a benchmark-1 campaign, from its raw files alone.
+
+    Returns ``table`` (median estimator with 95 % CIs, plus the published-style
+    "fastest run" columns), ``with_published``, ``tracer_times``, ``runs`` and
+    the paths written: ``data/processed/<campaign>/benchmark1.csv`` (+ runs,
+    tracer times) and ``figures/dd-<campaign>-*.pdf/png/tex``.
+    """
+    from . import plots
+
+    camp = campaign if isinstance(campaign, Campaign) else Campaign(campaign, data_dir=data_dir)
+    target = target or next(iter(camp.manifest["runs"]))
+    planned = planned_from_manifest(camp)
+    median = results_table(camp, target, planned, estimator="median", n_resamples=n_resamples)
+    fastest = results_table(camp, target, planned, estimator="min", n_resamples=100)
+    table = median.merge(
+        fastest[["experiment", "runtime_s", "per_event_ns", "slowdown"]].rename(columns={
+            "runtime_s": "fastest_s", "per_event_ns": "per_event_ns_fastest",
+            "slowdown": "slowdown_fastest"}), on="experiment")
+    table = table[TABLE_COLUMNS]
+    published = with_published(table)
+    times = tracer_times(camp, target)
+    runs = load_runs(camp, target)
+    out = {"table": table, "with_published": published, "tracer_times": times, "runs": runs,
+           "planned": planned, "written": []}
+    if not write:
+        return out
+    from .storage import atomic_write
+
+    proc = processed_dir(camp, data_dir)
+    flat = table.assign(flags=table["flags"].map("; ".join))
+    for name, frame in (("benchmark1", flat), ("tracer_times", times), ("runs", runs)):
+        out["written"].append(atomic_write(proc / f"{name}.csv", frame.to_csv(index=False)))
+    sources = [camp.manifest_path]
+    stem = f"dd-{camp.name}"
+    tracer = planned[0].tracer
+    label = f"{tracer} (this machine)"
+    bars = long_for_bars(published, label)
+    fig = plots.per_event_cost_bars(bars, category="label", series="series", value="ns",
+                                    ci=("low", "high"), log=True,
+                                    title=f"Benchmark 1 per-event cost, {target} (* = substitute)")
+    out["written"] += plots.save_figure(fig, f"{stem}-per-event-cost", sources=sources,
+                                        figures_dir=figures_dir, close=False)
+    out["figure_per_event"] = fig
+    fig = plots.run_order_plot(runs.assign(experiment=runs["experiment"]), order="order",
+                               title=f"Benchmark 1 run order, {target}")
+    out["written"] += plots.save_figure(fig, f"{stem}-run-order", sources=sources,
+                                        figures_dir=figures_dir, close=False)
+    out["figure_run_order"] = fig
+    shown = published[["experiment", "attach_point", "substituted", "events", "fastest_s",
+                       "runtime_s", "per_event_ns", "per_event_ns_ci_low", "per_event_ns_ci_high",
+                       "slowdown", "gregg_bpftrace_ns", "piotrowski_bpftrace_ns",
+                       "piotrowski_dtrace_ns"]].assign(slowdown=lambda d: d["slowdown"] * 100)
+    out["written"] += plots.export_table(
+        shown, f"{stem}-table", floatfmt=".3g", sources=sources, figures_dir=figures_dir,
+        caption=f"Benchmark 1 on {target}: median runtime (s) with 95% CI of per-event cost (ns), "
+                "slowdown (%), fastest run, and published per-event costs")
+    out["written"] += plots.export_table(
+        times, f"{stem}-tracer-times", floatfmt=".3f", sources=sources, figures_dir=figures_dir,
+        caption=f"Benchmark 1 on {target}: tracer attach and stop times (s)")
+    return out
+
+
+def regenerate_all(data_dir=None, figures_dir=None) -> list[Path]:
+    """Re-make the report of every benchmark-1 campaign in data/raw (for `make figures`)."""
+    import matplotlib.pyplot as plt
+
+    written = []
+    raw = paths.raw_dir(Path(data_dir) / "raw" if data_dir else None)
+    for manifest in sorted(raw.glob("*/manifest.json")):
+        import json
+
+        doc = json.loads(manifest.read_text())
+        if doc.get("notebook") != "1.0-dd-per-event-cost":
+            continue
+        camp = Campaign(manifest.parent.name, data_dir=data_dir)
+        try:
+            out = report(camp, data_dir=data_dir, figures_dir=figures_dir)
+        except ValueError as exc:  # a campaign without finished runs
+            print(f"skipped {camp.name}: {exc}")
+            continue
+        written += out["written"]
+        plt.close("all")
+    return written
