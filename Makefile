@@ -30,7 +30,9 @@ demo: $(STAMP) ## the main job on target "local": bootstrap, then the notebooks,
 	  $(EXECUTED)/0.1-published-results.ipynb
 	$(BIN)/papermill --no-progress-bar --log-level WARNING notebooks/0.2-target-preflight.ipynb \
 	  $(EXECUTED)/0.2-target-preflight.ipynb
-	@echo "figures and tables: $$(ls figures | wc -l) files in figures/; executed notebook: $(EXECUTED)/"
+	$(BIN)/papermill --log-level WARNING notebooks/1.0-dd-per-event-cost.ipynb \
+	  $(EXECUTED)/1.0-dd-per-event-cost.ipynb -p target local
+	@echo "figures and tables: $$(ls figures | wc -l) files in figures/; executed notebooks: $(EXECUTED)/"
 
 .PHONY: test
 test: $(STAMP) ## run the test suite

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import matplotlib
@@ -50,3 +51,40 @@ def ssh_transport(sshd):
     t = SSHTransport("lab", ssh_config=sshd.ssh_config)
     yield t
     t.close()
+
+
+# --------------------------------------------------------------------------- #
+# nothing a test started may stay attached
+
+TRACEFS = Path("/sys/kernel/tracing")
+
+
+def _tracers_alive() -> set[int]:
+    out = subprocess.run(["pgrep", "-x", "bpftrace"], capture_output=True, text=True).stdout
+    return {int(p) for p in out.split()}
+
+
+def _ftrace_state() -> tuple:
+    inst = sorted(p.name for p in (TRACEFS / "instances").glob("tracelab-*")) \
+        if (TRACEFS / "instances").is_dir() else []
+    uprobes = (TRACEFS / "uprobe_events").read_text() if (TRACEFS / "uprobe_events").exists() else ""
+    return inst, [u for u in uprobes.splitlines() if "tracelab" in u]
+
+
+def _lttng_sessions() -> list[str]:
+    if shutil.which("lttng") is None:
+        return []
+    out = subprocess.run(["lttng", "list"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if "tracelab-" in line]
+
+
+@pytest.fixture
+def nothing_left_behind():
+    """Fails the test if it leaves a bpftrace process, an ftrace instance or uprobe event,
+    or an LTTng session behind."""
+    before = _tracers_alive()
+    yield
+    assert _tracers_alive() - before == set(), "a bpftrace process was left running"
+    inst, uprobes = _ftrace_state()
+    assert inst == [] and uprobes == [], f"ftrace state left behind: {inst} {uprobes}"
+    assert _lttng_sessions() == [], "an LTTng session was left behind"

@@ -28,15 +28,25 @@ stop_process_tracer() {
     meta stop_signal "$sig"
     signal_group "$sig" "$pgid"
     killed=0
+    sent=1
     deadline=$(awk -v t="$t0" -v s="${STOP_TIMEOUT:-30}" 'BEGIN { printf "%.3f", t + s }')
+    resend=$(awk -v t="$t0" 'BEGIN { printf "%.3f", t + 5 }')
     while kill -0 "$pgid" 2>/dev/null; do
-        if awk -v n="$(now)" -v d="$deadline" 'BEGIN { exit !(n > d) }'; then
+        n=$(now)
+        if awk -v n="$n" -v d="$deadline" 'BEGIN { exit !(n > d) }'; then
             signal_group KILL "$pgid"
             killed=1
             break
         fi
+        # a tracer that missed the signal (seen with bpftrace 0.17) gets it again every 5 s
+        if awk -v n="$n" -v d="$resend" 'BEGIN { exit !(n > d) }'; then
+            signal_group "$sig" "$pgid"
+            sent=$((sent + 1))
+            resend=$(awk -v t="$n" 'BEGIN { printf "%.3f", t + 5 }')
+        fi
         sleep 0.05
     done
+    meta stop_signals_sent "$sent"
     # reap it if it is our child (wait fails harmlessly otherwise)
     wait "$pgid" 2>/dev/null
     t1=$(now)

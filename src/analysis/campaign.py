@@ -92,6 +92,7 @@ class Campaign:
         self._lock = threading.RLock()
         self.folder.mkdir(parents=True, exist_ok=True)
         self.manifest = self._load()
+        before = json.dumps(self.manifest, sort_keys=True)
         m = self.manifest
         m.setdefault("campaign", self.name)
         m.setdefault("created", _now())
@@ -106,7 +107,8 @@ class Campaign:
             m["parameters"] = safe
         m.setdefault("targets", {})
         m.setdefault("runs", {})
-        self.save()
+        if json.dumps(m, sort_keys=True) != before:  # opening a campaign to read it changes nothing
+            self.save()
 
     # ------------------------------------------------------------ manifest
     @property

@@ -1,0 +1,212 @@
+"""Benchmark 1: scripts, capability-aware plan, and whole campaigns on real tracers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import papermill
+import pytest
+
+from analysis import dd
+from analysis.lifecycle import parse_meta
+from analysis.preflight import Preflight
+from conftest import ROOT, need_tool
+
+SCRIPTS = ROOT / "remote" / "scripts"
+
+
+def _pf(os_name="Linux", **caps) -> Preflight:
+    lines = [f"os={os_name}", "cpus=2", "tool.bpftrace.path=/usr/bin/bpftrace"]
+    lines += [f"cap.{k}={int(v)}" for k, v in caps.items()]
+    return Preflight.from_lines("box", "\n".join(lines))
+
+
+def test_parse_count_is_dds_arithmetic():
+    assert dd.parse_count("10000k") == 10_240_000  # the paper's count: not 10,000,000
+    assert dd.parse_count("1000k") == 1_024_000
+    assert dd.parse_count(5000) == 5000 and dd.parse_count("2M") == 2 * 1024 * 1024
+    assert dd.parse_count("3kB") == 3000
+    for bad in ("10x", "-5", 0, "k", True, "1; rm -rf /"):
+        with pytest.raises(ValueError):
+            dd.parse_count(bad)
+
+
+def test_every_experiment_has_its_scripts():
+    assert len(dd.EXPERIMENTS) == 18
+    for e in dd.EXPERIMENTS:
+        assert (SCRIPTS / "bpftrace" / f"{e.id}.bt").is_file()
+        assert (SCRIPTS / "dtrace" / f"{e.id}.d").is_file()
+        if e.needs == "kprobes":
+            sub = (SCRIPTS / "bpftrace-tracepoint" / f"{e.id}.bt").read_text()
+            assert "SUBSTITUTE" in sub and "vfs_read" not in sub.split("\n", 3)[-1]
+            assert ":vfs_read" in (SCRIPTS / "bpftrace" / f"{e.id}.bt").read_text()
+    uprobe_d = (SCRIPTS / "dtrace" / "06-uprobe.d").read_text()
+    assert "system(\"dtrace -C -D READY_TO_ATTACH -p %d -s %s\"" in uprobe_d
+    assert "pid$target:libc*:_read:entry" in uprobe_d
+    assert "pid$target:libc*:_read:return" in (SCRIPTS / "dtrace" / "07-uretprobe.d").read_text()
+
+
+def test_plan_originals_substitutes_and_skips():
+    full = dd.plan_experiments(_pf(kprobes=1, uprobes=1, tracepoints=1, bpf=1))
+    assert not any(p.substituted or p.skipped for p in full)
+    assert {p.attach_point for p in full if p.experiment.needs == "kprobes"} == {
+        "k:vfs_read", "kr:vfs_read"}
+    here = {p.id: p for p in dd.plan_experiments(_pf(kprobes=0, uprobes=1, tracepoints=1, bpf=1))}
+    assert here["02-kprobe"].substituted and here["02-kprobe"].attach_point == \
+        "t:syscalls:sys_enter_read"
+    assert here["03-kretprobe"].attach_point == "t:syscalls:sys_exit_read"
+    assert here["02-kprobe"].script.parent.name == "bpftrace-tracepoint"
+    assert not here["04-tracepoint-entry"].substituted and not here["06-uprobe"].substituted
+    no_up = {p.id: p for p in dd.plan_experiments(_pf(kprobes=1, uprobes=0, tracepoints=1, bpf=1))}
+    assert "uprobes" in no_up["06-uprobe"].skipped and no_up["02-kprobe"].skipped is None
+    linux_dtrace = dd.plan_experiments(_pf(kprobes=1, dtrace=0), tracer="dtrace")
+    assert all("DTrace is not available" in p.skipped for p in linux_dtrace)
+    bsd = dd.plan_experiments(_pf("FreeBSD", dtrace=1), tracer="dtrace", experiments=[2, "map"])
+    assert [p.id for p in bsd] == ["01-control", "02-kprobe", "09-map"]
+    assert all(p.skipped is None and p.script.suffix == ".d" for p in bsd)
+    with pytest.raises(ValueError, match="unknown experiment"):
+        dd.plan_experiments(_pf(), experiments=[19])
+
+
+def test_rounds_are_shuffled_deterministically_and_hold_every_experiment():
+    planned = dd.plan_experiments(_pf(kprobes=0, uprobes=1, tracepoints=1, bpf=1))
+    a = dd.build_plan(planned, rounds=4, seed="camp-1")
+    assert a == dd.build_plan(planned, rounds=4, seed="camp-1")  # resumable
+    counts = [r for r in a if r.params["kind"] == "count"]
+    assert len(counts) == 18
+    rounds = [[r.experiment for r in a if r.params.get("round") == k] for k in range(4)]
+    assert all(sorted(r) == sorted(p.id for p in planned) for r in rounds)
+    assert len({tuple(r) for r in rounds}) > 1  # shuffled
+
+
+def test_counting_scripts_filter_to_the_workload():
+    here = {p.id: p for p in dd.plan_experiments(_pf(kprobes=0, uprobes=1, tracepoints=1, bpf=1))}
+    assert dd.counting_script(here["06-uprobe"]) == \
+        'u:libc:__read /comm == "dd"/ { @events = count(); }\n'
+    assert "sys_enter_read" in dd.counting_script(here["01-control"])
+    assert dd.parse_events("Attaching 1 probe...\n\n\n@events: 51201\n") == 51201
+    assert dd.parse_events("\n        51200\n") == 51200  # DTrace's bare aggregation
+
+
+def _check_campaign(camp, target, count, experiments):
+    runs = camp.manifest["runs"][target]
+    assert all(e["status"] == "done" for e in runs.values())
+    for run_id, entry in runs.items():
+        folder = camp.run_dir(target, run_id)
+        assert {"meta", "tracer.stdout", "tracer.stderr"} <= set(entry["files"])
+        if entry["params"]["kind"] == "timed":
+            assert "hyperfine.json" in entry["files"]
+            assert parse_meta((folder / "meta").read_text())["status"] == "ok"
+    rep = dd.report(camp, target, n_resamples=999)
+    table = rep["table"]
+    for col in ("experiment", "attach_point", "substituted", "events", "runtime_s",
+                "per_event_ns", "per_event_ns_ci_low", "per_event_ns_ci_high", "slowdown"):
+        assert col in table.columns
+    assert sorted(table["experiment"]) == sorted(experiments)
+    for _, row in table.iterrows():
+        # measured events: within 1 % of the reads dd makes
+        assert abs(row["events"] - count) <= 0.01 * count, row["experiment"]
+        if row["experiment"] != dd.CONTROL:
+            assert np.isfinite(row["per_event_ns_ci_low"]) and np.isfinite(row["per_event_ns_ci_high"])
+            assert row["per_event_ns_ci_low"] <= row["per_event_ns"] <= row["per_event_ns_ci_high"]
+    written = {Path(p).name for p in rep["written"]}
+    stem = f"dd-{camp.name}"
+    assert {f"{stem}-per-event-cost.pdf", f"{stem}-per-event-cost.png", f"{stem}-table.tex",
+            f"{stem}-tracer-times.tex", "benchmark1.csv"} <= written
+    return rep
+
+
+@pytest.mark.slow
+def test_notebook_full_bpftrace_suite_on_local(tmp_path, nothing_left_behind):
+    need_tool("bpftrace")
+    need_tool("hyperfine")
+    data, figures = tmp_path / "data", tmp_path / "figures"
+    out = tmp_path / "executed.ipynb"
+    papermill.execute_notebook(
+        str(ROOT / "notebooks" / "1.0-dd-per-event-cost.ipynb"), str(out),
+        parameters={"target": "local", "count": 20000, "runs": 2, "warmup": 0, "rounds": 2,
+                    "campaign": "ci-full", "data_dir": str(data), "figures_dir": str(figures)},
+        kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
+    from analysis.campaign import Campaign
+
+    camp = Campaign("ci-full", data_dir=data)
+    rep = _check_campaign(camp, "local", 20000, [e.id for e in dd.EXPERIMENTS])
+    table = rep["table"].set_index("experiment")
+    kprobes = Path("/sys/kernel/tracing/kprobe_events").exists()
+    assert bool(table.loc["02-kprobe", "substituted"]) is (not kprobes)
+    assert (figures / "dd-ci-full-per-event-cost.pdf").is_file()
+    assert (data / "processed" / "ci-full" / "benchmark1.csv").is_file()
+    times = rep["tracer_times"]
+    assert (times["stop_median_s"] > 0).all() and times["killed"].sum() == 0
+
+
+@pytest.mark.slow
+def test_notebook_subset_over_ssh(tmp_path, sshd, nothing_left_behind):
+    need_tool("bpftrace")
+    need_tool("hyperfine")
+    data = tmp_path / "data"
+    papermill.execute_notebook(
+        str(ROOT / "notebooks" / "1.0-dd-per-event-cost.ipynb"), str(tmp_path / "x.ipynb"),
+        parameters={"target": "lab", "ssh_config": str(sshd.ssh_config), "experiments": [4, 9],
+                    "count": 20000, "runs": 2, "warmup": 0, "rounds": 2, "campaign": "ci-ssh",
+                    "data_dir": str(data), "figures_dir": str(tmp_path / "figures")},
+        kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
+    from analysis.campaign import Campaign
+
+    camp = Campaign("ci-ssh", data_dir=data)
+    _check_campaign(camp, "lab", 20000, ["01-control", "04-tracepoint-entry", "09-map"])
+    manifest = camp.manifest_path.read_text()
+    assert "PRIVATE KEY" not in manifest
+    assert json.loads(manifest)["targets"]["lab"]["preflight"]["capabilities"]["uprobes"] is True
+
+
+def test_dtrace_commands_for_every_script_with_a_fake_dtrace(tmp_path):
+    """FAKE dtrace (DTrace cannot run on Linux): checks the command lines the harness
+    would run on FreeBSD for all 18 scripts, including the workload-matching define."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "dtrace").write_text(
+        "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$FAKE_LOG.$$\"\n"
+        "for a in \"$@\"; do\n"
+        "  [ \"$a\" = -l ] && { echo ' ID P M F N'; echo ' 1 fbt k f entry'; exit 0; }\n"
+        "done\n"
+        "echo __TRACELAB_ATTACHED__\nexec sleep 30\n")
+    (bindir / "dtrace").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}", "FAKE_LOG": str(tmp_path / "argv")}
+    planned = dd.plan_experiments(_pf("FreeBSD", dtrace=1), tracer="dtrace")
+    define = f'TARGET_PROCESS_ARGS="{" ".join(dd.dd_argv(1000))}"'
+    for p in planned:
+        out = tmp_path / p.id
+        done = subprocess.run(
+            ["sh", str(ROOT / "remote" / "bin" / "traced-run.sh"), "--out", str(out), "--tracer",
+             "dtrace", "--script", str(p.script), "--dtrace-define", define, "--stop-timeout", "5",
+             "--", "true"], env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert parse_meta((out / "meta").read_text())["status"] == "ok"
+    calls = [f.read_text().splitlines() for f in tmp_path.glob("argv.*")]
+    traced = [c for c in calls if "-l" not in c]
+    assert len(traced) == 18
+    for c in traced:
+        assert c[:3] == ["-C", "-q", "-D"] and c[4:6] == ["-D", define] and c[6] == "-s"
+        assert c[3] == f'DTRACE_SCRIPT="{c[7]}"' and c[7].endswith(".d")
+
+
+def test_report_rebuilds_from_raw_files_alone(tmp_path):
+    need_tool("bpftrace")
+    need_tool("hyperfine")
+    b = dd.run_benchmark1("local", experiments=[4], count=5000, runs=2, warmup=0, rounds=2,
+                          campaign="rebuild", data_dir=tmp_path, progress=False)
+    first = dd.report(b.campaign, "local", data_dir=tmp_path, figures_dir=tmp_path / "f1",
+                      n_resamples=999)
+    from analysis.campaign import Campaign
+
+    again = dd.report(Campaign("rebuild", data_dir=tmp_path), data_dir=tmp_path,
+                      figures_dir=tmp_path / "f2", n_resamples=999)
+    pd.testing.assert_frame_equal(first["table"], again["table"])
+    pdf1 = (tmp_path / "f1" / "dd-rebuild-per-event-cost.pdf").read_bytes()
+    assert pdf1 == (tmp_path / "f2" / "dd-rebuild-per-event-cost.pdf").read_bytes()
