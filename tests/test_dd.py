@@ -93,7 +93,7 @@ def test_counting_scripts_filter_to_the_workload():
     assert dd.parse_events("\n        51200\n") == 51200  # DTrace's bare aggregation
 
 
-def _check_campaign(camp, target, count, experiments):
+def _check_campaign(camp, target, count, experiments, data_dir, figures_dir):
     runs = camp.manifest["runs"][target]
     assert all(e["status"] == "done" for e in runs.values())
     for run_id, entry in runs.items():
@@ -102,7 +102,7 @@ def _check_campaign(camp, target, count, experiments):
         if entry["params"]["kind"] == "timed":
             assert "hyperfine.json" in entry["files"]
             assert parse_meta((folder / "meta").read_text())["status"] == "ok"
-    rep = dd.report(camp, target, n_resamples=999)
+    rep = dd.report(camp, target, n_resamples=999, data_dir=data_dir, figures_dir=figures_dir)
     table = rep["table"]
     for col in ("experiment", "attach_point", "substituted", "events", "runtime_s",
                 "per_event_ns", "per_event_ns_ci_low", "per_event_ns_ci_high", "slowdown"):
@@ -135,7 +135,7 @@ def test_notebook_full_bpftrace_suite_on_local(tmp_path, nothing_left_behind):
     from analysis.campaign import Campaign
 
     camp = Campaign("ci-full", data_dir=data)
-    rep = _check_campaign(camp, "local", 20000, [e.id for e in dd.EXPERIMENTS])
+    rep = _check_campaign(camp, "local", 20000, [e.id for e in dd.EXPERIMENTS], data, figures)
     table = rep["table"].set_index("experiment")
     kprobes = Path("/sys/kernel/tracing/kprobe_events").exists()
     assert bool(table.loc["02-kprobe", "substituted"]) is (not kprobes)
@@ -159,7 +159,8 @@ def test_notebook_subset_over_ssh(tmp_path, sshd, nothing_left_behind):
     from analysis.campaign import Campaign
 
     camp = Campaign("ci-ssh", data_dir=data)
-    _check_campaign(camp, "lab", 20000, ["01-control", "04-tracepoint-entry", "09-map"])
+    _check_campaign(camp, "lab", 20000, ["01-control", "04-tracepoint-entry", "09-map"], data,
+                    tmp_path / "figures")
     manifest = camp.manifest_path.read_text()
     assert "PRIVATE KEY" not in manifest
     assert json.loads(manifest)["targets"]["lab"]["preflight"]["capabilities"]["uprobes"] is True

@@ -41,6 +41,7 @@ def _figures(long_table):
                                                      "DTrace": [121.0, 33.0]},
                                                     index=["Kprobe", "Tracepoint"])),
         "order": plots.run_order_plot(runs),
+        "grid": plots.run_order_grid(runs, order="run", reference="a"),
     }
 
 

@@ -500,8 +500,8 @@ def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None
     out["written"] += plots.save_figure(fig, f"{stem}-per-event-cost", sources=sources,
                                         figures_dir=figures_dir, close=False)
     out["figure_per_event"] = fig
-    fig = plots.run_order_plot(runs.assign(experiment=runs["experiment"]), order="order",
-                               title=f"Benchmark 1 run order, {target}")
+    fig = plots.run_order_grid(runs, order="order", reference=CONTROL, tracer=tracer,
+                               title=f"Benchmark 1 run order, {target} (grey: control)")
     out["written"] += plots.save_figure(fig, f"{stem}-run-order", sources=sources,
                                         figures_dir=figures_dir, close=False)
     out["figure_run_order"] = fig

@@ -288,6 +288,45 @@ def run_order_plot(
         return fig
 
 
+def run_order_grid(
+    runs: pd.DataFrame,
+    *,
+    group: str = "experiment",
+    order: str = "order",
+    value: str = "time_s",
+    reference: str | None = None,
+    ylabel: str = "runtime (s)",
+    title: str | None = None,
+    ncols: int = 3,
+    tracer: str = "bpftrace",
+):
+    """One small run-order panel per experiment (drift shows as a slope), in the
+    colour of ``tracer``; the ``reference`` group (the control) is drawn in grey in
+    every panel."""
+    names = sorted(dict.fromkeys(runs[group]))
+    nrows = int(np.ceil(len(names) / ncols))
+    with thesis_style():
+        fig, axes = plt.subplots(nrows, ncols, figsize=(THESIS_WIDTH_IN, 0.2 + 1.25 * nrows),
+                                 layout="constrained", sharex=True, squeeze=False)
+        ref = runs[runs[group] == reference].sort_values(order) if reference else None
+        for ax, name in zip(axes.flat, names):
+            part = runs[runs[group] == name].sort_values(order)
+            if ref is not None and name != reference:
+                ax.plot(ref[order], ref[value], ".", color=tracer_color("control"), markersize=2,
+                        alpha=0.6)
+            ax.plot(part[order], part[value], "o-", markersize=2, linewidth=0.6,
+                    color=tracer_color(tracer if name != reference else "control"))
+            ax.set_title(str(name), fontsize=7, pad=2)
+            ax.tick_params(labelsize=6)
+        for ax in list(axes.flat)[len(names):]:
+            ax.set_visible(False)
+        fig.supxlabel(order.replace("_", " "), fontsize=8)
+        fig.supylabel(ylabel, fontsize=8)
+        if title:
+            fig.suptitle(title, fontsize=9)
+        return fig
+
+
 # --------------------------------------------------------------------------- #
 # export
 
