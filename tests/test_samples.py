@@ -140,3 +140,19 @@ def test_fuzz_damaged_files(tmp_path, cut, pos, byte):
     except DataFormatError:
         return
     assert s.count == 100
+
+
+def test_box_statistics_match_matplotlib_on_the_same_data():
+    import matplotlib.cbook
+
+    rng = np.random.default_rng(11)
+    ticks = (rng.gamma(2.0, 5.0, 5001) + 10).astype(np.uint32)
+    s = summarize_ticks(ticks, 1.0)
+    ref = matplotlib.cbook.boxplot_stats(ticks.astype(float))[0]
+    assert s.q1_ns == np.quantile(ticks, 0.25, method="inverted_cdf")
+    assert s.q3_ns == np.quantile(ticks, 0.75, method="inverted_cdf")
+    # matplotlib interpolates its quartiles; whiskers are data points in both
+    iqr = s.q3_ns - s.q1_ns
+    inside = ticks[(ticks >= s.q1_ns - 1.5 * iqr) & (ticks <= s.q3_ns + 1.5 * iqr)]
+    assert (s.whislo_ns, s.whishi_ns) == (inside.min(), inside.max())
+    assert abs(s.whishi_ns - ref["whishi"]) <= 2 and s.box_stats("x")["label"] == "x"

@@ -155,6 +155,12 @@ lttng_stop() {
     t0=$(now)
     lttng stop "$session" >/dev/null 2>&1
     lttng destroy "$session" >/dev/null 2>&1 || meta warning "lttng destroy $session failed"
+    if command -v babeltrace2 >/dev/null 2>&1 && [ -d "$OUT/lttng" ]; then
+        # events recorded, and the tracer's own count of discarded ones (babeltrace warns)
+        meta lttng_events "$(babeltrace2 "$OUT/lttng" 2> "$OUT/babeltrace.stderr" | wc -l | tr -d ' ')"
+        meta lttng_discarded "$(sed -n 's/.*discarded \([0-9][0-9]*\) event.*/\1/p' "$OUT/babeltrace.stderr" \
+            | awk '{ s += $1 } END { print s + 0 }')"
+    fi
     meta stop_s "$(elapsed "$t0" "$(now)")"
     meta stop_killed 0
     rm -f "$OUT/lttng.session"

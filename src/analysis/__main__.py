@@ -14,10 +14,11 @@ def _figures(args) -> int:
     from . import published
 
     start = time.perf_counter()
-    from . import dd
+    from . import dd, usdt
 
     written = published.regenerate(figures_dir=args.figures_dir)
     written += dd.regenerate_all(figures_dir=args.figures_dir)
+    written += usdt.regenerate_all(figures_dir=args.figures_dir)
     root = paths.project_root()
     for path in written:
         try:

@@ -128,6 +128,7 @@ def frequency_polygon(
     title: str | None = None,
     relative: bool = True,
     log_y: bool = False,
+    log_x: bool = False,
 ):
     """Frequency polygons: one line per series through the bin midpoints.
 
@@ -144,6 +145,8 @@ def frequency_polygon(
         ax.set_ylabel("relative frequency" if relative else "count")
         if log_y:
             ax.set_yscale("log")
+        if log_x:
+            ax.set_xscale("log")
         if title:
             ax.set_title(title)
         ax.legend(frameon=False)

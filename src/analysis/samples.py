@@ -155,6 +155,10 @@ class SampleSummary:
     bin_edges_ns: np.ndarray
     bin_counts: np.ndarray
     above_range: int  # samples beyond the last bin edge (the histogram covers min..p99.9)
+    q1_ns: float = float("nan")
+    q3_ns: float = float("nan")
+    whislo_ns: float = float("nan")  # Tukey whiskers: the extreme samples within 1.5 IQR
+    whishi_ns: float = float("nan")
 
     def __post_init__(self):
         if self.count <= 0:
@@ -165,6 +169,12 @@ class SampleSummary:
             raise ValueError("bin_edges_ns must have one more entry than bin_counts")
         if int(self.bin_counts.sum()) + self.above_range != self.count:
             raise ValueError("histogram counts do not add up to count")
+
+    def box_stats(self, label: str | None = None) -> dict:
+        """matplotlib ``bxp`` statistics (Tukey whiskers, no fliers drawn: there are millions)."""
+        return {"med": self.median_ns, "q1": self.q1_ns, "q3": self.q3_ns,
+                "whislo": self.whislo_ns, "whishi": self.whishi_ns, "fliers": [],
+                "mean": self.mean_ns, "label": label}
 
     def as_row(self) -> dict:
         """The scalar fields, for one row of a table."""
@@ -220,10 +230,14 @@ def _summary_from_counts(values_ns: np.ndarray, counts: np.ndarray, bins: int) -
     inside = values_ns <= edges[-1]
     idx = np.clip(np.searchsorted(edges, values_ns[inside], side="right") - 1, 0, bins - 1)
     bin_counts = np.bincount(idx, weights=counts[inside], minlength=bins).astype(np.int64)
+    q1, q3 = q(0.25), q(0.75)
+    iqr = q3 - q1
+    within = values_ns[(values_ns >= q1 - 1.5 * iqr) & (values_ns <= q3 + 1.5 * iqr)]
     return SampleSummary(
         count=n, min_ns=lo_ns, max_ns=hi_ns, mean_ns=mean, sd_ns=var ** 0.5,
         median_ns=median, p99_ns=p99, p999_ns=p999,
         bin_edges_ns=edges, bin_counts=bin_counts, above_range=int(counts[~inside].sum()),
+        q1_ns=q1, q3_ns=q3, whislo_ns=float(within.min()), whishi_ns=float(within.max()),
     )
 
 

@@ -1,0 +1,21 @@
+#!/bin/sh
+# Build the USDT microbenchmark variants on the target. POSIX sh.
+# usage: build-usdt-bench.sh OUTDIR   -> OUTDIR/usdt-bench-{plain,usdt,lttng-plain,lttng}
+# (the LTTng variants only where liblttng-ust is installed); prints what it built.
+set -eu
+HERE=$(cd "$(dirname "$0")" && pwd)
+OUT=${1:?usage: build-usdt-bench.sh OUTDIR}
+mkdir -p "$OUT"
+CC=${CC:-cc}
+CFLAGS=${CFLAGS:--O2 -g}
+SRC="$HERE/usdt-bench.c"
+$CC $CFLAGS -o "$OUT/usdt-bench-plain" "$SRC"
+echo "built=plain"
+$CC $CFLAGS -DBENCH_USDT -o "$OUT/usdt-bench-usdt" "$SRC"
+echo "built=usdt"
+if $CC $CFLAGS -DBENCH_LTTNG -o "$OUT/usdt-bench-lttng" "$SRC" -llttng-ust -ldl 2>"$OUT/lttng-build.log"; then
+    $CC $CFLAGS -DBENCH_LTTNG -DBENCH_LTTNG_PLAIN -o "$OUT/usdt-bench-lttng-plain" "$SRC" -llttng-ust -ldl
+    echo "built=lttng"
+else
+    echo "skipped=lttng (liblttng-ust-dev missing?)"
+fi

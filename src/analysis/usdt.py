@@ -1,0 +1,292 @@
+"""The USDT microbenchmark (Letaief, section 3.3): cases 0-3 under ftrace, eBPF and LTTng.
+
+Case 0: not instrumented, no tracer. Case 1: instrumented, tracer recording
+every event. Case 2: tracer active on a probe that is never hit. Case 3:
+instrumented, no tracer. The C workload (``remote/workloads/usdt-bench.c``) is
+built on the target and writes one duration per iteration (``.tsmp``); each
+traced invocation checks that the tracer recorded exactly one event per
+iteration and reports lost events.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .campaign import Campaign, RunSpec, new_campaign_id, run_campaign
+from .deploy import deploy, work_base
+from .elf import find_probe
+from .errors import TargetError
+from .lifecycle import TracerSpec, cleanup, fetch, traced_run
+from .samples import summarize_samples
+from .transport import Transport
+
+TRACERS = ("ftrace", "ebpf", "lttng")
+
+
+@dataclass(frozen=True)
+class Config:
+    """One (case, tracer) cell of table 3.1."""
+
+    case: int
+    tracer: str  # "none" for case 0
+    binary: str  # usdt-bench-<variant>
+    attach: str | None  # "event", "never" or None (no tracer)
+
+    @property
+    def id(self) -> str:
+        return f"case{self.case}-{self.tracer}"
+
+
+def configs(tracers=TRACERS) -> list[Config]:
+    out = [Config(0, "none", "plain", None)]
+    for t in tracers:
+        instrumented = "lttng" if t == "lttng" else "usdt"
+        out += [Config(1, t, instrumented, "event"),
+                Config(2, t, "lttng-plain" if t == "lttng" else "plain", "never"),
+                Config(3, t, instrumented, None)]
+    return out
+
+
+def build(transport: Transport) -> str:
+    """Compile the workload variants on the target; return the folder holding them."""
+    remote = deploy(transport)
+    out = f"{work_base(transport)}/usdt-bench-{remote.rsplit('-', 1)[-1]}"
+    probe = transport.run(["test", "-x", f"{out}/usdt-bench-usdt"], timeout=30, check=False)
+    if probe.exit_status != 0:
+        transport.run(["sh", f"{remote}/workloads/build-usdt-bench.sh", out], timeout=300)
+    return out
+
+
+def tracer_spec(cfg: Config, binary_path: str, local_binary: Path, iterations: int,
+                scratch: Path) -> TracerSpec:
+    if cfg.attach is None:
+        return TracerSpec("none")
+    if cfg.tracer == "ftrace":
+        off = find_probe(local_binary, "workload", cfg.attach).file_offset
+        event = f"usdt_{cfg.attach}"
+        # ~50 bytes per event in the ring buffer, and room to spare: nothing may be lost
+        kb = max(1024, int(iterations * 64 / 1024) + 4096) if cfg.attach == "event" else 1024
+        return TracerSpec("ftrace", ftrace_events=(f"tracelab/{event}",),
+                          ftrace_uprobes=(f"p:tracelab/{event} {binary_path}:{off:#x}",),
+                          ftrace_buffer_kb=kb)
+    if cfg.tracer == "ebpf":
+        script = scratch / f"usdt-{cfg.attach}.bt"
+        script.write_text(f'usdt:{binary_path}:workload:{cfg.attach} {{ printf("%d\\n", arg0); }}\n')
+        return TracerSpec("bpftrace", script=script)
+    if cfg.tracer == "lttng":
+        mb = max(4, int(iterations * 48 / 2**20) + 4) if cfg.attach == "event" else 4
+        return TracerSpec("lttng", lttng_events=("lttng_ust_tracef:*",),
+                          lttng_channel_opts=("--subbuf-size=4M", f"--num-subbuf={max(2, mb // 4)}",
+                                              "--discard"))
+    raise ValueError(cfg.tracer)
+
+
+def recorded_events(cfg: Config, meta: dict, staging: Path) -> tuple[int | None, int | None]:
+    """(events the tracer recorded, events it lost) for a case-1/2 invocation."""
+    if cfg.attach is None:
+        return None, None
+    if cfg.tracer == "ftrace":
+        return int(meta.get("ftrace_entries", 0)), int(meta.get("ftrace_overrun", 0))
+    if cfg.tracer == "ebpf":
+        out = (staging / "tracer.stdout").read_text()
+        n = sum(1 for line in out.splitlines() if line.strip().isdigit())
+        lost = sum(int(x) for x in re.findall(r"Lost (\d+) events",
+                                             (staging / "tracer.stderr").read_text()))
+        return n, lost
+    if cfg.tracer == "lttng":
+        if "lttng_events" not in meta:
+            return None, None
+        return int(meta["lttng_events"]), int(meta.get("lttng_discarded", 0))
+    return None, None
+
+
+def make_execute(by_id: dict, *, iterations: int, cpu: int | None, scratch: Path):
+    scratch.mkdir(parents=True, exist_ok=True)
+
+    def execute(transport: Transport, run: RunSpec, staging: Path) -> dict:
+        cfg = by_id[run.experiment]
+        folder = build(transport)
+        binary = f"{folder}/usdt-bench-{cfg.binary}"
+        local_binary = scratch / f"usdt-bench-{cfg.binary}-{transport.name.replace('/', '_')}"
+        if not local_binary.exists():
+            transport.get(binary, local_binary)
+        spec = tracer_spec(cfg, binary, local_binary, iterations, scratch)
+        remote_dir = transport.run(["mktemp", "-d", f"{work_base(transport)}/{run.run_id}.XXXXXX"],
+                                   timeout=30).stdout.strip()
+        argv = [binary, "--iterations", str(iterations), "--out", f"{remote_dir}/samples.tsmp"]
+        if cpu is not None:
+            argv += ["--cpu", str(cpu)]
+        try:
+            tr = traced_run(transport, spec, argv, remote_dir=remote_dir, attach_timeout=120,
+                            stop_timeout=300, workload_timeout=3600)
+            if tr.workload_exit != 0:
+                raise TargetError(f"{transport.name}: usdt-bench exited with {tr.workload_exit}")
+            transport.run(["gzip", "-1", f"{remote_dir}/samples.tsmp"], timeout=600)
+            fetch(transport, remote_dir, staging)
+        except BaseException:
+            cleanup(transport, remote_dir)
+            raise
+        finally:
+            transport.run_root(["rm", "-rf", remote_dir], timeout=120, check=False)
+        events, lost = recorded_events(cfg, tr.meta, staging)
+        expected = iterations if cfg.attach == "event" else 0
+        if cfg.attach is not None and events is not None and events != expected:
+            raise TargetError(f"{transport.name}: {cfg.id} recorded {events} events, "
+                              f"expected {expected} (lost {lost})")
+        return {"case": cfg.case, "tracer": cfg.tracer, "events": events, "lost": lost,
+                "expected_events": expected if cfg.attach else None,
+                "attach_s": tr.attach_s, "stop_s": tr.stop_s}
+
+    return execute
+
+
+def run_microbenchmark(target: str = "local", *, iterations: int = 1_000_000,
+                       invocations: int = 3, cpu: int | None = None, tracers=TRACERS,
+                       campaign: str | None = None, data_dir=None, trust_new_host_keys=False,
+                       ssh_config=None, progress: bool = True):
+    """Run (or resume) the microbenchmark: every configuration ``invocations`` times,
+    interleaved (invocation-major order)."""
+    from .preflight import preflight
+    from .targets import connect
+
+    with connect(target, trust_new_host_keys=trust_new_host_keys, ssh_config=ssh_config) as t:
+        pf = preflight(t)
+    skipped = {}
+    usable = []
+    for tracer in tracers:
+        need = {"ftrace": "uprobes", "ebpf": "bpf", "lttng": "lttng_ust"}[tracer]
+        if pf.capabilities.get(need):
+            usable.append(tracer)
+        else:
+            skipped[tracer] = f"no {need} on this target"
+    cfgs = configs(usable)
+    if cpu is None:
+        cpu = (pf.cpus or 1) - 1
+    name = campaign or new_campaign_id("usdt")
+    camp = Campaign(name, data_dir=data_dir, notebook="2.0-usdt-microbenchmark", parameters={
+        "target": target, "iterations": iterations, "invocations": invocations, "cpu": cpu,
+        "tracers": list(usable), "skipped": skipped, "configs": [c.id for c in cfgs]})
+    plan = [RunSpec(f"i{k:02d}-{c.id}", c.id, {"case": c.case, "tracer": c.tracer,
+                                              "invocation": k})
+            for k in range(invocations) for c in cfgs]
+    execute = make_execute({c.id: c for c in cfgs}, iterations=iterations, cpu=cpu,
+                           scratch=camp.folder / ".scratch")
+    result = run_campaign(camp, [target], plan, execute, trust_new_host_keys=trust_new_host_keys,
+                          ssh_config=ssh_config, progress=progress)
+    return camp, result, skipped
+
+
+def invocation_table(camp: Campaign, target: str | None = None) -> pd.DataFrame:
+    """One row per invocation: case, tracer, invocation, events, min/max/mean/sd/median/p99 ns."""
+    target = target or next(iter(camp.manifest["runs"]))
+    rows = []
+    for run_id, entry in sorted(camp.manifest["runs"].get(target, {}).items()):
+        if entry.get("status") != "done":
+            continue
+        folder = camp.run_dir(target, run_id)
+        s = summarize_samples(folder / "samples.tsmp.gz")
+        info = entry.get("info", {})
+        rows.append({"case": entry["params"]["case"], "tracer": entry["params"]["tracer"],
+                     "invocation": entry["params"]["invocation"], "events": info.get("events"),
+                     "lost": info.get("lost"), **{k: v for k, v in s.as_row().items()
+                                                  if k != "count"},
+                     "iterations": s.count, "run_id": run_id})
+    return pd.DataFrame(rows)
+
+
+def table31(inv: pd.DataFrame) -> pd.DataFrame:
+    """Table 3.1's layout from the invocations: per case and tracer, min (of all), max (of
+    all), mean and sd (pooled over invocations of equal length), median and p99 (median over
+    invocations), and a 95 % t-interval of the mean across invocations."""
+    from scipy import stats as st
+
+    rows = []
+    for (case, tracer), g in inv.groupby(["case", "tracer"], sort=True):
+        k = len(g)
+        means = g["mean_ns"].to_numpy(float)
+        pooled_var = float(np.mean(g["sd_ns"].to_numpy(float) ** 2) + np.var(means))
+        half = float(st.t.ppf(0.975, k - 1) * means.std(ddof=1) / np.sqrt(k)) if k > 1 else np.nan
+        rows.append({"case": case, "tracer": tracer, "invocations": k,
+                     "min_ns": g["min_ns"].min(), "max_ns": g["max_ns"].max(),
+                     "mean_ns": float(means.mean()), "sd_ns": pooled_var ** 0.5,
+                     "mean_ci_low": means.mean() - half, "mean_ci_high": means.mean() + half,
+                     "median_ns": float(g["median_ns"].median()), "p99_ns": float(g["p99_ns"].median()),
+                     "events_ok": bool((g["events"].isna() | (g["lost"].fillna(0) == 0)).all())})
+    return pd.DataFrame(rows)
+
+
+def with_thesis(t31: pd.DataFrame, reference_dir=None) -> pd.DataFrame:
+    from .published import load_reference
+
+    ref = load_reference("usdt", reference_dir).rename(columns={
+        "min_ns": "thesis_min_ns", "max_ns": "thesis_max_ns", "mean_ns": "thesis_mean_ns",
+        "sd_ns": "thesis_sd_ns"})
+    return t31.merge(ref, on=["case", "tracer"], how="left")
+
+
+def report(camp: Campaign | str, target: str | None = None, *, data_dir=None, figures_dir=None,
+           write: bool = True) -> dict:
+    """Table 3.1, figures 3.1 (box plot, case 1) and 3.2 (frequency polygon, case 1), from raw."""
+    from . import paths, plots
+    from .storage import atomic_write
+
+    camp = camp if isinstance(camp, Campaign) else Campaign(camp, data_dir=data_dir)
+    target = target or next(iter(camp.manifest["runs"]))
+    inv = invocation_table(camp, target)
+    t31 = table31(inv)
+    out = {"invocations": inv, "table31": t31, "with_thesis": with_thesis(t31), "written": []}
+    if not write:
+        return out
+    proc = paths.processed_dir(Path(data_dir) / "processed" if data_dir else None) / camp.name
+    proc.mkdir(parents=True, exist_ok=True)
+    out["written"].append(atomic_write(proc / "microbenchmark.csv", inv.to_csv(index=False)))
+    out["written"].append(atomic_write(proc / "table31.csv", t31.to_csv(index=False)))
+    first = {}
+    for _, r in inv[(inv["case"] == 1) & (inv["invocation"] == 0)].iterrows():
+        first[r["tracer"]] = summarize_samples(camp.run_dir(target, r["run_id"]) / "samples.tsmp.gz")
+    stem = f"usdt-{camp.name}"
+    sources = [camp.manifest_path]
+    if first:
+        fig = plots.box_plot({t: s.box_stats(t) for t, s in first.items()}, log=True,
+                             ylabel="routine duration (ns)", show_fliers=False,
+                             title=f"Probe duration, case 1 (invocation 0), {target}")
+        out["written"] += plots.save_figure(fig, f"{stem}-case1-box", sources=sources,
+                                            figures_dir=figures_dir, close=False)
+        fig = plots.frequency_polygon({t: (s.bin_edges_ns, s.bin_counts) for t, s in first.items()},
+                                      xlabel="routine duration (ns), up to p99.9", log_x=True,
+                                      title=f"Probe duration frequency, case 1, {target}")
+        out["written"] += plots.save_figure(fig, f"{stem}-case1-frequency", sources=sources,
+                                            figures_dir=figures_dir, close=False)
+    out["written"] += plots.export_table(
+        out["with_thesis"], f"{stem}-table31", floatfmt=".1f", sources=sources,
+        figures_dir=figures_dir,
+        caption=f"USDT microbenchmark on {target}: routine duration (ns) per case and tracer, "
+                "with Letaief's table 3.1")
+    return out
+
+
+def regenerate_all(data_dir=None, figures_dir=None) -> list[Path]:
+    """Re-make the report of every microbenchmark campaign in data/raw (`make figures`)."""
+    import json
+
+    import matplotlib.pyplot as plt
+
+    from . import paths
+
+    written = []
+    raw = paths.raw_dir(Path(data_dir) / "raw" if data_dir else None)
+    for manifest in sorted(raw.glob("*/manifest.json")):
+        if json.loads(manifest.read_text()).get("notebook") != "2.0-usdt-microbenchmark":
+            continue
+        try:
+            written += report(manifest.parent.name, data_dir=data_dir,
+                              figures_dir=figures_dir)["written"]
+        except (ValueError, KeyError) as exc:
+            print(f"skipped {manifest.parent.name}: {exc}")
+        plt.close("all")
+    return written
