@@ -96,8 +96,12 @@ def test_notebook_on_local(tmp_path, nothing_left_behind):
 def test_over_ssh(tmp_path, sshd, nothing_left_behind):
     for tool in ("bpftrace", "lttng", "cc"):
         need_tool(tool)
-    camp, result, skipped = usdt.run_microbenchmark(
-        "lab", ssh_config=sshd.ssh_config, iterations=10000, invocations=1, campaign="ci-usdt-ssh",
-        data_dir=tmp_path / "data", progress=False)
-    assert result.complete and skipped == {}
+    papermill.execute_notebook(
+        str(ROOT / "notebooks" / "2.0-usdt-microbenchmark.ipynb"), str(tmp_path / "x.ipynb"),
+        parameters={"target": "lab", "ssh_config": str(sshd.ssh_config), "iterations": 10000,
+                    "invocations": 1, "campaign": "ci-usdt-ssh",
+                    "data_dir": str(tmp_path / "data"), "figures_dir": str(tmp_path / "fig")},
+        kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
+    camp = Campaign("ci-usdt-ssh", data_dir=tmp_path / "data")
+    assert camp.manifest["parameters"]["skipped"] == {}
     _check(camp, "lab", tmp_path / "data", tmp_path / "fig", 10000)

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Build the USDT microbenchmark variants on the target. POSIX sh.
-# usage: build-usdt-bench.sh OUTDIR   -> OUTDIR/usdt-bench-{plain,usdt,lttng-plain,lttng}
+# usage: build-usdt-bench.sh OUTDIR   -> OUTDIR/usdt-bench-{plain,usdt,lttng-plain,lttng},
+#        OUTDIR/wakeup-{usdt,lttng}.so (LD_PRELOAD wake-up tracepoints for cyclictest)
 # (the LTTng variants only where liblttng-ust is installed); prints what it built.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -13,6 +14,11 @@ $CC $CFLAGS -o "$OUT/usdt-bench-plain" "$SRC"
 echo "built=plain"
 $CC $CFLAGS -DBENCH_USDT -o "$OUT/usdt-bench-usdt" "$SRC"
 echo "built=usdt"
+$CC $CFLAGS -shared -fPIC -DWAKEUP_USDT -o "$OUT/wakeup-usdt.so" "$HERE/wakeup-probe.c" -ldl
+echo "built=wakeup-usdt"
+if $CC $CFLAGS -shared -fPIC -DWAKEUP_LTTNG -o "$OUT/wakeup-lttng.so" "$HERE/wakeup-probe.c" -llttng-ust -ldl 2>>"$OUT/lttng-build.log"; then
+    echo "built=wakeup-lttng"
+fi
 if $CC $CFLAGS -DBENCH_LTTNG -o "$OUT/usdt-bench-lttng" "$SRC" -llttng-ust -ldl 2>"$OUT/lttng-build.log"; then
     $CC $CFLAGS -DBENCH_LTTNG -DBENCH_LTTNG_PLAIN -o "$OUT/usdt-bench-lttng-plain" "$SRC" -llttng-ust -ldl
     echo "built=lttng"

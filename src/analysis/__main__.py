@@ -14,11 +14,12 @@ def _figures(args) -> int:
     from . import published
 
     start = time.perf_counter()
-    from . import dd, usdt
+    from . import dd, latency, usdt
 
     written = published.regenerate(figures_dir=args.figures_dir)
     written += dd.regenerate_all(figures_dir=args.figures_dir)
     written += usdt.regenerate_all(figures_dir=args.figures_dir)
+    written += latency.regenerate_all(figures_dir=args.figures_dir)
     root = paths.project_root()
     for path in written:
         try:

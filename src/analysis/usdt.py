@@ -79,10 +79,12 @@ def tracer_spec(cfg: Config, binary_path: str, local_binary: Path, iterations: i
         script.write_text(f'usdt:{binary_path}:workload:{cfg.attach} {{ printf("%d\\n", arg0); }}\n')
         return TracerSpec("bpftrace", script=script)
     if cfg.tracer == "lttng":
-        mb = max(4, int(iterations * 48 / 2**20) + 4) if cfg.attach == "event" else 4
+        mb = max(8, int(iterations * 64 / 2**20) + 8) if cfg.attach == "event" else 8
+        n = 2
+        while n * 4 < mb:  # LTTng wants a power of two sub-buffers
+            n *= 2
         return TracerSpec("lttng", lttng_events=("lttng_ust_tracef:*",),
-                          lttng_channel_opts=("--subbuf-size=4M", f"--num-subbuf={max(2, mb // 4)}",
-                                              "--discard"))
+                          lttng_channel_opts=("--subbuf-size=4M", f"--num-subbuf={n}", "--discard"))
     raise ValueError(cfg.tracer)
 
 

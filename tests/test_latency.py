@@ -1,0 +1,66 @@
+"""cyclictest under kernel- and user-space tracing, on real tracers, and the analysis."""
+
+from __future__ import annotations
+
+import numpy as np
+import papermill
+import pytest
+
+from analysis import latency, stats
+from analysis.campaign import Campaign
+from conftest import ROOT, need_tool
+
+
+def test_box_stats_from_a_histogram_equal_numpy_on_the_expanded_data():
+    lat = np.array([10.0, 11, 12, 13, 40])
+    cnt = np.array([5, 20, 10, 4, 1])
+    b = latency.box_stats(lat, cnt, "x")
+    expanded = np.repeat(lat, cnt)
+    assert b["med"] == np.quantile(expanded, 0.5, method="inverted_cdf")
+    assert b["q1"] == np.quantile(expanded, 0.25, method="inverted_cdf")
+    assert b["whishi"] == 13.0  # 40 is beyond the fence: a flier, not a whisker
+
+
+def test_cyclictest_command_is_the_thesis_one():
+    argv = latency.cyclictest_argv(loops=10_000_000, interval_us=30, histogram_us=10_000,
+                                   cpu=3, main_cpu=2, out="/x/c.json")
+    for flag in ("--mlockall", "--priority=99", "--interval=30", "--loops=10000000",
+                 "--histogram=10000", "--affinity=3", "--mainaffinity=2", "--json=/x/c.json"):
+        assert flag in argv
+
+
+@pytest.mark.slow
+def test_notebook_local_and_ssh_targets_compared(tmp_path, sshd, nothing_left_behind):
+    for tool in ("cyclictest", "bpftrace", "lttng", "cc"):
+        need_tool(tool)
+    data = tmp_path / "data"
+    papermill.execute_notebook(
+        str(ROOT / "notebooks" / "2.1-cyclictest.ipynb"), str(tmp_path / "x.ipynb"),
+        parameters={"targets": ["local", "lab"], "ssh_config": str(sshd.ssh_config),
+                    "loops": 500, "interval_us": 300, "invocations": 2, "campaign": "ci-ct",
+                    "data_dir": str(data), "figures_dir": str(tmp_path / "fig")},
+        kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
+    camp = Campaign("ci-ct", data_dir=data)
+    summ = latency.summary(camp)
+    for target in ("local", "lab"):
+        configs = set(summ[summ.target == target]["config"])
+        assert {"none", "kernel-ftrace", "kernel-ebpf", "user-ftrace", "user-ebpf",
+                "user-lttng"} <= configs
+    assert (summ["samples"] == 1000).all()
+    inv = latency.per_invocation(camp)
+    assert (inv["cycles"] == 500).all()
+    for (target, config), g in inv.groupby(["target", "config"]):
+        run_ids = [k for k, e in camp.manifest["runs"][target].items() if e["experiment"] == config]
+        for run_id in run_ids:
+            info = camp.manifest["runs"][target][run_id]["info"]
+            if config != "none":
+                assert info["events"] >= 500 and not info["lost"]
+    figures = {p.name for p in (tmp_path / "fig").iterdir()}
+    assert "cyclictest-ci-ct-local-box.pdf" in figures
+    assert "cyclictest-ci-ct-lab-histogram.png" in figures
+    assert "cyclictest-ci-ct-targets.pdf" in figures  # the two targets compared
+    # the percentiles come from the histograms, never from expanded samples
+    none = [r for t, c, _, r in latency.load_runs(camp) if t == "local" and c == "none"][0]
+    lat, cnt, over = none.thread_histogram()
+    q = stats.histogram_quantiles(lat, cnt, [0.5], overflow=over, limit=none.histogram_limit_us)
+    assert q[0].value == np.quantile(np.repeat(lat, cnt), 0.5, method="inverted_cdf") or over
