@@ -49,7 +49,7 @@ def test_notebook_local_and_ssh_targets_compared(tmp_path, sshd, nothing_left_be
     assert (summ["samples"] == 1000).all()
     inv = latency.per_invocation(camp)
     assert (inv["cycles"] == 500).all()
-    for (target, config), g in inv.groupby(["target", "config"]):
+    for (target, config), _ in inv.groupby(["target", "config"]):
         run_ids = [k for k, e in camp.manifest["runs"][target].items() if e["experiment"] == config]
         for run_id in run_ids:
             info = camp.manifest["runs"][target][run_id]["info"]
