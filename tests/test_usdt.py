@@ -67,6 +67,7 @@ def _check(camp, target, data_dir, figures_dir, iterations):
     case1 = inv[inv["case"] == 1]
     assert set(case1["tracer"]) == {"ftrace", "ebpf", "lttng"}
     assert (case1["events"] == iterations).all() and (case1["lost"] == 0).all()
+    assert case1["events_ok"].all()
     assert (inv[inv["case"] == 2]["events"] == 0).all()
     assert (inv["iterations"] == iterations).all()
     t31 = rep["table31"].set_index(["case", "tracer"])

@@ -157,7 +157,12 @@ lttng_stop() {
     lttng destroy "$session" >/dev/null 2>&1 || meta warning "lttng destroy $session failed"
     if command -v babeltrace2 >/dev/null 2>&1 && [ -d "$OUT/lttng" ]; then
         # events recorded, and the tracer's own count of discarded ones (babeltrace warns)
-        meta lttng_events "$(babeltrace2 "$OUT/lttng" 2> "$OUT/babeltrace.stderr" | wc -l | tr -d ' ')"
+        n=$(babeltrace2 "$OUT/lttng" 2> "$OUT/babeltrace.stderr" | wc -l | tr -d ' ')
+        if grep -q ' E \|ERROR' "$OUT/babeltrace.stderr"; then
+            meta lttng_events_error "babeltrace2 could not read the trace (see babeltrace.stderr)"
+        else
+            meta lttng_events "$n"
+        fi
         meta lttng_discarded "$(sed -n 's/.*discarded \([0-9][0-9]*\) event.*/\1/p' "$OUT/babeltrace.stderr" \
             | awk '{ s += $1 } END { print s + 0 }')"
     fi

@@ -254,7 +254,12 @@ def summary(camp: Campaign) -> pd.DataFrame:
         base = [r for t, c, _, r in runs if t == target and c == "none"]
         lat, cnt, over = _pooled(mine)
         limit = mine[0].histogram_limit_us
+        mine_inv = inv[(inv.target == target) & (inv.config == config)]
+        k = len(mine_inv)
+        p999 = mine_inv["p99.9_us"].to_numpy(float)
+        half = float(_t975(k) * p999.std(ddof=1) / np.sqrt(k)) if k > 1 else float("nan")
         row = {"target": target, "config": config, "invocations": len(mine),
+               "p99.9_mean_us": float(p999.mean()), "p99.9_ci_us": f"±{half:.1f}" if k > 1 else "--",
                "samples": int(cnt.sum() + over), "overflows": over,
                "max_us": max(float(r.summary["max_us"].max()) for r in mine),
                **_quantile_row(lat, cnt, over, limit)}
@@ -266,11 +271,20 @@ def summary(camp: Campaign) -> pd.DataFrame:
                                                           overflow_y=bo)
             a = inv[(inv.target == target) & (inv.config == config)]
             b = inv[(inv.target == target) & (inv.config == "none")]
+            for col in ("p99.9_us", "max_us"):
+                _, (lo, hi) = stats.bootstrap_ratio_ci(a[col], b[col], "mean", n_resamples=2000)
+                row[f"{col[:-3]}_ratio_ci"] = f"[{lo:.2f}, {hi:.2f}]" if np.isfinite(lo) else "--"
             if len(a) > 1 and len(b) > 1:
                 row["p99.9_mwu_p"] = stats.mann_whitney(a["p99.9_us"], b["p99.9_us"])[1]
                 row["max_mwu_p"] = stats.mann_whitney(a["max_us"], b["max_us"])[1]
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _t975(k: int) -> float:
+    from scipy import stats as st
+
+    return float(st.t.ppf(0.975, k - 1))
 
 
 def box_stats(lat, cnt, label: str) -> dict:

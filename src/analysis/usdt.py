@@ -79,12 +79,9 @@ def tracer_spec(cfg: Config, binary_path: str, local_binary: Path, iterations: i
         script.write_text(f'usdt:{binary_path}:workload:{cfg.attach} {{ printf("%d\\n", arg0); }}\n')
         return TracerSpec("bpftrace", script=script)
     if cfg.tracer == "lttng":
-        mb = max(8, int(iterations * 64 / 2**20) + 8) if cfg.attach == "event" else 8
-        n = 2
-        while n * 4 < mb:  # LTTng wants a power of two sub-buffers
-            n *= 2
+        # the consumer daemon drains the buffers while the workload runs; 32 x 1 MiB per CPU
         return TracerSpec("lttng", lttng_events=("lttng_ust_tracef:*",),
-                          lttng_channel_opts=("--subbuf-size=4M", f"--num-subbuf={n}", "--discard"))
+                          lttng_channel_opts=("--subbuf-size=1M", "--num-subbuf=32", "--discard"))
     raise ValueError(cfg.tracer)
 
 
@@ -97,8 +94,8 @@ def recorded_events(cfg: Config, meta: dict, staging: Path) -> tuple[int | None,
     if cfg.tracer == "ebpf":
         out = (staging / "tracer.stdout").read_text()
         n = sum(1 for line in out.splitlines() if line.strip().isdigit())
-        lost = sum(int(x) for x in re.findall(r"Lost (\d+) events",
-                                             (staging / "tracer.stderr").read_text()))
+        said = out + (staging / "tracer.stderr").read_text()  # bpftrace 0.17: on stdout
+        lost = sum(int(x) for x in re.findall(r"Lost (\d+) events", said))
         return n, lost
     if cfg.tracer == "lttng":
         if "lttng_events" not in meta:
@@ -137,11 +134,11 @@ def make_execute(by_id: dict, *, iterations: int, cpu: int | None, scratch: Path
             transport.run_root(["rm", "-rf", remote_dir], timeout=120, check=False)
         events, lost = recorded_events(cfg, tr.meta, staging)
         expected = iterations if cfg.attach == "event" else 0
-        if cfg.attach is not None and events is not None and events != expected:
-            raise TargetError(f"{transport.name}: {cfg.id} recorded {events} events, "
-                              f"expected {expected} (lost {lost})")
+        # a mismatch is reported (events_ok False in every table), not hidden: the
+        # timings of the invocation stay valid measurements of the configuration
+        ok = None if cfg.attach is None or events is None else (events == expected and not lost)
         return {"case": cfg.case, "tracer": cfg.tracer, "events": events, "lost": lost,
-                "expected_events": expected if cfg.attach else None,
+                "expected_events": expected if cfg.attach else None, "events_ok": ok,
                 "attach_s": tr.attach_s, "stop_s": tr.stop_s}
 
     return execute
@@ -195,8 +192,8 @@ def invocation_table(camp: Campaign, target: str | None = None) -> pd.DataFrame:
         info = entry.get("info", {})
         rows.append({"case": entry["params"]["case"], "tracer": entry["params"]["tracer"],
                      "invocation": entry["params"]["invocation"], "events": info.get("events"),
-                     "lost": info.get("lost"), **{k: v for k, v in s.as_row().items()
-                                                  if k != "count"},
+                     "lost": info.get("lost"), "events_ok": info.get("events_ok"),
+                     **{k: v for k, v in s.as_row().items() if k != "count"},
                      "iterations": s.count, "run_id": run_id})
     return pd.DataFrame(rows)
 
@@ -218,7 +215,8 @@ def table31(inv: pd.DataFrame) -> pd.DataFrame:
                      "mean_ns": float(means.mean()), "sd_ns": pooled_var ** 0.5,
                      "mean_ci_low": means.mean() - half, "mean_ci_high": means.mean() + half,
                      "median_ns": float(g["median_ns"].median()), "p99_ns": float(g["p99_ns"].median()),
-                     "events_ok": bool((g["events"].isna() | (g["lost"].fillna(0) == 0)).all())})
+                     "events_ok": bool(g["events_ok"].fillna(True).astype(bool).all())
+                     if "events_ok" in g else None})
     return pd.DataFrame(rows)
 
 
