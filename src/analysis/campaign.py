@@ -195,6 +195,34 @@ class Campaign:
                          params=run.params, files=files, adopted=True, finished=_now())
 
 
+def campaigns_of(notebook: str, data_dir=None) -> list[str]:
+    """Names of the campaigns in data/raw that a given notebook made."""
+    raw = paths.raw_dir(Path(data_dir) / "raw" if data_dir else None)
+    names = []
+    for manifest in sorted(raw.glob("*/manifest.json")):
+        try:
+            if json.loads(manifest.read_text()).get("notebook") == notebook:
+                names.append(manifest.parent.name)
+        except (OSError, json.JSONDecodeError):
+            continue
+    return names
+
+
+def regenerate(notebook: str, report: Callable, data_dir=None, figures_dir=None) -> list[Path]:
+    """Run ``report(name, data_dir=, figures_dir=)`` for every campaign of ``notebook``
+    (what `make figures` does); a campaign without finished runs is skipped, saying so."""
+    import matplotlib.pyplot as plt
+
+    written = []
+    for name in campaigns_of(notebook, data_dir):
+        try:
+            written += report(name, data_dir=data_dir, figures_dir=figures_dir)["written"]
+        except (ValueError, KeyError) as exc:
+            print(f"skipped {name}: {exc}")
+        plt.close("all")
+    return written
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 

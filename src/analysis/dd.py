@@ -520,23 +520,7 @@ def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None
 
 
 def regenerate_all(data_dir=None, figures_dir=None) -> list[Path]:
-    """Re-make the report of every benchmark-1 campaign in data/raw (for `make figures`)."""
-    import matplotlib.pyplot as plt
+    """Re-make the report of every 1.0-dd-per-event-cost campaign in data/raw (`make figures`)."""
+    from .campaign import regenerate
 
-    written = []
-    raw = paths.raw_dir(Path(data_dir) / "raw" if data_dir else None)
-    for manifest in sorted(raw.glob("*/manifest.json")):
-        import json
-
-        doc = json.loads(manifest.read_text())
-        if doc.get("notebook") != "1.0-dd-per-event-cost":
-            continue
-        camp = Campaign(manifest.parent.name, data_dir=data_dir)
-        try:
-            out = report(camp, data_dir=data_dir, figures_dir=figures_dir)
-        except ValueError as exc:  # a campaign without finished runs
-            print(f"skipped {camp.name}: {exc}")
-            continue
-        written += out["written"]
-        plt.close("all")
-    return written
+    return regenerate("1.0-dd-per-event-cost", report, data_dir, figures_dir)

@@ -271,22 +271,7 @@ def report(camp: Campaign | str, target: str | None = None, *, data_dir=None, fi
 
 
 def regenerate_all(data_dir=None, figures_dir=None) -> list[Path]:
-    """Re-make the report of every microbenchmark campaign in data/raw (`make figures`)."""
-    import json
+    """Re-make the report of every 2.0-usdt-microbenchmark campaign in data/raw (`make figures`)."""
+    from .campaign import regenerate
 
-    import matplotlib.pyplot as plt
-
-    from . import paths
-
-    written = []
-    raw = paths.raw_dir(Path(data_dir) / "raw" if data_dir else None)
-    for manifest in sorted(raw.glob("*/manifest.json")):
-        if json.loads(manifest.read_text()).get("notebook") != "2.0-usdt-microbenchmark":
-            continue
-        try:
-            written += report(manifest.parent.name, data_dir=data_dir,
-                              figures_dir=figures_dir)["written"]
-        except (ValueError, KeyError) as exc:
-            print(f"skipped {manifest.parent.name}: {exc}")
-        plt.close("all")
-    return written
+    return regenerate("2.0-usdt-microbenchmark", report, data_dir, figures_dir)
