@@ -148,6 +148,7 @@ def test_truncated_file_names_file_and_says_truncated(tmp_path, cut):
         ('{"results": [{"command": "x", "times": [1.0], "user": 0, "system": 0, '
          '"parameters": [1]}]}', "results[0].parameters"),
         ('{"results": [{"command": "x", "times": [NaN], "user": 0, "system": 0}]}', None),
+        ('{"schema_version": 2, "results": []}', "schema_version"),
     ],
 )
 def test_wrong_schema_names_the_field(tmp_path, text, field):

@@ -83,6 +83,9 @@ def _frame(columns: dict[str, list], source: str | None) -> pd.DataFrame:
 def _parse_into(columns: dict[str, list], path: Path, parameter_name: str) -> None:
     doc = read_json(path, "hyperfine")
     require(doc, dict, path, "<top level>")
+    if "schema_version" in doc:  # hyperfine 2.0's new export format
+        raise DataFormatError(path, "schema_version", f"hyperfine 2 JSON (schema version "
+                              f"{doc['schema_version']!r}) is not supported yet; export with 1.x")
     if "results" not in doc:
         raise DataFormatError(path, "results", "missing: not a hyperfine --export-json file")
     results = require(doc["results"], list, path, "results")
