@@ -347,25 +347,12 @@ def traced_execute(spec, workload: Sequence[str], *, attach_timeout: float = 60.
     target (e.g. ``hyperfine --export-json {out}/hyperfine.json ...``). All
     files of that folder are fetched into the campaign, with checksums.
     """
-    from .deploy import work_base
-    from .lifecycle import cleanup, fetch, traced_run
+    from .lifecycle import run_and_fetch
 
     def execute(transport: Transport, run: RunSpec, staging: Path) -> dict:
-        base = work_base(transport)
-        remote_dir = transport.run(["mktemp", "-d", f"{base}/{run.run_id}.XXXXXX"],
-                                   timeout=30).stdout.strip()
-        argv = [a.replace("{out}", remote_dir) for a in workload]
-        try:
-            tr = traced_run(transport, spec, argv, remote_dir=remote_dir,
-                            attach_timeout=attach_timeout, stop_timeout=stop_timeout,
-                            workload_timeout=workload_timeout)
-            fetch(transport, remote_dir, staging)
-        except BaseException:
-            cleanup(transport, remote_dir, stop_timeout)
-            raise
-        transport.run_root(["rm", "-rf", remote_dir], timeout=60, check=False)
-        if tr.workload_exit not in (0, None):
-            raise TargetError(f"{transport.name}: workload exited with {tr.workload_exit}")
+        tr = run_and_fetch(transport, spec, workload, staging, name=run.run_id,
+                           attach_timeout=attach_timeout, stop_timeout=stop_timeout,
+                           workload_timeout=workload_timeout)
         return {"tracer": tr.tracer, "status": tr.status, "attach_s": tr.attach_s,
                 "probes": tr.probes, "stop_s": tr.stop_s, "stop_killed": tr.stop_killed,
                 "workload_s": tr.workload_s, "wall_s": round(tr.wall_s, 6),

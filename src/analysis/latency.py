@@ -20,10 +20,9 @@ import pandas as pd
 from . import stats
 from .campaign import Campaign, RunSpec, new_campaign_id, run_campaign
 from .cyclictest import CyclictestRun, load_cyclictest
-from .deploy import work_base
 from .elf import find_probe
 from .errors import TargetError
-from .lifecycle import TracerSpec, cleanup, fetch, traced_run
+from .lifecycle import TracerSpec, run_and_fetch
 from .transport import Transport
 from .usdt import build, recorded_events
 
@@ -114,24 +113,13 @@ def make_execute(*, loops: int, interval_us: int, histogram_us: int, cpu, main_c
             if not local_lib.exists():
                 transport.get(lib_path, local_lib)
         spec = tracer_spec(cfg, lib_path, local_lib, loops, scratch)
-        remote_dir = transport.run(["mktemp", "-d", f"{work_base(transport)}/{run.run_id}.XXXXXX"],
-                                   timeout=30).stdout.strip()
         argv = cyclictest_argv(loops=loops, interval_us=interval_us, histogram_us=histogram_us,
-                               cpu=cpu, main_cpu=main_cpu, out=f"{remote_dir}/cyclictest.json")
+                               cpu=cpu, main_cpu=main_cpu, out="{out}/cyclictest.json")
         if lib_path:
             argv = ["env", f"LD_PRELOAD={lib_path}", *argv]
-        timeout = loops * interval_us / 1e6 * 3 + 120
-        try:
-            tr = traced_run(transport, spec, argv, remote_dir=remote_dir, attach_timeout=120,
-                            stop_timeout=300, workload_timeout=timeout)
-            if tr.workload_exit != 0:
-                raise TargetError(f"{transport.name}: cyclictest exited with {tr.workload_exit}")
-            fetch(transport, remote_dir, staging)
-        except BaseException:
-            cleanup(transport, remote_dir)
-            raise
-        finally:
-            transport.run_root(["rm", "-rf", remote_dir], timeout=120, check=False)
+        tr = run_and_fetch(transport, spec, argv, staging, name=run.run_id, attach_timeout=120,
+                           stop_timeout=300,
+                           workload_timeout=loops * interval_us / 1e6 * 3 + 120)
         pseudo = Config(1, cfg.tracer, "", None if cfg.tracer == "none" else "event")
         events, lost = recorded_events(pseudo, tr.meta, staging)
         if cfg.tracer != "none" and events is not None and events < loops:

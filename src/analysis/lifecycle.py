@@ -251,6 +251,49 @@ def cleanup(transport: Transport, remote_dir: str, stop_timeout: float = 10.0) -
         pass
 
 
+def run_and_fetch(
+    transport: Transport,
+    spec: TracerSpec,
+    workload: Sequence[str],
+    local_dir: Path,
+    *,
+    name: str = "run",
+    after: Sequence[Sequence[str]] = (),
+    attach_timeout: float = 60.0,
+    stop_timeout: float = 30.0,
+    workload_timeout: float = 3600.0,
+) -> TracedRun:
+    """One traced run in a fresh folder on the target, its files fetched into ``local_dir``.
+
+    ``{out}`` in ``workload`` and ``after`` becomes that folder. ``after`` are
+    commands run once the workload succeeded (e.g. compressing its output). The
+    folder is removed afterwards; on any failure the tracer is cleaned up first.
+    Raises :class:`TargetError` if the workload exits non-zero.
+    """
+    base = work_base(transport)
+    remote_dir = transport.run(["mktemp", "-d", f"{base}/{check_name(name, 'run name')}.XXXXXX"],
+                               timeout=30).stdout.strip()
+
+    def fill(argv):
+        return [a.replace("{out}", remote_dir) for a in argv]
+
+    try:
+        tr = traced_run(transport, spec, fill(workload), remote_dir=remote_dir,
+                        attach_timeout=attach_timeout, stop_timeout=stop_timeout,
+                        workload_timeout=workload_timeout)
+        if tr.workload_exit not in (0, None):
+            raise TargetError(f"{transport.name}: {workload[0]} exited with {tr.workload_exit}")
+        for argv in after:
+            transport.run(fill(argv), timeout=600)
+        fetch(transport, remote_dir, local_dir)
+    except BaseException:
+        cleanup(transport, remote_dir, stop_timeout)
+        raise
+    finally:
+        transport.run_root(["rm", "-rf", remote_dir], timeout=120, check=False)
+    return tr
+
+
 def fetch(transport: Transport, remote_dir: str, local_dir: Path,
           exclude: Sequence[str] = ()) -> dict[str, str]:
     """Copy every regular file of ``remote_dir`` into ``local_dir`` (checksums verified);

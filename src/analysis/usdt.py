@@ -20,8 +20,7 @@ import pandas as pd
 from .campaign import Campaign, RunSpec, new_campaign_id, run_campaign
 from .deploy import deploy, work_base
 from .elf import find_probe
-from .errors import TargetError
-from .lifecycle import TracerSpec, cleanup, fetch, traced_run
+from .lifecycle import TracerSpec, run_and_fetch
 from .samples import summarize_samples
 from .transport import Transport
 
@@ -115,23 +114,12 @@ def make_execute(by_id: dict, *, iterations: int, cpu: int | None, scratch: Path
         if not local_binary.exists():
             transport.get(binary, local_binary)
         spec = tracer_spec(cfg, binary, local_binary, iterations, scratch)
-        remote_dir = transport.run(["mktemp", "-d", f"{work_base(transport)}/{run.run_id}.XXXXXX"],
-                                   timeout=30).stdout.strip()
-        argv = [binary, "--iterations", str(iterations), "--out", f"{remote_dir}/samples.tsmp"]
+        argv = [binary, "--iterations", str(iterations), "--out", "{out}/samples.tsmp"]
         if cpu is not None:
             argv += ["--cpu", str(cpu)]
-        try:
-            tr = traced_run(transport, spec, argv, remote_dir=remote_dir, attach_timeout=120,
-                            stop_timeout=300, workload_timeout=3600)
-            if tr.workload_exit != 0:
-                raise TargetError(f"{transport.name}: usdt-bench exited with {tr.workload_exit}")
-            transport.run(["gzip", "-1", f"{remote_dir}/samples.tsmp"], timeout=600)
-            fetch(transport, remote_dir, staging)
-        except BaseException:
-            cleanup(transport, remote_dir)
-            raise
-        finally:
-            transport.run_root(["rm", "-rf", remote_dir], timeout=120, check=False)
+        tr = run_and_fetch(transport, spec, argv, staging, name=run.run_id,
+                           after=[["gzip", "-1", "{out}/samples.tsmp"]], attach_timeout=120,
+                           stop_timeout=300, workload_timeout=3600)
         events, lost = recorded_events(cfg, tr.meta, staging)
         expected = iterations if cfg.attach == "event" else 0
         # a mismatch is reported (events_ok False in every table), not hidden: the
