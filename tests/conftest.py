@@ -88,3 +88,32 @@ def nothing_left_behind():
     inst, uprobes = _ftrace_state()
     assert inst == [] and uprobes == [], f"ftrace state left behind: {inst} {uprobes}"
     assert _lttng_sessions() == [], "an LTTng session was left behind"
+
+
+def leftovers() -> dict:
+    """What a traced run could leave on this machine: tracer, workload and runner
+    processes, ftrace instances and uprobe events, LTTng sessions (empty: nothing)."""
+    found = {}
+    for pattern in ("bpftrace", "hyperfine", "traced-run.sh", "lock.sh hold"):
+        out = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout
+        pids = [int(p) for p in out.split()]
+        if pids:
+            found[pattern] = pids
+    inst, uprobes = _ftrace_state()
+    if inst or uprobes:
+        found["ftrace"] = inst + uprobes
+    if _lttng_sessions():
+        found["lttng"] = _lttng_sessions()
+    return found
+
+
+def wait_until_clean(seconds: float = 10.0) -> dict:
+    """Poll :func:`leftovers` for up to ``seconds``; return what is still there."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while True:
+        left = leftovers()
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.2)

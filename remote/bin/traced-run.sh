@@ -11,6 +11,10 @@
 #   --deadline S          stop everything after S s whatever happens (0 = none)
 #   --ready REGEX         (command) the line the tracer prints once attached
 #   --ftrace-keep         keep the ftrace buffer as ftrace.trace
+#   --watch-stdin         stop everything when standard input reaches EOF: the
+#                         controller (its process or its SSH connection) went away
+#   --lock-token T        the target lock is held by the campaign with token T
+#                         (checked); without it the runner takes the lock itself
 #   --dtrace-define N=V   (dtrace) pass -D N=V to the C preprocessor (repeatable)
 #   Files the caller may put in DIR first: ftrace.events, ftrace.uprobe_defs,
 #   lttng.events (one entry per line), tracer-command.sh (KIND=command).
@@ -24,9 +28,11 @@ set -u
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 . "$HERE/lib/common.sh"
 . "$HERE/lib/tracer.sh"
+. "$HERE/lib/lock.sh"
 
 DDEFS=
 OUT= KIND= SCRIPT= TRACER_CPU= ATTACH_TIMEOUT=60 STOP_TIMEOUT=30 DEADLINE=0 READY= FTRACE_KEEP=0
+WATCH_STDIN=0 LOCK_TOKEN=
 while [ $# -gt 0 ]; do
     case $1 in
     --out) OUT=$2; shift 2 ;;
@@ -38,6 +44,8 @@ while [ $# -gt 0 ]; do
     --deadline) DEADLINE=$2; shift 2 ;;
     --ready) READY=$2; shift 2 ;;
     --ftrace-keep) FTRACE_KEEP=1; shift ;;
+    --watch-stdin) WATCH_STDIN=1; shift ;;
+    --lock-token) LOCK_TOKEN=$2; shift 2 ;;
     --dtrace-define)
         case $2 in *\'*) die "--dtrace-define must not contain a single quote" ;; esac
         DDEFS="$DDEFS -D '$2'"; shift 2 ;;
@@ -60,8 +68,10 @@ STATUS=error
 finish() {
     trap - EXIT INT TERM HUP
     [ -n "${WATCHDOG:-}" ] && kill -TERM "$WATCHDOG" 2>/dev/null
+    [ -n "${STDIN_WATCH:-}" ] && kill -TERM "$STDIN_WATCH" 2>/dev/null
     [ -n "$WORKLOAD_PID" ] && signal_group TERM "$WORKLOAD_PID"
     stop_all
+    lock_release
     meta status "$STATUS"
     meta finished_at "$(now)"
     mv "$OUT/meta.partial" "$OUT/meta"
@@ -72,6 +82,36 @@ trap 'STATUS=interrupted; exit 130' INT TERM HUP
 meta tracer "$KIND"
 meta started_at "$(now)"
 [ -n "$TRACER_CPU" ] && meta tracer_cpu "$TRACER_CPU"
+
+# one campaign at a time traces this machine
+if [ -n "$LOCK_TOKEN" ]; then
+    if ! lock_check "$LOCK_TOKEN"; then
+        STATUS=target_busy
+        meta error "the campaign does not hold the target lock (held by: $(lock_holder))"
+        exit 5
+    fi
+else
+    lock_try "runner-$$" "campaign=none" 2> "$OUT/lock.stderr"
+    case $? in
+    0) ;;
+    3) STATUS=target_busy; meta error "$(cat "$OUT/lock.stderr")"; exit 5 ;;
+    *) STATUS=error; meta error "cannot take the target lock: $(cat "$OUT/lock.stderr")"; exit 5 ;;
+    esac
+fi
+
+STDIN_WATCH=
+if [ "$WATCH_STDIN" = 1 ]; then  # the controller went away: stop at once
+    RUNNER=$$
+    exec 3<&0
+    (
+        trap 'kill "$c" 2>/dev/null; exit 0' TERM
+        cat <&3 > /dev/null 2>&1 &
+        c=$!
+        wait "$c" && kill -TERM "$RUNNER" 2>/dev/null
+    ) < /dev/null > /dev/null 2>&1 &
+    STDIN_WATCH=$!
+    exec 3<&-
+fi
 
 WATCHDOG=
 if [ "$DEADLINE" != 0 ]; then  # watchdog: whatever happens, nothing outlives the deadline
@@ -141,7 +181,7 @@ esac
 
 w0=$(now)
 # the workload gets its own process group, so an interrupt stops all of it
-( in_new_group "$@" ) > "$OUT/workload.stdout" 2> "$OUT/workload.stderr" < /dev/null &
+( in_new_group "$@" ) > "$OUT/workload.stdout" 2> "$OUT/workload.stderr" < /dev/null 9>&- &
 WORKLOAD_PID=$!
 wait "$WORKLOAD_PID"
 wrc=$?

@@ -7,7 +7,7 @@
 # start_process_tracer FILE-WITH-COMMAND: the command runs in its own process group
 start_process_tracer() {
     # shellcheck disable=SC2086
-    ( in_new_group $PIN_TRACER sh "$1" ) > "$OUT/tracer.stdout" 2> "$OUT/tracer.stderr" < /dev/null &
+    ( in_new_group $PIN_TRACER sh "$1" ) > "$OUT/tracer.stdout" 2> "$OUT/tracer.stderr" < /dev/null 9>&- &
     TRACER_PID=$!
     printf '%s\n' "$TRACER_PID" > "$OUT/tracer.pgid"
 }

@@ -18,11 +18,17 @@ from .campaign import Campaign, RunSpec, new_campaign_id, run_campaign, traced_e
 from .cyclictest import CyclictestRun, load_cyclictest  # noqa: E402
 from .errors import (  # noqa: E402
     AnalysisError,
+    CampaignNotFound,
     CommandTimeout,
     DataFormatError,
     HostKeyError,
+    IntegrityError,
+    LockError,
+    ParameterError,
+    ParameterMismatch,
     PrivilegeError,
     RemoteCommandError,
+    StorageError,
     TargetError,
     TargetUnreachable,
     TransferError,
@@ -45,6 +51,12 @@ from .targets import connect  # noqa: E402
 
 __all__ = [
     "AnalysisError",
+    "CampaignNotFound",
+    "IntegrityError",
+    "LockError",
+    "ParameterError",
+    "ParameterMismatch",
+    "StorageError",
     "Campaign",
     "CommandTimeout",
     "HostKeyError",

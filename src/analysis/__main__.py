@@ -64,6 +64,22 @@ def _bootstrap(args) -> int:
     return 0
 
 
+def _verify(args) -> int:
+    from .campaign import Campaign
+
+    camp = Campaign.open(args.campaign, data_dir=args.data_dir)
+    problems = list(camp.problems())
+    for p in problems:
+        print(f"{camp.name}: {p.error(camp.name)}")
+    runs = sum(len(r) for r in camp.manifest.get("runs", {}).values())
+    files = sum(len(e.get("files", {})) for r in camp.manifest.get("runs", {}).values()
+                for e in r.values())
+    verdict = f"{len(problems)} problem(s)" if problems else "ok"
+    print(f"{camp.name}: {verdict}; {runs} runs, {files} files checked against the manifest",
+          file=sys.stderr)
+    return 1 if problems else 0
+
+
 def _target_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", help='"local", user@host[:port] or an ~/.ssh/config alias')
     p.add_argument("--trust-new-host-keys", action="store_true",
@@ -85,6 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
     _target_args(boot)
     boot.add_argument("--dry-run", action="store_true", help="only say what would be installed")
     boot.set_defaults(func=_bootstrap)
+    ver = sub.add_parser("verify", help="check every raw file of a campaign against its "
+                         "manifest (exit 1 on any problem)")
+    ver.add_argument("campaign", help="the campaign's name (a folder of data/raw)")
+    ver.add_argument("--data-dir", default=None, help="the folder holding raw/ (default data/)")
+    ver.set_defaults(func=_verify)
     summ = sub.add_parser("summarize", help="summarise .tsmp sample files")
     summ.add_argument("files", nargs="+")
     summ.set_defaults(func=_summarize)

@@ -2,14 +2,22 @@
 
 Layout of ``data/raw/<campaign>/``::
 
-    manifest.json            parameters, preflight of every target, tool versions,
-                             per-run status and the SHA-256 of every file
+    manifest.json            schema version, parameters, preflight of every target,
+                             tool versions, per-run status and the SHA-256 of every file
     <target>/<run_id>/...    the raw files of one finished run (never overwritten)
     .staging/                runs in progress; moved into place only when complete
+    .quarantine/             finished runs whose files no longer match the manifest
+    .lock                    held (flock) by the one process that runs the campaign
 
-Running a campaign again resumes it: finished runs (status ``done`` and every
-file present with its recorded checksum) are kept as they are, the rest run.
-Several targets run in parallel, one connection each, under one progress bar.
+The manifest is the truth. Running a campaign again resumes it: finished runs
+whose every file matches its recorded SHA-256 are kept; a run folder that does
+not match is moved to ``.quarantine/`` (kept, never deleted) and run again; a
+folder is adopted only when the manifest recorded no checksums for it (a crash
+between the rename and the manifest write). Reading a campaign for a report
+verifies every file it uses (:class:`~analysis.errors.IntegrityError`).
+Parameters are part of a campaign's identity: resuming with other values is
+refused. One process at a time runs a campaign (``.lock``), and one campaign at a
+time traces a target (a lock held on the target, see :mod:`analysis.targetlock`).
 """
 
 from __future__ import annotations
@@ -17,24 +25,36 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import shutil
+import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from . import __version__, paths
-from .errors import TargetError, TargetUnreachable
-from .lifecycle import check_name
-from .storage import atomic_write, sha256_file
+from .errors import (
+    AnalysisError,
+    CampaignNotFound,
+    DataFormatError,
+    IntegrityError,
+    ParameterMismatch,
+    StorageError,
+    TargetError,
+    TargetUnreachable,
+)
+from .storage import FileLock, atomic_write, check_name, mkdirs, sha256_file
 from .targets import connect
 from .transport import Transport
 
 MANIFEST = "manifest.json"
+#: version of the manifest's layout; a newer one is refused, an older one is read
+SCHEMA = 2
 
 
 def new_campaign_id(prefix: str = "") -> str:
@@ -82,33 +102,103 @@ class CampaignResult:
         return not any(self.failed.values()) and not self.unreachable
 
 
+@dataclass(frozen=True)
+class Problem:
+    """One disagreement between a campaign's folders and its manifest."""
+
+    target: str
+    run: str
+    path: Path
+    expected: str | None  # None: the manifest does not know the file or folder
+    actual: str | None  # None: missing
+
+    def error(self, campaign: str) -> IntegrityError:
+        return IntegrityError(campaign, self.run, self.path, self.expected, self.actual)
+
+
+def _raw_root(data_dir) -> Path:
+    return paths.raw_dir(Path(data_dir) / "raw" if data_dir else None)
+
+
+def _canonical(value):
+    return json.loads(json.dumps(value, default=str))
+
+
 class Campaign:
-    """A campaign folder and its manifest (thread-safe, atomic writes)."""
+    """A campaign folder and its manifest (thread-safe, atomic writes).
+
+    ``Campaign(name, parameters=...)`` creates or resumes a campaign for running:
+    it refuses other parameters than the recorded ones and another process
+    holding the campaign. :meth:`Campaign.open` opens an existing one for reading
+    and never creates anything.
+    """
 
     def __init__(self, name: str | None = None, *, data_dir: str | Path | None = None,
-                 notebook: str | None = None, parameters: dict | None = None):
+                 notebook: str | None = None, parameters: dict | None = None,
+                 _read_only: bool = False):
         self.name = check_name(name or new_campaign_id(), "campaign name")
-        self.folder = paths.raw_dir(Path(data_dir) / "raw" if data_dir else None) / self.name
+        self.folder = _raw_root(data_dir) / self.name
         self._lock = threading.RLock()
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.manifest = self._load()
-        before = json.dumps(self.manifest, sort_keys=True)
+        self._flock = FileLock(self.folder / ".lock", "campaign", self.name)
+        self.read_only = _read_only
+        if _read_only:
+            if not self.manifest_path.is_file():
+                raise CampaignNotFound(self.name, self.folder.parent)
+            self.manifest = self._load()
+            return
+        with self.locked():
+            self._init_manifest(notebook, parameters)
+
+    @classmethod
+    def open(cls, name: str, *, data_dir: str | Path | None = None) -> Campaign:
+        """An existing campaign, for reading (no lock, nothing created or written);
+        :class:`CampaignNotFound` if there is none."""
+        return cls(name, data_dir=data_dir, _read_only=True)
+
+    def _init_manifest(self, notebook: str | None, parameters: dict | None) -> None:
         m = self.manifest
+        before = json.dumps(m, sort_keys=True)
+        new = not m
+        m.setdefault("schema", SCHEMA)
         m.setdefault("campaign", self.name)
         m.setdefault("created", _now())
         m.setdefault("analysis_version", __version__)
         if notebook:
             m.setdefault("notebook", notebook)
         if parameters is not None:
-            safe = json.loads(json.dumps(parameters, default=str))
-            if m.get("parameters") not in (None, safe):
-                m.setdefault("parameter_history", []).append(
-                    {"at": _now(), "parameters": m["parameters"]})
+            safe = _canonical(parameters)
+            if not new and m.get("parameters") is not None and m["parameters"] != safe:
+                raise ParameterMismatch(self.name, _differences(m["parameters"], safe))
             m["parameters"] = safe
         m.setdefault("targets", {})
         m.setdefault("runs", {})
-        if json.dumps(m, sort_keys=True) != before:  # opening a campaign to read it changes nothing
+        if json.dumps(m, sort_keys=True) != before:
             self.save()
+
+    # ------------------------------------------------------------ locking
+    def locked(self):
+        """Hold the campaign's lock (re-entrant within this object); reloads the manifest
+        from disk on first acquisition and clears what a dead process left behind."""
+        return _Held(self)
+
+    def _on_acquire(self) -> None:
+        self.manifest = self._load()
+        if self._flock.stale and self._flock.stale.get("pid"):
+            s = self._flock.stale
+            print(f"campaign {self.name}: taking over the lock of pid {s.get('pid')} on "
+                  f"{s.get('host')} (since {s.get('since')}), which is no longer running",
+                  file=sys.stderr)
+        changed = False
+        for runs in self.manifest.get("runs", {}).values():
+            for entry in runs.values():
+                if entry.get("status") == "running":  # its process died: we hold the lock
+                    entry.update(status="interrupted", error="the process running it ended")
+                    changed = True
+        if changed:
+            self.save()
+        staging = self.folder / ".staging"
+        if staging.exists():  # copies of unfinished runs: nothing finished lives there
+            shutil.rmtree(staging, ignore_errors=True)
 
     # ------------------------------------------------------------ manifest
     @property
@@ -119,13 +209,23 @@ class Campaign:
         if not self.manifest_path.exists():
             return {}
         try:
-            return json.loads(self.manifest_path.read_text())
+            m = json.loads(self.manifest_path.read_text())
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            from .errors import DataFormatError
-
             raise DataFormatError(self.manifest_path, None, f"corrupt manifest: {exc}") from None
+        if not isinstance(m, dict):
+            raise DataFormatError(self.manifest_path, None, "a manifest is a JSON object")
+        schema = m.get("schema", 1)
+        if not isinstance(schema, int) or isinstance(schema, bool):
+            raise DataFormatError(self.manifest_path, "schema", f"unknown schema {schema!r}")
+        if schema > SCHEMA:
+            raise DataFormatError(self.manifest_path, "schema",
+                                  f"schema {schema} was written by a newer version of this "
+                                  f"package (this one reads up to {SCHEMA}): upgrade it")
+        return m
 
     def save(self) -> None:
+        if self.read_only:
+            raise RuntimeError(f"campaign {self.name} was opened for reading")
         with self._lock:
             self.manifest["updated"] = _now()
             atomic_write(self.manifest_path, json.dumps(self.manifest, indent=2, sort_keys=True) + "\n")
@@ -136,26 +236,67 @@ class Campaign:
     def status(self, target: str, run_id: str) -> dict:
         return self.manifest["runs"].get(target, {}).get(run_id, {})
 
+    def run_problems(self, target: str, run_id: str) -> list[Problem]:
+        """How a finished run's folder disagrees with the manifest (empty: it agrees)."""
+        entry = self.status(target, run_id)
+        folder = self.run_dir(target, run_id)
+        files = entry.get("files", {})
+        out = []
+        for name, digest in sorted(files.items()):
+            path = folder / name
+            actual = sha256_file(path) if path.is_file() else None
+            if actual != digest:
+                out.append(Problem(target, run_id, path, digest, actual))
+        if folder.is_dir():
+            for path in sorted(folder.iterdir()):
+                if path.name not in files:
+                    actual = sha256_file(path) if path.is_file() else "a folder"
+                    out.append(Problem(target, run_id, path, None, actual))
+        return out
+
     def is_done(self, target: str, run_id: str) -> bool:
         """Finished, with every recorded file present and unchanged."""
         entry = self.status(target, run_id)
-        if entry.get("status") != "done":
-            return False
-        folder = self.run_dir(target, run_id)
-        files = entry.get("files", {})
-        return all((folder / name).is_file() and sha256_file(folder / name) == digest
-                   for name, digest in files.items())
+        return entry.get("status") == "done" and not self.run_problems(target, run_id)
+
+    def problems(self) -> Iterator[Problem]:
+        """Every disagreement between the folders and the manifest, run by run."""
+        recorded = set()
+        for target, runs in self.manifest.get("runs", {}).items():
+            for run_id, entry in sorted(runs.items()):
+                recorded.add((target_slug(target), run_id))
+                if entry.get("status") == "done":
+                    yield from self.run_problems(target, run_id)
+                elif self.run_dir(target, run_id).exists():
+                    yield Problem(target, run_id, self.run_dir(target, run_id), None, "a folder")
+        for folder in sorted(self.folder.glob("*/*")):
+            top = folder.parent.name
+            if top.startswith(".") or not folder.is_dir():
+                continue
+            if (top, folder.name) not in recorded:
+                yield Problem(top, folder.name, folder, None, "a folder")
+
+    def verify(self, skip: Sequence[str] = ()) -> None:
+        """Raise :class:`IntegrityError` for the first finished run (not in ``skip``) whose
+        files disagree with the manifest; drop ``skip`` runs from this (read) view."""
+        skip = set(skip)
+        for target, runs in self.manifest.get("runs", {}).items():
+            for run_id in [r for r in runs if r in skip]:
+                del runs[run_id]
+            for run_id, entry in sorted(runs.items()):
+                if entry.get("status") == "done":
+                    for problem in self.run_problems(target, run_id):
+                        raise problem.error(self.name)
 
     def record_target(self, target: str, info: dict) -> None:
         with self._lock:
-            self.manifest["targets"].setdefault(target, {}).update(
-                json.loads(json.dumps(info, default=str)))
+            self.manifest["targets"].setdefault(target, {}).update(_canonical(info))
             self.save()
 
     def _update_run(self, target: str, run_id: str, **fields) -> None:
         with self._lock:
             entry = self.manifest["runs"].setdefault(target, {}).setdefault(run_id, {})
-            entry.update(json.loads(json.dumps(fields, default=str)))
+            entry.update(_canonical(fields))
             self.save()
 
     # ------------------------------------------------------------ one run
@@ -165,34 +306,115 @@ class Campaign:
         if final.exists():
             if self.is_done(target, run.run_id):
                 return
-            # a finished folder whose manifest entry was not written (crash between the
-            # two): adopt it as it is rather than overwrite raw data
-            self._adopt(target, run, final)
-            return
+            if not self.status(target, run.run_id).get("files"):
+                # a finished folder whose manifest entry was not written (crash between the
+                # two): nothing to check it against, so adopt it rather than overwrite it
+                self._adopt(target, run, final)
+                return
+            self._quarantine(target, run.run_id, final)
         attempts = int(self.status(target, run.run_id).get("attempts", 0)) + 1
         staging = self.folder / ".staging" / target_slug(target) / f"{run.run_id}.{attempts}"
         if staging.exists():
             shutil.rmtree(staging)
-        staging.mkdir(parents=True)
+        mkdirs(staging)
         self._update_run(target, run.run_id, status="running", experiment=run.experiment,
-                         params=run.params, attempts=attempts, started=_now())
+                         params=run.params, attempts=attempts, started=_now(), files={})
         started = time.monotonic()
         try:
             info = func(transport, run, staging) or {}
+            files = {p.name: sha256_file(p) for p in sorted(staging.iterdir()) if p.is_file()}
         except BaseException as exc:
-            self._update_run(target, run.run_id, status="failed", error=_describe(exc),
-                             finished=_now())
-            raise
-        files = {p.name: sha256_file(p) for p in sorted(staging.iterdir()) if p.is_file()}
-        final.parent.mkdir(parents=True, exist_ok=True)
+            self._fail(target, run.run_id, exc, staging)
+        mkdirs(final.parent)
         os.rename(staging, final)  # atomic; fails rather than overwrite an existing folder
-        self._update_run(target, run.run_id, status="done", finished=_now(), files=files,
-                         duration_s=round(time.monotonic() - started, 3), info=info, error=None)
+        try:
+            self._update_run(target, run.run_id, status="done", finished=_now(), files=files,
+                             duration_s=round(time.monotonic() - started, 3), info=info,
+                             error=None)
+        except BaseException:
+            os.rename(final, staging)  # the manifest must match the folders on disk
+            raise
+
+    def _fail(self, target: str, run_id: str, exc: BaseException, staging: Path):
+        """Record a failed run and re-raise (an OSError of the local disk as StorageError)."""
+        error = exc
+        if isinstance(exc, OSError) and not isinstance(exc, AnalysisError):
+            error = StorageError(exc.filename or staging, exc.strerror or str(exc))
+        try:
+            self._update_run(target, run_id, status="failed", error=_describe(error),
+                             finished=_now())
+        except StorageError:
+            pass  # the disk is gone; the lock's next holder marks the run interrupted
+        if error is exc:
+            raise exc
+        raise error from exc
+
+    def _quarantine(self, target: str, run_id: str, final: Path) -> None:
+        problems = self.run_problems(target, run_id)
+        base = self.folder / ".quarantine" / target_slug(target)
+        mkdirs(base)
+        n = 1
+        while (base / f"{run_id}.{n}").exists():
+            n += 1
+        dest = base / f"{run_id}.{n}"
+        os.rename(final, dest)
+        described = [str(p.error(self.name)) for p in problems]
+        entry = self.status(target, run_id)
+        history = [*entry.get("quarantined", []), {"at": _now(), "folder": str(
+            dest.relative_to(self.folder)), "problems": described, "files": entry.get("files")}]
+        self._update_run(target, run_id, status="quarantined", quarantined=history, files={})
+        print(f"campaign {self.name}: {described[0] if described else run_id}; moved to "
+              f"{dest.relative_to(self.folder)} and running it again", file=sys.stderr)
 
     def _adopt(self, target: str, run: RunSpec, final: Path) -> None:
         files = {p.name: sha256_file(p) for p in sorted(final.iterdir()) if p.is_file()}
         self._update_run(target, run.run_id, status="done", experiment=run.experiment,
                          params=run.params, files=files, adopted=True, finished=_now())
+
+
+class _Held:
+    def __init__(self, camp: Campaign):
+        self.camp = camp
+
+    def __enter__(self):
+        first = not self.camp._flock.held
+        mkdirs(self.camp.folder.parent)
+        self.camp._flock.acquire(campaign=self.camp.name)
+        if first:
+            try:
+                self.camp._on_acquire()
+            except BaseException:
+                self.camp._flock.release()
+                raise
+        return self.camp
+
+    def __exit__(self, *exc):
+        self.camp._flock.release()
+
+
+def _differences(old: dict, new: dict) -> dict:
+    keys = list(dict.fromkeys([*old, *new]))
+    return {k: (old.get(k), new.get(k)) for k in keys if old.get(k) != new.get(k)}
+
+
+def open_for_report(campaign, data_dir=None, skip: Sequence[str] = ()) -> Campaign:
+    """A campaign (name or object) opened for reading, with every file it will be read
+    from verified.
+
+    Raises :class:`CampaignNotFound` (nothing is created) or :class:`IntegrityError`
+    (unless the run is in ``skip``, which leaves it out of every table).
+    """
+    folder = campaign.folder if isinstance(campaign, Campaign) else None
+    name = campaign.name if isinstance(campaign, Campaign) else campaign
+    camp = Campaign.open(name, data_dir=folder.parent.parent if folder else data_dir)
+    camp.verify(skip)
+    return camp
+
+
+def processed_dir(campaign: Campaign, data_dir=None) -> Path:
+    """``data/processed/<campaign>/`` (created)."""
+    return mkdirs(paths.processed_dir(Path(data_dir) / "processed" if data_dir else None)
+                  / campaign.name)
 
 
 def campaigns_of(notebook: str, data_dir=None) -> list[str]:
@@ -245,6 +467,7 @@ def run_campaign(
     preflight: bool = True,
     progress: bool = True,
     connector: Callable[[str], Transport] | None = None,
+    target_lock: bool = True,
 ) -> CampaignResult:
     """Run ``plan`` on every target (in parallel, one connection each); resume what exists.
 
@@ -252,13 +475,11 @@ def run_campaign(
     files into ``staging_dir``; it returns a small JSON-able dict for the
     manifest. A failed run is recorded and the target goes on with the next
     one; a lost connection stops that target (rerun the campaign to resume).
-    Ctrl-C stops everything, after the running unit has cleaned up.
+    Ctrl-C stops everything, after the running unit has cleaned up. The
+    campaign's lock is held throughout, and each target's lock while it runs
+    (:class:`~analysis.errors.LockError` when another process has either).
     """
-    from tqdm.auto import tqdm
-
-    ids = [r.run_id for r in plan]
-    if len(set(ids)) != len(ids):
-        raise ValueError("run ids in a plan must be unique")
+    _check_plan(plan)
     targets = list(dict.fromkeys(targets))
     for t in targets:  # refuse bad names before connecting anywhere
         target_slug(t)
@@ -266,77 +487,121 @@ def run_campaign(
             from .ssh import parse_target
 
             parse_target(t, ssh_config=ssh_config)
-    result = CampaignResult(campaign.name, campaign.folder, {}, {}, {}, {})
-    bar = tqdm(total=len(plan) * len(targets), desc=f"campaign {campaign.name}", unit="run",
-               disable=not progress, leave=True)
-    bar_lock = threading.Lock()
-    stop = threading.Event()
+    connector = connector or (lambda t: connect(t, trust_new_host_keys=trust_new_host_keys,
+                                                ssh_config=ssh_config))
+    with campaign.locked():
+        runner = _Runner(campaign, plan, execute, connector, preflight=preflight,
+                         target_lock=target_lock, progress=progress, total=len(targets))
+        try:
+            runner.all(targets)
+        finally:
+            runner.bar.close()
+    return runner.result
 
-    def tick(target: str, text: str) -> None:
-        with bar_lock:
-            bar.update(1)
-            bar.set_postfix_str(f"{target}: {text}", refresh=False)
 
-    def one_target(target: str) -> None:
-        done, failed, skipped = [], {}, []
-        result.done[target], result.failed[target], result.skipped[target] = done, failed, skipped
-        todo = [r for r in plan if not campaign.is_done(target, r.run_id)]
-        for r in plan:
-            if r not in todo:
-                skipped.append(r.run_id)
-                tick(target, f"{r.run_id} kept")
+def _check_plan(plan: Sequence[RunSpec]) -> None:
+    ids = [r.run_id for r in plan]
+    if len(set(ids)) != len(ids):
+        raise ValueError("run ids in a plan must be unique")
+
+
+class _Runner:
+    """The per-target loop of :func:`run_campaign` and its fan-out over targets."""
+
+    def __init__(self, campaign: Campaign, plan, execute, connector, *, preflight: bool,
+                 target_lock: bool, progress: bool, total: int):
+        from tqdm.auto import tqdm
+
+        self.campaign, self.plan, self.execute, self.connector = campaign, plan, execute, connector
+        self.preflight, self.target_lock = preflight, target_lock
+        self.result = CampaignResult(campaign.name, campaign.folder, {}, {}, {}, {})
+        self.bar = tqdm(total=len(plan) * total, desc=f"campaign {campaign.name}", unit="run",
+                        disable=not progress, leave=True)
+        self._bar_lock = threading.Lock()
+        self.stop = threading.Event()
+        self.group = secrets.token_hex(6)  # this run's target locks take turns, never fail
+
+    def tick(self, target: str, text: str) -> None:
+        with self._bar_lock:
+            self.bar.update(1)
+            self.bar.set_postfix_str(f"{target}: {text}", refresh=False)
+
+    def all(self, targets: list[str]) -> None:
+        if len(targets) == 1:
+            self.one(targets[0])
+            return
+        with ThreadPoolExecutor(max_workers=len(targets)) as pool:
+            futures = [pool.submit(self.one, t) for t in targets]
+            try:
+                for f in futures:
+                    f.result()
+            except BaseException:
+                self.stop.set()
+                raise
+
+    def one(self, target: str) -> None:
+        r = self.result
+        r.done[target], r.failed[target], r.skipped[target] = [], {}, []
+        todo = [run for run in self.plan if not self.campaign.is_done(target, run.run_id)]
+        for run in self.plan:
+            if run not in todo:
+                r.skipped[target].append(run.run_id)
+                self.tick(target, f"{run.run_id} kept")
         if not todo:
             return
         try:
-            transport = (connector or (lambda t: connect(
-                t, trust_new_host_keys=trust_new_host_keys, ssh_config=ssh_config)))(target)
+            transport = self.connector(target)
         except TargetError as exc:
-            result.unreachable[target] = str(exc)
-            campaign.record_target(target, {"last_error": str(exc), "last_error_at": _now()})
+            r.unreachable[target] = str(exc)
+            self.campaign.record_target(target, {"last_error": str(exc), "last_error_at": _now()})
             return
         try:
-            if preflight:
-                from .preflight import preflight as run_preflight
+            lock = None
+            if self.target_lock:
+                from .locks import TargetLock
 
-                pf = run_preflight(transport)
-                campaign.record_target(target, {
-                    "preflight": pf.as_dict(), "tool_versions": {
-                        k: (v or {}).get("version") for k, v in pf.tools.items()},
-                    "preflight_at": _now()})
-            for r in todo:
-                if stop.is_set():
-                    return
-                try:
-                    campaign.execute(transport, target, r, execute)
-                    done.append(r.run_id)
-                    tick(target, f"{r.run_id} done")
-                except TargetUnreachable as exc:
-                    result.unreachable[target] = str(exc)
-                    return
-                except TargetError as exc:
-                    failed[r.run_id] = str(exc)
-                    tick(target, f"{r.run_id} FAILED")
-                except Exception as exc:  # a bug in execute: record it, keep the others
-                    failed[r.run_id] = "".join(traceback.format_exception_only(type(exc), exc))
-                    tick(target, f"{r.run_id} FAILED")
+                lock = TargetLock(transport, self.campaign.name, self.group).acquire(
+                    stop=self.stop)
+            try:
+                self._preflight(transport, target)
+                self._runs(transport, target, todo)
+            finally:
+                if lock is not None:
+                    lock.release()
         finally:
             transport.close()
 
-    try:
-        if len(targets) == 1:
-            one_target(targets[0])
-        else:
-            with ThreadPoolExecutor(max_workers=len(targets)) as pool:
-                futures = [pool.submit(one_target, t) for t in targets]
-                try:
-                    for f in futures:
-                        f.result()
-                except BaseException:
-                    stop.set()
-                    raise
-    finally:
-        bar.close()
-    return result
+    def _preflight(self, transport: Transport, target: str) -> None:
+        if not self.preflight:
+            return
+        from .preflight import preflight as run_preflight
+
+        pf = run_preflight(transport)
+        self.campaign.record_target(target, {
+            "preflight": pf.as_dict(),
+            "tool_versions": {k: (v or {}).get("version") for k, v in pf.tools.items()},
+            "preflight_at": _now()})
+
+    def _runs(self, transport: Transport, target: str, todo: list[RunSpec]) -> None:
+        failed = self.result.failed[target]
+        for run in todo:
+            if self.stop.is_set():
+                return
+            try:
+                self.campaign.execute(transport, target, run, self.execute)
+                self.result.done[target].append(run.run_id)
+                self.tick(target, f"{run.run_id} done")
+            except TargetUnreachable as exc:
+                self.result.unreachable[target] = str(exc)
+                return
+            except StorageError:
+                raise  # the local disk: every further run would fail the same way
+            except TargetError as exc:
+                failed[run.run_id] = str(exc)
+                self.tick(target, f"{run.run_id} FAILED")
+            except Exception as exc:  # a bug in execute: record it, keep the others
+                failed[run.run_id] = "".join(traceback.format_exception_only(type(exc), exc))
+                self.tick(target, f"{run.run_id} FAILED")
 
 
 def traced_execute(spec, workload: Sequence[str], *, attach_timeout: float = 60.0,

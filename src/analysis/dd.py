@@ -19,12 +19,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import paths
-from .campaign import Campaign, RunSpec, traced_execute
+from . import _params, paths
+from .campaign import Campaign, RunSpec, open_for_report, processed_dir, traced_execute
+from .errors import ParameterError, TargetError
 from .hyperfine import load_hyperfine
 from .lifecycle import TracerSpec, parse_meta
 from .overhead import overhead_table
 from .preflight import Preflight
+from .storage import check_name
 
 
 @dataclass(frozen=True)
@@ -75,17 +77,18 @@ _SUFFIX = {"c": 1, "w": 2, "b": 512, "kB": 1000, "K": 1024, "k": 1024, "MB": 100
 
 def parse_count(count: int | str) -> int:
     """dd's ``count=``: an int, or a dd-style string (``"10000k"`` = 10,240,000)."""
-    if isinstance(count, bool):
-        raise ValueError("count must be a number")
+    allowed = "expected a positive whole number or a dd size such as '1000k' or '10M'"
+    if isinstance(count, bool) or not isinstance(count, (int, str)):
+        raise ParameterError("count", count, allowed)
     if isinstance(count, int):
         value = count
     else:
-        m = re.fullmatch(r"\s*(\d+)\s*([A-Za-z]*)\s*", str(count))
+        m = re.fullmatch(r"\s*(\d+)\s*([A-Za-z]*)\s*", count)
         if not m or (m.group(2) and m.group(2) not in _SUFFIX):
-            raise ValueError(f"invalid dd count {count!r} (e.g. 1000000, '1000k', '10M')")
+            raise ParameterError("count", count, allowed)
         value = int(m.group(1)) * _SUFFIX.get(m.group(2), 1)
     if value <= 0:
-        raise ValueError("count must be positive")
+        raise ParameterError("count", count, allowed)
     return value
 
 
@@ -125,8 +128,7 @@ def plan_experiments(pf: Preflight, tracer: str = "bpftrace",
                      experiments: Sequence[int | str] | None = None) -> list[PlannedExperiment]:
     """Each selected experiment at its original attach point, a stated substitute, or
     skipped with the reason. The control is always included."""
-    if tracer not in ("bpftrace", "dtrace"):
-        raise ValueError("tracer must be 'bpftrace' or 'dtrace'")
+    _params.choice("tracer", tracer, TRACERS)
     chosen = _select(experiments)
     out = []
     for e in chosen:
@@ -156,17 +158,30 @@ def plan_experiments(pf: Preflight, tracer: str = "bpftrace",
     return out
 
 
+TRACERS = ("bpftrace", "dtrace")
+
+
 def _select(experiments) -> list[Experiment]:
+    """Experiments by number, id, slug or name: a list, a comma string ("4,5") or one."""
     if experiments is None:
         return list(EXPERIMENTS)
+    if isinstance(experiments, (int, str)) and not isinstance(experiments, bool):
+        experiments = [experiments] if isinstance(experiments, int) else \
+            [x.strip() for x in experiments.split(",") if x.strip()]
+    if not isinstance(experiments, (list, tuple, set)) or not experiments:
+        raise ParameterError("experiments", experiments,
+                             "expected None (all), numbers, ids or a comma string such as '4,5'")
     wanted = set()
     for x in experiments:
+        if isinstance(x, str) and x.strip().isdigit():
+            x = int(x)
         if isinstance(x, int) and not isinstance(x, bool):
             matches = [e for e in EXPERIMENTS if e.number == x]
         else:
             matches = [e for e in EXPERIMENTS if str(x) in (e.id, e.slug, e.name)]
         if not matches:
-            raise ValueError(f"unknown experiment {x!r}; known: {[e.id for e in EXPERIMENTS]}")
+            raise ParameterError("experiments", x, "expected numbers 1-18 or ids such as "
+                                 "'04-tracepoint-entry'")
         wanted.add(matches[0].id)
     wanted.add(CONTROL)
     return [e for e in EXPERIMENTS if e.id in wanted]
@@ -227,6 +242,16 @@ def build_plan(planned: Sequence[PlannedExperiment], rounds: int, seed: int | st
     return plan
 
 
+#: a generous upper bound of one dd read under the costliest script (printf per event
+#: ~8 us, a uprobe ~10 us in a VM): a run's timeout follows from its size
+_WORST_READ_S = 50e-6
+
+
+def workload_timeout(count: int, dd_runs: int) -> float:
+    """Seconds after which ``dd_runs`` runs of ``count`` reads are surely stuck."""
+    return 60.0 + dd_runs * count * _WORST_READ_S
+
+
 def make_execute(planned: Sequence[PlannedExperiment], *, count: int, runs: int, warmup: int,
                  workload_cpu: int | None, tracer_cpu: int | None, os_name: str | None,
                  scratch: Path, attach_timeout: float = 120.0, stop_timeout: float = 120.0):
@@ -254,10 +279,18 @@ def make_execute(planned: Sequence[PlannedExperiment], *, count: int, runs: int,
         p = by_id[run.experiment]
         counting = run.params.get("kind") == "count"
         workload = dd if counting else hyperfine
+        limit = workload_timeout(count, 1 if counting else runs + warmup)
         info = traced_execute(spec_for(p, counting), workload, attach_timeout=attach_timeout,
-                              stop_timeout=stop_timeout)(transport, run, staging)
+                              stop_timeout=stop_timeout, workload_timeout=limit)(
+                                  transport, run, staging)
+        # a SIGKILLed tracer printed no final maps: its output is lost, never trusted
+        info["tracer_output_lost"] = bool(info.get("stop_killed"))
         if counting:
-            info["events"] = parse_events((staging / "tracer.stdout").read_text())
+            events = parse_events((staging / "tracer.stdout").read_text())
+            if info["tracer_output_lost"] or not events:
+                raise TargetError(f"{transport.name}: the count of {p.id} was lost (the tracer "
+                                  "was killed before printing it); the run will be repeated")
+            info["events"] = events
         return info
 
     return execute
@@ -288,9 +321,13 @@ def load_runs(campaign: Campaign, target: str) -> pd.DataFrame:
 
 
 def load_events(campaign: Campaign, target: str) -> dict[str, int]:
+    """Events per experiment from the counting runs (never from one whose tracer was killed)."""
     events = {}
     for run_id, entry in campaign.manifest["runs"].get(target, {}).items():
         if entry.get("status") == "done" and entry.get("params", {}).get("kind") == "count":
+            meta = parse_meta((campaign.run_dir(target, run_id) / "meta").read_text())
+            if meta.get("stop_killed") == "1":
+                continue
             n = parse_events((campaign.run_dir(target, run_id) / "tracer.stdout").read_text())
             if n:
                 events[entry["experiment"]] = n
@@ -324,6 +361,9 @@ def results_table(campaign: Campaign, target: str, planned: Sequence[PlannedExpe
     events = load_events(campaign, target)
     table = overhead_table(runs, control=CONTROL, events=events, estimator=estimator,
                            n_resamples=n_resamples)
+    table["flags"] = [f if e == CONTROL or e in events else
+                      [*f, "no event count (counting run lost or missing): no per-event cost"]
+                      for e, f in zip(table["experiment"], table["flags"])]
     by_id = {p.id: p for p in planned}
     table.insert(1, "name", [by_id[e].experiment.name for e in table["experiment"]])
     table.insert(2, "attach_point", [by_id[e].attach_point or "BEGIN" for e in table["experiment"]])
@@ -401,9 +441,20 @@ def run_benchmark1(
     """
     from .campaign import new_campaign_id, run_campaign
     from .preflight import preflight
-    from .targets import connect
+    from .targets import check_target, connect
 
+    # every parameter is checked before a folder exists or a target is contacted
     n = parse_count(count)
+    _params.choice("tracer", tracer, TRACERS)
+    _select(experiments)
+    runs = _params.integer("runs", runs, 1)
+    warmup = _params.integer("warmup", warmup, 0)
+    rounds = _params.integer("rounds", rounds, 1)
+    workload_cpu = _params.optional_integer("workload_cpu", workload_cpu, 0)
+    tracer_cpu = _params.optional_integer("tracer_cpu", tracer_cpu, 0)
+    name = campaign or new_campaign_id("dd")
+    check_name(name, "campaign name")
+    check_target(target, ssh_config=ssh_config)
     with connect(target, trust_new_host_keys=trust_new_host_keys, ssh_config=ssh_config) as t:
         pf = preflight(t)
     cpus = pf.cpus or 1
@@ -412,9 +463,8 @@ def run_benchmark1(
     if tracer_cpu is None:
         tracer_cpu = 0 if cpus > 1 else None
     planned = plan_experiments(pf, tracer, experiments)
-    name = campaign or new_campaign_id("dd")
     params = {"notebook": "1.0-dd-per-event-cost", "target": target, "tracer": tracer,
-              "experiments": [p.id for p in planned], "count": n, "count_given": str(count),
+              "experiments": [p.id for p in planned], "count": n,
               "runs": runs, "warmup": warmup, "rounds": rounds, "workload_cpu": workload_cpu,
               "tracer_cpu": tracer_cpu,
               "plan": plan_table(planned).to_dict(orient="records")}
@@ -441,13 +491,6 @@ def planned_from_manifest(campaign: Campaign) -> list[PlannedExperiment]:
             for r in rows]
 
 
-def processed_dir(campaign: Campaign, data_dir=None) -> Path:
-    folder = (paths.processed_dir(Path(data_dir) / "processed" if data_dir else None)
-              / campaign.name)
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
 TABLE_COLUMNS = ["experiment", "name", "attach_point", "substituted", "events", "n_runs",
                  "runtime_s", "runtime_ci_low", "runtime_ci_high", "per_event_ns",
                  "per_event_ns_ci_low", "per_event_ns_ci_high", "slowdown", "slowdown_ci_low",
@@ -456,17 +499,20 @@ TABLE_COLUMNS = ["experiment", "name", "attach_point", "substituted", "events", 
 
 
 def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None,
-           figures_dir=None, n_resamples: int = 4999, write: bool = True) -> dict:
+           figures_dir=None, n_resamples: int = 4999, write: bool = True,
+           skip_runs: Sequence[str] = ()) -> dict:
     """Tables and figures of a benchmark-1 campaign, from its raw files alone.
 
     Returns ``table`` (median estimator with 95 % CIs, plus the published-style
     "fastest run" columns), ``with_published``, ``tracer_times``, ``runs`` and
     the paths written: ``data/processed/<campaign>/benchmark1.csv`` (+ runs,
-    tracer times) and ``figures/dd-<campaign>-*.pdf/png/tex``.
+    tracer times) and ``figures/dd-<campaign>-*.pdf/png/tex``. Every raw file is
+    checked against the manifest first (:class:`~analysis.errors.IntegrityError`);
+    ``skip_runs`` leaves named runs out instead.
     """
     from . import plots
 
-    camp = campaign if isinstance(campaign, Campaign) else Campaign(campaign, data_dir=data_dir)
+    camp = open_for_report(campaign, data_dir, skip_runs)
     target = target or next(iter(camp.manifest["runs"]))
     planned = planned_from_manifest(camp)
     median = results_table(camp, target, planned, estimator="median", n_resamples=n_resamples)

@@ -123,3 +123,119 @@ class TransferError(TargetError):
 
     def __reduce__(self):
         return (type(self), (self.target, self.path, self.reason))
+
+
+class ParameterError(AnalysisError, ValueError):
+    """A parameter is of the wrong type or out of range (``name``, ``value``, ``allowed``).
+
+    Raised before anything is created or any target is contacted.
+    """
+
+    def __init__(self, name: str, value, allowed: str):
+        self.name = name
+        self.value = value
+        self.allowed = allowed
+        super().__init__(f"parameter {name}={value!r}: {allowed}")
+
+    def __reduce__(self):
+        return (type(self), (self.name, self.value, self.allowed))
+
+
+class StorageError(AnalysisError, OSError):
+    """Writing the campaign store failed (disk full, read-only, ...); ``path`` names where."""
+
+    def __init__(self, path: str | Path, reason: str):
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: {reason}")
+
+    def __str__(self):
+        return f"{self.path}: {self.reason}"
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.reason))
+
+
+class CampaignError(AnalysisError):
+    """Something is wrong with a campaign as a whole (``campaign``: its name)."""
+
+
+class CampaignNotFound(CampaignError, FileNotFoundError):
+    """There is no campaign of that name in ``folder`` (nothing was created)."""
+
+    def __init__(self, campaign: str, folder: str | Path):
+        self.campaign = campaign
+        self.folder = str(folder)
+        super().__init__(f"no campaign {campaign!r} in {self.folder} (no manifest.json)")
+
+    def __str__(self):
+        return self.args[0]
+
+    def __reduce__(self):
+        return (type(self), (self.campaign, self.folder))
+
+
+class ParameterMismatch(CampaignError, ValueError):
+    """A campaign was resumed with other parameters than it was made with.
+
+    ``differences``: name -> (recorded value, new value).
+    """
+
+    def __init__(self, campaign: str, differences: dict):
+        self.campaign = campaign
+        self.differences = differences
+        listed = "; ".join(f"{k}: recorded {a!r}, now {b!r}" for k, (a, b) in differences.items())
+        super().__init__(
+            f"campaign {campaign!r} was made with other parameters ({listed}). Runs made with "
+            "different parameters are never mixed: use a new campaign name for the new values.")
+
+    def __reduce__(self):
+        return (type(self), (self.campaign, self.differences))
+
+
+class IntegrityError(CampaignError):
+    """A raw file disagrees with the SHA-256 the manifest recorded (or is missing).
+
+    ``actual`` is None for a missing file; ``expected`` is None for a file the
+    manifest does not know.
+    """
+
+    def __init__(self, campaign: str, run: str, path: str | Path, expected: str | None,
+                 actual: str | None):
+        self.campaign = campaign
+        self.run = run
+        self.path = str(path)
+        self.expected = expected
+        self.actual = actual
+        if actual is None:
+            what = "is missing"
+        elif expected is None:
+            what = f"is not in the manifest (sha256 {actual[:12]}...)"
+        else:
+            what = f"has sha256 {actual[:12]}..., the manifest recorded {expected[:12]}..."
+        super().__init__(f"campaign {campaign!r}, run {run}: {self.path} {what}")
+
+    def __reduce__(self):
+        return (type(self), (self.campaign, self.run, self.path, self.expected, self.actual))
+
+
+class LockError(AnalysisError):
+    """A campaign or target is in use by another process.
+
+    ``what``: "campaign" or "target"; ``name``; the holder's ``pid``, ``host`` and
+    ``since`` (as it recorded them; None where unknown).
+    """
+
+    def __init__(self, what: str, name: str, pid=None, host=None, since=None, detail: str = ""):
+        self.what = what
+        self.name = name
+        self.pid = pid
+        self.host = host
+        self.since = since
+        self.group = None  # target locks: the holder's campaign group
+        holder = f"pid {pid or '?'} on {host or '?'} since {since or '?'}"
+        extra = f" ({detail})" if detail else ""
+        super().__init__(f"{what} {name!r} is in use by another process: {holder}{extra}")
+
+    def __reduce__(self):
+        return (type(self), (self.what, self.name, self.pid, self.host, self.since))

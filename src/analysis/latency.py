@@ -141,11 +141,23 @@ def run_latency(targets=("local",), *, loops: int = 2000, interval_us: int = 200
     configuration runs ``invocations`` times, interleaved invocation by invocation.
     Configurations a target cannot run are skipped there with the reason.
     """
+    from . import _params
     from .preflight import preflight
-    from .targets import connect
+    from .storage import check_name
+    from .targets import check_target, connect
 
-    if isinstance(targets, str):
-        targets = [targets]
+    targets = _params.names("targets", targets)
+    if targets is None:
+        raise _params.ParameterError("targets", targets, "expected one or more targets")
+    loops = _params.integer("loops", loops, 1)
+    interval_us = _params.integer("interval_us", interval_us, 1)
+    histogram_us = _params.integer("histogram_us", histogram_us, 1)
+    invocations = _params.integer("invocations", invocations, 1)
+    configs = _params.names("configs", configs, [c.name for c in CONFIGS])
+    name = campaign or new_campaign_id("cyclictest")
+    check_name(name, "campaign name")
+    for t in targets:
+        check_target(t, ssh_config=ssh_config)
     chosen = [BY_NAME[c] for c in (configs or [c.name for c in CONFIGS])]
     pfs, skipped = {}, {}
     for t in targets:
@@ -160,7 +172,6 @@ def run_latency(targets=("local",), *, loops: int = 2000, interval_us: int = 200
             runnable.append(c)
     cpus = min(pf.cpus or 1 for pf in pfs.values())
     cpu, main_cpu = cpus - 1, (0 if cpus > 1 else None)
-    name = campaign or new_campaign_id("cyclictest")
     camp = Campaign(name, data_dir=data_dir, notebook="2.1-cyclictest", parameters={
         "targets": list(targets), "loops": loops, "interval_us": interval_us,
         "histogram_us": histogram_us, "invocations": invocations, "cpu": cpu,
@@ -284,18 +295,19 @@ def box_stats(lat, cnt, label: str) -> dict:
             "fliers": [], "label": label}
 
 
-def report(camp: Campaign | str, *, data_dir=None, figures_dir=None) -> dict:
-    """Tables and figures (3.3/3.4 box plots, 3.5 log-y histograms) from the raw files."""
-    from . import paths, plots
+def report(camp: Campaign | str, *, data_dir=None, figures_dir=None, skip_runs=()) -> dict:
+    """Tables and figures (3.3/3.4 box plots, 3.5 log-y histograms) from the raw files
+    (every file checked against the manifest first; ``skip_runs`` leaves runs out)."""
+    from . import plots
+    from .campaign import open_for_report, processed_dir
     from .storage import atomic_write
 
-    camp = camp if isinstance(camp, Campaign) else Campaign(camp, data_dir=data_dir)
+    camp = open_for_report(camp, data_dir, skip_runs)
     runs = load_runs(camp)
     inv = per_invocation(camp)
     summ = summary(camp)
     out = {"invocations": inv, "summary": summ, "written": []}
-    proc = paths.processed_dir(Path(data_dir) / "processed" if data_dir else None) / camp.name
-    proc.mkdir(parents=True, exist_ok=True)
+    proc = processed_dir(camp, data_dir)
     out["written"].append(atomic_write(proc / "cyclictest_invocations.csv", inv.to_csv(index=False)))
     out["written"].append(atomic_write(proc / "cyclictest_summary.csv", summ.to_csv(index=False)))
     stem, sources = f"cyclictest-{camp.name}", [camp.manifest_path]

@@ -21,19 +21,10 @@ from pathlib import Path
 
 from .deploy import deploy, work_base
 from .errors import CommandTimeout, RemoteCommandError, TargetError
+from .storage import check_name
 from .transport import Transport
 
 KINDS = ("none", "bpftrace", "dtrace", "ftrace", "lttng", "command")
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-
-
-def check_name(name: str, what: str = "name") -> str:
-    """Names that end up in paths on a target: letters, digits, ``._-``; else ValueError."""
-    if not isinstance(name, str) or not _SAFE_NAME.match(name) or ".." in name:
-        raise ValueError(f"invalid {what} {name!r}: use letters, digits, '.', '_' and '-' only")
-    return name
-
-
 @dataclass(frozen=True)
 class TracerSpec:
     """Which tracer to attach and how.
@@ -194,13 +185,16 @@ def traced_run(
         raise ValueError("empty workload")
     remote = deploy(transport)
     if remote_dir is None:
-        base = work_base(transport)
-        remote_dir = transport.run(["mktemp", "-d", f"{base}/run.XXXXXXXX"], timeout=30).stdout.strip()
+        remote_dir = run_folder(transport, "run")
     env = prepare(transport, spec, remote_dir)
     argv = ["env", *(f"{k}={v}" for k, v in env.items()),
             "sh", f"{remote}/bin/traced-run.sh", "--out", remote_dir, "--tracer", spec.kind,
             "--attach-timeout", f"{attach_timeout:g}", "--stop-timeout", f"{stop_timeout:g}",
-            "--deadline", f"{attach_timeout + workload_timeout + stop_timeout + 30:g}"]
+            "--deadline", f"{attach_timeout + workload_timeout + stop_timeout + 30:g}",
+            "--watch-stdin"]
+    token = getattr(transport, "_lock_token", None)
+    if token:  # the campaign holds the target lock; otherwise the runner takes it
+        argv += ["--lock-token", token]
     if spec.script is not None:
         argv += ["--script", f"{remote_dir}/{Path(spec.script).name}"]
     if spec.tracer_cpu is not None:
@@ -215,7 +209,7 @@ def traced_run(
     timeout = attach_timeout + workload_timeout + stop_timeout + 60
     result_stderr = ""
     try:
-        result = transport.run_root(argv, timeout=timeout, check=False)
+        result = transport.run_root(argv, timeout=timeout, check=False, keep_stdin_open=True)
         result_stderr = result.stderr
         wall = result.duration_s
     except BaseException:
@@ -235,9 +229,21 @@ def traced_run(
         stop_killed=None if _num(meta, "stop_killed", int) is None else bool(int(meta["stop_killed"])),
         wall_s=wall, meta=meta,
     )
+    if run.status == "target_busy":
+        from .locks import busy_error
+
+        raise busy_error(transport.name, meta.get("error", ""))
     if check and run.status in ("attach_failed", "tracer_died", "error", "interrupted"):
         raise TracerError(transport.name, run, result_stderr)
     return run
+
+
+def run_folder(transport: Transport, name: str) -> str:
+    """A fresh folder for one run on the target, under ``<work base>/runs/`` (which the
+    next campaign to take the target lock empties of what dead controllers left)."""
+    runs = f"{work_base(transport)}/runs"
+    return transport.run(["sh", "-c", 'mkdir -p "$1" && mktemp -d "$1/$2.XXXXXX"', "sh", runs,
+                          check_name(name, "run name")], timeout=30).stdout.strip()
 
 
 def cleanup(transport: Transport, remote_dir: str, stop_timeout: float = 10.0) -> None:
@@ -270,9 +276,7 @@ def run_and_fetch(
     folder is removed afterwards; on any failure the tracer is cleaned up first.
     Raises :class:`TargetError` if the workload exits non-zero.
     """
-    base = work_base(transport)
-    remote_dir = transport.run(["mktemp", "-d", f"{base}/{check_name(name, 'run name')}.XXXXXX"],
-                               timeout=30).stdout.strip()
+    remote_dir = run_folder(transport, name)
 
     def fill(argv):
         return [a.replace("{out}", remote_dir) for a in argv]

@@ -9,6 +9,15 @@ from .transport import LocalTransport, Transport
 LOCAL = "local"
 
 
+def check_target(target: str, *, ssh_config: str | os.PathLike | None = None) -> str:
+    """Refuse a malformed target name (ValueError) without contacting anything."""
+    if target != LOCAL:
+        from .ssh import parse_target
+
+        parse_target(target, ssh_config=ssh_config)
+    return target
+
+
 def connect(target: str = LOCAL, *, trust_new_host_keys: bool = False,
             ssh_config: str | os.PathLike | None = None) -> Transport:
     """``"local"`` -> :class:`LocalTransport`; anything else -> an SSH transport.

@@ -63,7 +63,11 @@ class Transport:
     _deployed: tuple[str, str] | None = None
 
     def run(self, argv: Sequence[str], *, timeout: float = 60.0, check: bool = True,
-            env: Mapping[str, str] | None = None, cwd: str | None = None) -> CommandResult:
+            env: Mapping[str, str] | None = None, cwd: str | None = None,
+            keep_stdin_open: bool = False) -> CommandResult:
+        """Run ``argv`` on the target. ``keep_stdin_open``: the command's standard input
+        stays open, without data, for as long as this process and its connection live,
+        and reaches EOF when they go away (the remote runners watch for that)."""
         raise NotImplementedError
 
     def put(self, local: str | Path, remote: str) -> str:
@@ -121,16 +125,31 @@ class LocalTransport(Transport):
     def __init__(self, name: str = "local"):
         self.name = name
 
-    def run(self, argv, *, timeout=60.0, check=True, env=None, cwd=None) -> CommandResult:
+    def run(self, argv, *, timeout=60.0, check=True, env=None, cwd=None,
+            keep_stdin_open=False) -> CommandResult:
         argv = tuple(str(a) for a in argv)
         if not argv:
             raise ValueError("empty command")
         full_env = None if env is None else {**os.environ, **env}
         start = time.monotonic()
-        proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=full_env, cwd=cwd, start_new_session=True, text=True, errors="replace",
-        )
+        # the write end of this pipe lives only in this process (close-on-exec): if the
+        # process dies, even by SIGKILL, the command reads EOF
+        stdin_r, stdin_w = os.pipe() if keep_stdin_open else (subprocess.DEVNULL, None)
+        try:
+            proc = subprocess.Popen(
+                argv, stdin=stdin_r, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                env=full_env, cwd=cwd, start_new_session=True, text=True, errors="replace",
+            )
+        finally:
+            if stdin_w is not None:
+                os.close(stdin_r)
+        try:
+            return self._finish(proc, argv, timeout, check, start)
+        finally:
+            if stdin_w is not None:
+                os.close(stdin_w)
+
+    def _finish(self, proc, argv, timeout, check, start) -> CommandResult:
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:

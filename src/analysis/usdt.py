@@ -103,6 +103,12 @@ def recorded_events(cfg: Config, meta: dict, staging: Path) -> tuple[int | None,
     return None, None
 
 
+def workload_timeout(iterations: int) -> float:
+    """Seconds after which an invocation is surely stuck: 100 us per iteration is over ten
+    times the costliest configuration measured (bpftrace printf, ~8.5 us in a VM)."""
+    return 120.0 + iterations * 100e-6
+
+
 def make_execute(by_id: dict, *, iterations: int, cpu: int | None, scratch: Path):
     scratch.mkdir(parents=True, exist_ok=True)
 
@@ -119,7 +125,7 @@ def make_execute(by_id: dict, *, iterations: int, cpu: int | None, scratch: Path
             argv += ["--cpu", str(cpu)]
         tr = run_and_fetch(transport, spec, argv, staging, name=run.run_id,
                            after=[["gzip", "-1", "{out}/samples.tsmp"]], attach_timeout=120,
-                           stop_timeout=300, workload_timeout=3600)
+                           stop_timeout=300, workload_timeout=workload_timeout(iterations))
         events, lost = recorded_events(cfg, tr.meta, staging)
         expected = iterations if cfg.attach == "event" else 0
         # a mismatch is reported (events_ok False in every table), not hidden: the
@@ -138,9 +144,18 @@ def run_microbenchmark(target: str = "local", *, iterations: int = 1_000_000,
                        ssh_config=None, progress: bool = True):
     """Run (or resume) the microbenchmark: every configuration ``invocations`` times,
     interleaved (invocation-major order)."""
+    from . import _params
     from .preflight import preflight
-    from .targets import connect
+    from .storage import check_name
+    from .targets import check_target, connect
 
+    iterations = _params.integer("iterations", iterations, 1)
+    invocations = _params.integer("invocations", invocations, 1)
+    cpu = _params.optional_integer("cpu", cpu, 0)
+    tracers = _params.names("tracers", tracers, TRACERS) or []
+    name = campaign or new_campaign_id("usdt")
+    check_name(name, "campaign name")
+    check_target(target, ssh_config=ssh_config)
     with connect(target, trust_new_host_keys=trust_new_host_keys, ssh_config=ssh_config) as t:
         pf = preflight(t)
     skipped = {}
@@ -154,7 +169,6 @@ def run_microbenchmark(target: str = "local", *, iterations: int = 1_000_000,
     cfgs = configs(usable)
     if cpu is None:
         cpu = (pf.cpus or 1) - 1
-    name = campaign or new_campaign_id("usdt")
     camp = Campaign(name, data_dir=data_dir, notebook="2.0-usdt-microbenchmark", parameters={
         "target": target, "iterations": iterations, "invocations": invocations, "cpu": cpu,
         "tracers": list(usable), "skipped": skipped, "configs": [c.id for c in cfgs]})
@@ -218,20 +232,21 @@ def with_thesis(t31: pd.DataFrame, reference_dir=None) -> pd.DataFrame:
 
 
 def report(camp: Campaign | str, target: str | None = None, *, data_dir=None, figures_dir=None,
-           write: bool = True) -> dict:
-    """Table 3.1, figures 3.1 (box plot, case 1) and 3.2 (frequency polygon, case 1), from raw."""
-    from . import paths, plots
+           write: bool = True, skip_runs=()) -> dict:
+    """Table 3.1, figures 3.1 (box plot, case 1) and 3.2 (frequency polygon, case 1), from raw
+    (every file checked against the manifest first; ``skip_runs`` leaves runs out)."""
+    from . import plots
+    from .campaign import open_for_report, processed_dir
     from .storage import atomic_write
 
-    camp = camp if isinstance(camp, Campaign) else Campaign(camp, data_dir=data_dir)
+    camp = open_for_report(camp, data_dir, skip_runs)
     target = target or next(iter(camp.manifest["runs"]))
     inv = invocation_table(camp, target)
     t31 = table31(inv)
     out = {"invocations": inv, "table31": t31, "with_thesis": with_thesis(t31), "written": []}
     if not write:
         return out
-    proc = paths.processed_dir(Path(data_dir) / "processed" if data_dir else None) / camp.name
-    proc.mkdir(parents=True, exist_ok=True)
+    proc = processed_dir(camp, data_dir)
     out["written"].append(atomic_write(proc / "microbenchmark.csv", inv.to_csv(index=False)))
     out["written"].append(atomic_write(proc / "table31.csv", t31.to_csv(index=False)))
     first = {}

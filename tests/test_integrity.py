@@ -1,0 +1,322 @@
+"""Campaigns that cannot lie: checksums, quarantine, locks, parameter identity, modes.
+
+Every test runs the real tools (bpftrace, hyperfine, dd) on this machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from analysis import dd
+from analysis.campaign import Campaign, RunSpec, run_campaign, traced_execute
+from analysis.errors import (
+    CampaignNotFound,
+    IntegrityError,
+    ParameterError,
+    ParameterMismatch,
+    StorageError,
+)
+from analysis.lifecycle import TracerSpec
+from analysis.storage import sha256_file
+from conftest import ROOT, leftovers, need_tool, wait_until_clean
+
+DRIVER = Path(__file__).parent / "drivers" / "run_dd.py"
+SMALL = {"experiments": [4], "count": "2k", "runs": 2, "warmup": 0, "rounds": 1}
+
+
+def _tiny(tmp_path, name="integ", **over) -> dd.Benchmark1:
+    need_tool("bpftrace")
+    need_tool("hyperfine")
+    b = dd.run_benchmark1("local", campaign=name, data_dir=tmp_path, progress=False,
+                          **{**SMALL, **over})
+    assert b.result.complete, b.result
+    return b
+
+
+def _timed_run(camp: Campaign) -> str:
+    return next(r for r, e in sorted(camp.manifest["runs"]["local"].items())
+                if e["params"]["kind"] == "timed" and e["experiment"] == "04-tracepoint-entry")
+
+
+def _flip_a_digit(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    i = data.index(b'"mean": ') + len(b'"mean": ')
+    while not chr(data[i]).isdigit() or data[i] == ord("0"):
+        i += 1
+    data[i] = ord("1") if data[i] != ord("1") else ord("2")
+    path.write_bytes(bytes(data))
+
+
+def test_a_flipped_byte_is_refused_reported_quarantined_and_rerun(tmp_path):
+    b = _tiny(tmp_path, rounds=2)
+    run_id = _timed_run(b.campaign)
+    victim = b.campaign.run_dir("local", run_id) / "hyperfine.json"
+    recorded = b.campaign.status("local", run_id)["files"]["hyperfine.json"]
+    _flip_a_digit(victim)
+    corrupted = sha256_file(victim)
+    assert corrupted != recorded
+
+    with pytest.raises(IntegrityError) as err:
+        dd.report(b.campaign.name, data_dir=tmp_path, figures_dir=tmp_path / "fig", n_resamples=99)
+    assert err.value.path == str(victim) and err.value.expected == recorded
+    assert err.value.actual == corrupted and err.value.run == run_id
+    assert "hyperfine.json" in str(err.value)
+    # asked explicitly, the run is left out and the report is made without it
+    out = dd.report(b.campaign.name, data_dir=tmp_path, figures_dir=tmp_path / "fig",
+                    n_resamples=99, skip_runs=[run_id])
+    assert run_id not in set(out["runs"]["block"])
+
+    cli = subprocess.run([sys.executable, "-m", "analysis", "verify", b.campaign.name,
+                          "--data-dir", str(tmp_path)], capture_output=True, text=True)
+    assert cli.returncode == 1
+    assert f"{run_id}/hyperfine.json" in cli.stdout and len(cli.stdout.splitlines()) == 1
+
+    again = _tiny(tmp_path, rounds=2)  # resume: quarantine, run again
+    assert run_id in again.result.done["local"]
+    quarantined = b.campaign.folder / ".quarantine" / "local" / f"{run_id}.1" / "hyperfine.json"
+    assert sha256_file(quarantined) == corrupted  # the evidence is kept
+    fresh = json.loads(again.campaign.manifest_path.read_text())["runs"]["local"][run_id]
+    assert fresh["status"] == "done" and fresh["quarantined"][0]["files"]["hyperfine.json"] == recorded
+    assert fresh["files"]["hyperfine.json"] == sha256_file(victim) != corrupted
+    ok = subprocess.run([sys.executable, "-m", "analysis", "verify", b.campaign.name,
+                         "--data-dir", str(tmp_path)], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stdout
+
+
+def test_a_folder_is_adopted_only_without_recorded_checksums(tmp_path):
+    execute = traced_execute(TracerSpec("none"), ["true"])
+    camp = Campaign("adopt", data_dir=tmp_path)
+    plan = [RunSpec("r0", "control")]
+    run_campaign(camp, ["local"], plan, execute, progress=False, preflight=False)
+    folder = camp.run_dir("local", "r0")
+    manifest = json.loads(camp.manifest_path.read_text())
+    manifest["runs"]["local"]["r0"].update(status="running", files={})  # crash before the write
+    camp.manifest_path.write_text(json.dumps(manifest))
+    camp = Campaign("adopt", data_dir=tmp_path)
+    run_campaign(camp, ["local"], plan, execute, progress=False, preflight=False)
+    entry = camp.status("local", "r0")
+    assert entry["adopted"] is True and entry["files"]["meta"] == sha256_file(folder / "meta")
+
+
+def test_other_parameters_are_refused_and_reports_create_nothing(tmp_path):
+    b = _tiny(tmp_path, name="ident")
+    before = b.campaign.manifest_path.read_bytes()
+    with pytest.raises(ParameterMismatch) as err:
+        _tiny(tmp_path, name="ident", count="4k")
+    assert "count" in err.value.differences and "count" in str(err.value)
+    assert err.value.differences["count"] == (2048, 4096)
+    assert b.campaign.manifest_path.read_bytes() == before
+    with pytest.raises(CampaignNotFound):
+        dd.report("no-such-campaign", data_dir=tmp_path)
+    assert not (tmp_path / "raw" / "no-such-campaign").exists()
+    assert not (tmp_path / "processed" / "no-such-campaign").exists()
+
+
+def test_a_newer_manifest_schema_is_a_clear_error(tmp_path):
+    b = _tiny(tmp_path, name="schema")
+    m = json.loads(b.campaign.manifest_path.read_text())
+    assert m["schema"] == 2
+    m["schema"] = 99
+    b.campaign.manifest_path.write_text(json.dumps(m))
+    with pytest.raises(ValueError, match="schema 99 was written by a newer version"):
+        Campaign.open("schema", data_dir=tmp_path)
+
+
+@pytest.mark.parametrize("bad", [{"runs": 0}, {"rounds": 0}, {"warmup": -1}, {"count": "abc"},
+                                 {"runs": "abc"}, {"experiments": [99]}, {"tracer": "perf"}])
+def test_bad_parameters_fail_before_anything_exists(tmp_path, bad):
+    with pytest.raises(ParameterError) as err:
+        dd.run_benchmark1("local", campaign="bad", data_dir=tmp_path, progress=False,
+                          **{**SMALL, **bad})
+    message = str(err.value)
+    assert "\n" not in message and err.value.name == next(iter(bad)) and message.startswith(
+        f"parameter {next(iter(bad))}=")
+    assert not (tmp_path / "raw").exists()
+
+
+def test_files_have_normal_modes(tmp_path):
+    old = os.umask(0o022)
+    try:
+        b = _tiny(tmp_path, name="modes")
+        out = dd.report(b.campaign, data_dir=tmp_path, figures_dir=tmp_path / "fig", n_resamples=99)
+    finally:
+        os.umask(old)
+    files = [b.campaign.manifest_path, *out["written"],
+             *b.campaign.folder.glob("local/*/*")]
+    assert len(files) > 10
+    for f in files:
+        assert stat.S_IMODE(Path(f).stat().st_mode) == 0o644, f
+
+
+def test_a_counting_run_whose_tracer_was_killed_is_not_trusted(tmp_path, monkeypatch):
+    """bpftrace SIGKILLed before printing its map: the run fails and is run again."""
+    def killed(spec, workload, **kw):
+        def execute(transport, run, staging):
+            (staging / "tracer.stdout").write_text("Attaching 1 probe...\n")
+            (staging / "meta").write_text("stop_killed=1\n")
+            return {"stop_killed": True}
+        return execute
+
+    from analysis.transport import LocalTransport
+
+    planned = [p for p in dd.plan_experiments(_local_pf(), experiments=[4])]
+    monkeypatch.setattr(dd, "traced_execute", killed)
+    execute = dd.make_execute(planned, count=100, runs=1, warmup=0, workload_cpu=None,
+                              tracer_cpu=None, os_name="Linux", scratch=tmp_path / "s")
+    staging = tmp_path / "st"
+    staging.mkdir()
+    with pytest.raises(Exception, match="count of 04-tracepoint-entry was lost"):
+        execute(LocalTransport(), RunSpec("count-04-tracepoint-entry", "04-tracepoint-entry",
+                              {"kind": "count"}), staging)
+    info = execute(LocalTransport(), RunSpec("r000-00-04-tracepoint-entry", "04-tracepoint-entry",
+                                 {"kind": "timed"}), staging)
+    assert info["tracer_output_lost"] is True
+
+
+def _local_pf():
+    from analysis.preflight import preflight
+
+    return preflight("local")
+
+
+def test_a_full_disk_is_a_storage_error_and_the_manifest_matches_the_folders(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    disk = tmp_path / "small"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(disk)]).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        camp = Campaign("full", data_dir=disk)
+        plan = [RunSpec(f"r{i:03d}", "control") for i in range(200)]
+        execute = traced_execute(TracerSpec("none"), ["dd", "if=/dev/zero", "of=/dev/null",
+                                                      "count=10"])
+        with pytest.raises(StorageError) as err:
+            run_campaign(camp, ["local"], plan, execute, progress=False, preflight=False)
+        assert str(disk) in err.value.path
+        after = Campaign.open("full", data_dir=disk)
+        assert list(after.problems()) == []  # every folder recorded, every record on disk
+        done = [r for r, e in after.manifest["runs"]["local"].items() if e["status"] == "done"]
+        assert done and all(after.run_dir("local", r).is_dir() for r in done)
+    finally:
+        subprocess.run(["umount", "-l", str(disk)])
+
+
+# --------------------------------------------------------------------------- #
+# two processes, one campaign or one target
+
+def _start(kwargs: dict) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, str(DRIVER), json.dumps(kwargs)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=ROOT)
+
+
+def test_two_processes_on_one_campaign_or_one_target(tmp_path, nothing_left_behind):
+    need_tool("bpftrace")
+    base = {"target": "local", "data_dir": str(tmp_path), "experiments": [4], "count": "200k",
+            "runs": 3, "warmup": 0, "rounds": 2}
+    first = _start({**base, "campaign": "shared"})
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    second = _start({**base, "campaign": "shared"})
+    out, _ = second.communicate(timeout=60)
+    assert second.returncode == 3 and time.monotonic() - t0 < 5 + 3  # + interpreter start
+    assert "campaign 'shared' is in use by another process: pid" in out
+    assert f"pid {first.pid} on " in out
+    # another campaign on the same target while the first one runs
+    while not list((tmp_path / "raw" / "shared").glob("local/*/meta")):
+        assert first.poll() is None, first.communicate()
+        time.sleep(0.1)
+    other = _start({**base, "campaign": "other"})
+    out, _ = other.communicate(timeout=60)
+    assert other.returncode == 3 and "target 'local' is in use" in out, out
+    assert "campaign shared" in out
+    out, err = first.communicate(timeout=300)
+    assert first.returncode == 0, out + err
+    camp = Campaign.open("shared", data_dir=tmp_path)
+    events = dd.load_events(camp, "local")
+    for exp, n in events.items():
+        assert n <= dd.parse_count("200k") * 1.01, (exp, n)
+
+
+# --------------------------------------------------------------------------- #
+# a tracer never outlives its controller
+
+def _wait_for_block(proc: subprocess.Popen, timeout: float = 120) -> None:
+    """Until a timed block runs (hyperfine and bpftrace both alive)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        left = leftovers()
+        if "hyperfine" in left and "bpftrace" in left:
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError("no traced block started")
+
+
+def _done_files(camp_dir: Path) -> dict:
+    manifest = json.loads((camp_dir / "manifest.json").read_text())
+    return {(t, r): e["files"] for t, runs in manifest["runs"].items() for r, e in runs.items()
+            if e.get("status") == "done"}
+
+
+# a block of 25 runs of ~0.45 s: it would run on for > 10 s after the kill, so "clean
+# within 5 s" cannot be the block ending by itself
+KILL = {"experiments": [4], "count": "1000k", "runs": 25, "warmup": 0, "rounds": 1}
+
+
+@pytest.mark.parametrize("where", ["local", "ssh"])
+def test_sigkill_of_the_controller_leaves_nothing_on_the_target(request, tmp_path, where):
+    need_tool("bpftrace")
+    kwargs = {"target": "local", "data_dir": str(tmp_path), "campaign": "killed", **KILL}
+    if where == "ssh":
+        sshd = request.getfixturevalue("sshd")
+        kwargs.update(target="lab", ssh_config=str(sshd.ssh_config))
+    assert leftovers() == {}
+    proc = _start(kwargs)
+    _wait_for_block(proc)
+    time.sleep(0.3)
+    proc.kill()  # SIGKILL: no handler, no finally, no atexit
+    proc.wait()
+    assert wait_until_clean(5) == {}
+    camp_dir = tmp_path / "raw" / "killed"
+    before = _done_files(camp_dir)
+    assert before, "some runs finished before the kill"
+    b = dd.run_benchmark1(progress=False, **{k: v for k, v in kwargs.items()
+                                             if k not in ("data_dir",)}, data_dir=tmp_path)
+    assert b.result.complete, b.result
+    after = _done_files(camp_dir)
+    assert {k: after[k] for k in before} == before  # earlier runs byte-identical
+    for (target, run_id), files in before.items():
+        folder = b.campaign.run_dir(target, run_id)
+        assert {n: sha256_file(folder / n) for n in files} == files
+    assert not list((camp_dir / ".staging").glob("*/*")), "stale staging copies removed"
+
+
+def test_a_dropped_ssh_connection_leaves_nothing_on_the_target(sshd, tmp_path):
+    need_tool("bpftrace")
+    kwargs = {"target": "lab", "ssh_config": str(sshd.ssh_config), "data_dir": str(tmp_path),
+              "campaign": "dropped", **KILL}
+    assert leftovers() == {}
+    proc = _start(kwargs)
+    _wait_for_block(proc)
+    time.sleep(0.3)
+    for pid in sshd.session_pids():  # the sshd processes serving this controller
+        os.kill(pid, 9)
+    assert wait_until_clean(5) == {}
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1 and "unreachable" in out, out + err
+    before = _done_files(tmp_path / "raw" / "dropped")
+    b = dd.run_benchmark1(progress=False, **{k: v for k, v in kwargs.items() if k != "data_dir"},
+                          data_dir=tmp_path)
+    assert b.result.complete, b.result
+    after = _done_files(tmp_path / "raw" / "dropped")
+    assert {k: after[k] for k in before} == before
