@@ -44,7 +44,7 @@ def test_notebook_local_and_ssh_targets_compared(tmp_path, sshd, nothing_left_be
     summ = latency.summary(camp)
     for target in ("local", "lab"):
         configs = set(summ[summ.target == target]["config"])
-        assert {"none", "kernel-ftrace", "kernel-ebpf", "user-ftrace", "user-ebpf",
+        assert {"none", "kernel-ftrace", "kernel-bpftrace", "user-ftrace", "user-bpftrace",
                 "user-lttng"} <= configs
     assert (summ["samples"] == 1000).all()
     inv = latency.per_invocation(camp)

@@ -51,8 +51,8 @@ def test_kernel_build_slowdown_from_averages_differs_from_best_runs():
 def test_usdt_table_has_cases_0_to_3_by_tracer():
     wide = published.usdt_table()
     assert list(wide.index) == [0, 1, 2, 3]
-    assert list(dict.fromkeys(wide.columns.get_level_values(0))) == ["none", "ftrace", "ebpf",
-                                                                     "lttng"]
+    assert list(dict.fromkeys(wide.columns.get_level_values(0))) == ["none", "ftrace",
+                                                                     "bpftrace", "lttng"]
     assert wide.loc[1, ("lttng", "mean_ns")] == 185.75
     flat = published.usdt_flat().set_index(["case", "tracer"])
     assert flat.loc[(1, "ftrace"), "mean_minus_case0_ns"] == pytest.approx(607.26 - 15.55)

@@ -11,15 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from analysis import (
-    DataFormatError,
-    load_sample_ticks,
-    load_samples,
-    summarize_samples,
-    summarize_ticks,
-    write_samples,
-)
-from analysis.samples import HEADER_SIZE
+from analysis import DataFormatError, load_samples, summarize_samples
+from analysis.samples import HEADER_SIZE, load_sample_ticks, summarize_ticks, write_samples
 
 
 def _numpy_summary(ns: np.ndarray) -> dict:

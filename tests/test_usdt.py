@@ -65,14 +65,14 @@ def _check(camp, target, data_dir, figures_dir, iterations):
                 "median_ns", "p99_ns"):
         assert col in inv.columns
     case1 = inv[inv["case"] == 1]
-    assert set(case1["tracer"]) == {"ftrace", "ebpf", "lttng"}
+    assert set(case1["tracer"]) == {"ftrace", "bpftrace", "lttng"}
     assert (case1["events"] == iterations).all() and (case1["lost"] == 0).all()
     assert case1["events_ok"].all()
     assert (inv[inv["case"] == 2]["events"] == 0).all()
     assert (inv["iterations"] == iterations).all()
     t31 = rep["table31"].set_index(["case", "tracer"])
     # a recorded tracepoint costs more than an empty loop, under every tracer
-    for t in ("ftrace", "ebpf", "lttng"):
+    for t in ("ftrace", "bpftrace", "lttng"):
         assert t31.loc[(1, t), "median_ns"] > t31.loc[(0, "none"), "median_ns"]
     names = {p.name for p in rep["written"]}
     stem = f"usdt-{camp.name}"

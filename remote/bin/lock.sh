@@ -52,7 +52,7 @@ exec 3<&0
     cat <&3 > /dev/null 2>&1 &
     c=$!
     wait "$c" && : > "$RELEASE"
-) < /dev/null > /dev/null 2>&1 &
+) < /dev/null > /dev/null 2>&1 9>&- &
 WATCH=$!
 exec 3<&-
 while [ ! -e "$RELEASE" ]; do sleep 0.2; done

@@ -108,7 +108,7 @@ if [ "$WATCH_STDIN" = 1 ]; then  # the controller went away: stop at once
         cat <&3 > /dev/null 2>&1 &
         c=$!
         wait "$c" && kill -TERM "$RUNNER" 2>/dev/null
-    ) < /dev/null > /dev/null 2>&1 &
+    ) < /dev/null > /dev/null 2>&1 9>&- &
     STDIN_WATCH=$!
     exec 3<&-
 fi
@@ -121,7 +121,7 @@ if [ "$DEADLINE" != 0 ]; then  # watchdog: whatever happens, nothing outlives th
         sp=$!
         trap 'kill "$sp" 2>/dev/null; exit 0' TERM
         wait "$sp" && kill -TERM "$RUNNER" 2>/dev/null
-    ) > /dev/null 2>&1 < /dev/null &
+    ) > /dev/null 2>&1 < /dev/null 9>&- &
     WATCHDOG=$!
 fi
 

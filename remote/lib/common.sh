@@ -8,10 +8,18 @@ export PATH
 
 die() { printf '%s: %s\n' "${0##*/}" "$*" >&2; exit 2; }
 
-# seconds since the epoch with as many decimals as date(1) gives here
+# seconds since the epoch with as many decimals as date(1) gives here; where date
+# has no %N (busybox, older BSDs) ts(1) (busybox applet, moreutils) gives microseconds
 now() {
     t=$(date +%s.%N 2>/dev/null)
-    case $t in *N*|"") date +%s ;; *) printf '%s\n' "$t" ;; esac
+    case $t in *N*|"") ;; *) printf '%s\n' "$t"; return ;; esac
+    t=$(echo | ts %.s 2>/dev/null)
+    t=${t%% *}
+    case $t in
+    *[!0-9.]*|.*|*.|*.*.*|"") date +%s ;;
+    *.*) printf '%s\n' "$t" ;;
+    *) date +%s ;;
+    esac
 }
 
 # elapsed START END -> seconds with 6 decimals (awk does the float arithmetic)
@@ -70,7 +78,9 @@ stop_signal() {
     fi
 }
 
-# signal_group SIG PID: the process group PID leads, or just PID if it leads none
+# signal_group SIG PID: the process group PID leads, or just PID if it leads none.
+# No "--" before the negative pid: dash's kill rejects "kill -SIG -- -PID" (and so
+# signalled only PID), busybox's signals the group but still fails (so PID got it twice).
 signal_group() {
-    kill "-$1" -- "-$2" 2>/dev/null || kill "-$1" "$2" 2>/dev/null
+    kill "-$1" "-$2" 2>/dev/null || kill "-$1" "$2" 2>/dev/null
 }

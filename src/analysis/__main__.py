@@ -5,28 +5,77 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 from . import paths
 from .errors import AnalysisError
 
 
-def _figures(args) -> int:
-    from . import published
-
-    start = time.perf_counter()
-    from . import dd, latency, usdt
-
-    written = published.regenerate(figures_dir=args.figures_dir)
-    written += dd.regenerate_all(figures_dir=args.figures_dir)
-    written += usdt.regenerate_all(figures_dir=args.figures_dir)
-    written += latency.regenerate_all(figures_dir=args.figures_dir)
+def _print_paths(written) -> None:
     root = paths.project_root()
     for path in written:
         try:
             print(path.relative_to(root))
         except ValueError:
             print(path)
+
+
+def _figures(args) -> int:
+    from . import published
+    from .benchmarks import regenerate
+
+    start = time.perf_counter()
+    written = published.regenerate(figures_dir=args.figures_dir)
+    written += regenerate(data_dir=args.data_dir, figures_dir=args.figures_dir)
+    _print_paths(written)
     print(f"{len(written)} files in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    return 0
+
+
+def _benchmarks(args) -> int:
+    from .benchmarks import registry
+
+    if args.name:  # one benchmark's parameters
+        from .benchmarks import get
+
+        b = get(args.name)
+        print(f"{b.name}: {b.description} (notebooks/{b.notebook}.ipynb)")
+        for p in b.params:
+            print(f"  {p.name}={p.default!r} ({p.kind}): {p.description}")
+        return 0
+    for b in registry().values():
+        print(f"{b.name:<11} notebooks/{b.notebook + '.ipynb':<32} needs: {', '.join(b.needs)}")
+    return 0
+
+
+def _param_pairs(pairs) -> dict:
+    params = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise ValueError(f"--param {pair!r}: expected NAME=VALUE")
+        params[name.strip()] = None if value.strip() in ("None", "none", "") else value.strip()
+    return params
+
+
+def _run(args) -> int:
+    from .benchmarks import report, run_benchmark
+
+    result = run_benchmark(args.benchmark, args.target or ["local"], campaign=args.campaign,
+                           data_dir=args.data_dir, trust_new_host_keys=args.trust_new_host_keys,
+                           ssh_config=args.ssh_config, progress=not args.no_progress,
+                           **_param_pairs(args.param))
+    print(result, file=sys.stderr)
+    if any(result.done.values()) or any(result.skipped.values()):
+        _print_paths(report(result, figures_dir=args.figures_dir)["written"])
+    return 0 if result.complete else 1
+
+
+def _report(args) -> int:
+    from .benchmarks import report
+
+    _print_paths(report(args.campaign, data_dir=args.data_dir, figures_dir=args.figures_dir,
+                        skip_runs=args.skip_run)["written"])
     return 0
 
 
@@ -92,7 +141,33 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     fig = sub.add_parser("figures", help="regenerate every figure and table from data/")
     fig.add_argument("--figures-dir", default=None, help="write here instead of figures/")
+    fig.add_argument("--data-dir", default=None, help="the folder holding raw/ (default data/)")
     fig.set_defaults(func=_figures)
+    bl = sub.add_parser("benchmarks", help="list the registered benchmarks (one line each), "
+                        "or one benchmark's parameters")
+    bl.add_argument("name", nargs="?", help="a benchmark: list its parameters")
+    bl.set_defaults(func=_benchmarks)
+    run = sub.add_parser("run", help="run (or resume) a benchmark's campaign, then its report")
+    run.add_argument("benchmark", help="a name from `python -m analysis benchmarks`")
+    run.add_argument("--target", action="append", help='"local" (default), user@host[:port] or '
+                     "an ~/.ssh/config alias; repeat for benchmarks that compare targets")
+    run.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                     help="a benchmark parameter (lists as 4,5); repeatable")
+    run.add_argument("--campaign", default=None, help="campaign name (an existing one resumes)")
+    run.add_argument("--data-dir", default=None, help="the folder holding raw/ (default data/)")
+    run.add_argument("--figures-dir", default=None, help="write here instead of figures/")
+    run.add_argument("--trust-new-host-keys", action="store_true",
+                     help="accept and record an unknown SSH host key (never a changed one)")
+    run.add_argument("--ssh-config", default=None, help="ssh_config file (default ~/.ssh/config)")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.set_defaults(func=_run)
+    rep = sub.add_parser("report", help="rebuild a campaign's tables and figures from data/raw")
+    rep.add_argument("campaign")
+    rep.add_argument("--data-dir", default=None, help="the folder holding raw/ (default data/)")
+    rep.add_argument("--figures-dir", default=None, help="write here instead of figures/")
+    rep.add_argument("--skip-run", action="append", default=[], metavar="RUN_ID",
+                     help="leave a run out (e.g. one that fails verification); repeatable")
+    rep.set_defaults(func=_report)
     pre = sub.add_parser("preflight", help="what a target can do (tools, capabilities, noise)")
     _target_args(pre)
     pre.add_argument("--json", action="store_true", help="print one JSON object")
@@ -113,11 +188,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    args = parser.parse_args(argv)
+    ssh_config = getattr(args, "ssh_config", None)
+    if ssh_config and not Path(ssh_config).expanduser().is_file():
+        print(f"error: --ssh-config {ssh_config}: no such file", file=sys.stderr)
+        return 2
     try:
         return args.func(args)
-    except AnalysisError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (AnalysisError, ValueError, FileNotFoundError) as exc:
+        if args.debug:
+            raise
+        text = " ".join(str(exc).split()) if isinstance(exc, AnalysisError) else str(exc)
+        print(f"error: {text}", file=sys.stderr)
         return 2
 
 

@@ -90,16 +90,38 @@ Execute = Callable[[Transport, RunSpec, Path], dict]
 
 @dataclass
 class CampaignResult:
+    """What running (or resuming) a campaign did. :func:`analysis.run_benchmark` also
+    fills in the benchmark, the targets' preflights and the plan it ran."""
+
     campaign: str
     folder: Path
     done: dict  # target -> [run_id]
     failed: dict  # target -> {run_id: error}
     skipped: dict  # target -> [run_id] (already done before this call)
     unreachable: dict  # target -> reason
+    benchmark: str | None = None
+    preflights: dict = field(default_factory=dict, repr=False)
+    plan: object = field(default=None, repr=False)
+    parameters: dict = field(default_factory=dict, repr=False)
 
     @property
     def complete(self) -> bool:
         return not any(self.failed.values()) and not self.unreachable
+
+    def __str__(self) -> str:
+        n = {k: sum(len(v) for v in getattr(self, k).values())
+             for k in ("done", "failed", "skipped")}
+        text = (f"campaign {self.campaign}: {n['done']} runs done, {n['skipped']} kept from "
+                f"before, {n['failed']} failed")
+        for target, runs in self.failed.items():
+            for run_id, error in runs.items():
+                text += f"\n  FAILED {target} {run_id}: {error.strip().splitlines()[-1]}"
+        for target, reason in self.unreachable.items():
+            text += f"\n  UNREACHABLE {target}: {reason}"
+        return text
+
+    def _repr_pretty_(self, printer, cycle) -> None:  # IPython: the summary, not a dump
+        printer.text(str(self))
 
 
 @dataclass(frozen=True)
@@ -135,7 +157,7 @@ class Campaign:
 
     def __init__(self, name: str | None = None, *, data_dir: str | Path | None = None,
                  notebook: str | None = None, parameters: dict | None = None,
-                 _read_only: bool = False):
+                 benchmark: str | None = None, _read_only: bool = False):
         self.name = check_name(name or new_campaign_id(), "campaign name")
         self.folder = _raw_root(data_dir) / self.name
         self._lock = threading.RLock()
@@ -147,7 +169,7 @@ class Campaign:
             self.manifest = self._load()
             return
         with self.locked():
-            self._init_manifest(notebook, parameters)
+            self._init_manifest(notebook, parameters, benchmark)
 
     @classmethod
     def open(cls, name: str, *, data_dir: str | Path | None = None) -> Campaign:
@@ -155,10 +177,15 @@ class Campaign:
         :class:`CampaignNotFound` if there is none."""
         return cls(name, data_dir=data_dir, _read_only=True)
 
-    def _init_manifest(self, notebook: str | None, parameters: dict | None) -> None:
+    def _init_manifest(self, notebook: str | None, parameters: dict | None,
+                       benchmark: str | None) -> None:
         m = self.manifest
         before = json.dumps(m, sort_keys=True)
         new = not m
+        if benchmark and not new and m.get("benchmark", benchmark) != benchmark:
+            raise ParameterMismatch(self.name, {"benchmark": (m.get("benchmark"), benchmark)})
+        if benchmark:
+            m.setdefault("benchmark", benchmark)
         m.setdefault("schema", SCHEMA)
         m.setdefault("campaign", self.name)
         m.setdefault("created", _now())
@@ -417,32 +444,9 @@ def processed_dir(campaign: Campaign, data_dir=None) -> Path:
                   / campaign.name)
 
 
-def campaigns_of(notebook: str, data_dir=None) -> list[str]:
-    """Names of the campaigns in data/raw that a given notebook made."""
-    raw = paths.raw_dir(Path(data_dir) / "raw" if data_dir else None)
-    names = []
-    for manifest in sorted(raw.glob("*/manifest.json")):
-        try:
-            if json.loads(manifest.read_text()).get("notebook") == notebook:
-                names.append(manifest.parent.name)
-        except (OSError, json.JSONDecodeError):
-            continue
-    return names
-
-
-def regenerate(notebook: str, report: Callable, data_dir=None, figures_dir=None) -> list[Path]:
-    """Run ``report(name, data_dir=, figures_dir=)`` for every campaign of ``notebook``
-    (what `make figures` does); a campaign without finished runs is skipped, saying so."""
-    import matplotlib.pyplot as plt
-
-    written = []
-    for name in campaigns_of(notebook, data_dir):
-        try:
-            written += report(name, data_dir=data_dir, figures_dir=figures_dir)["written"]
-        except (ValueError, KeyError) as exc:
-            print(f"skipped {name}: {exc}")
-        plt.close("all")
-    return written
+def campaigns(data_dir=None) -> list[str]:
+    """Names of the campaigns in data/raw (folders with a manifest)."""
+    return [m.parent.name for m in sorted(_raw_root(data_dir).glob(f"*/{MANIFEST}"))]
 
 
 def _now() -> str:
@@ -468,6 +472,7 @@ def run_campaign(
     progress: bool = True,
     connector: Callable[[str], Transport] | None = None,
     target_lock: bool = True,
+    preflights: dict | None = None,
 ) -> CampaignResult:
     """Run ``plan`` on every target (in parallel, one connection each); resume what exists.
 
@@ -478,6 +483,7 @@ def run_campaign(
     Ctrl-C stops everything, after the running unit has cleaned up. The
     campaign's lock is held throughout, and each target's lock while it runs
     (:class:`~analysis.errors.LockError` when another process has either).
+    ``preflights`` (target -> Preflight) are recorded instead of asking again.
     """
     _check_plan(plan)
     targets = list(dict.fromkeys(targets))
@@ -491,7 +497,8 @@ def run_campaign(
                                                 ssh_config=ssh_config))
     with campaign.locked():
         runner = _Runner(campaign, plan, execute, connector, preflight=preflight,
-                         target_lock=target_lock, progress=progress, total=len(targets))
+                         target_lock=target_lock, progress=progress, total=len(targets),
+                         preflights=preflights or {})
         try:
             runner.all(targets)
         finally:
@@ -509,11 +516,11 @@ class _Runner:
     """The per-target loop of :func:`run_campaign` and its fan-out over targets."""
 
     def __init__(self, campaign: Campaign, plan, execute, connector, *, preflight: bool,
-                 target_lock: bool, progress: bool, total: int):
+                 target_lock: bool, progress: bool, total: int, preflights: dict):
         from tqdm.auto import tqdm
 
         self.campaign, self.plan, self.execute, self.connector = campaign, plan, execute, connector
-        self.preflight, self.target_lock = preflight, target_lock
+        self.preflight, self.target_lock, self.preflights = preflight, target_lock, preflights
         self.result = CampaignResult(campaign.name, campaign.folder, {}, {}, {}, {})
         self.bar = tqdm(total=len(plan) * total, desc=f"campaign {campaign.name}", unit="run",
                         disable=not progress, leave=True)
@@ -576,7 +583,7 @@ class _Runner:
             return
         from .preflight import preflight as run_preflight
 
-        pf = run_preflight(transport)
+        pf = self.preflights.get(target) or run_preflight(transport)
         self.campaign.record_target(target, {
             "preflight": pf.as_dict(),
             "tool_versions": {k: (v or {}).get("version") for k, v in pf.tools.items()},
@@ -604,23 +611,4 @@ class _Runner:
                 self.tick(target, f"{run.run_id} FAILED")
 
 
-def traced_execute(spec, workload: Sequence[str], *, attach_timeout: float = 60.0,
-                   stop_timeout: float = 30.0, workload_timeout: float = 3600.0) -> Execute:
-    """An ``execute`` for :func:`run_campaign`: ``workload`` under the tracer ``spec``.
-
-    ``{out}`` in the workload's arguments becomes the run's folder on the
-    target (e.g. ``hyperfine --export-json {out}/hyperfine.json ...``). All
-    files of that folder are fetched into the campaign, with checksums.
-    """
-    from .lifecycle import run_and_fetch
-
-    def execute(transport: Transport, run: RunSpec, staging: Path) -> dict:
-        tr = run_and_fetch(transport, spec, workload, staging, name=run.run_id,
-                           attach_timeout=attach_timeout, stop_timeout=stop_timeout,
-                           workload_timeout=workload_timeout)
-        return {"tracer": tr.tracer, "status": tr.status, "attach_s": tr.attach_s,
-                "probes": tr.probes, "stop_s": tr.stop_s, "stop_killed": tr.stop_killed,
-                "workload_s": tr.workload_s, "wall_s": round(tr.wall_s, 6),
-                "harness_overhead_s": tr.harness_overhead_s}
-
-    return execute
+from .lifecycle import traced_execute  # noqa: E402,F401 - kept importable from here

@@ -103,6 +103,13 @@ def load_cyclictest(path: str | Path) -> CyclictestRun:
                 path, "num_threads", f"says {num_threads} but the file has {len(threads)} threads"
             )
 
+    histogram, summary = _threads(threads, path, limit, scale)
+    meta = _meta(doc, path, cmdline, len(threads), resolution, limit, scale)
+    return CyclictestRun(histogram=histogram, summary=summary, meta=meta)
+
+
+def _threads(threads: dict, path: Path, limit, scale: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The histogram and summary tables of every measurement thread."""
     hist_parts, summary_rows = [], []
     for key in sorted(threads, key=lambda k: _thread_id(k, path)):
         tid = _thread_id(key, path)
@@ -140,6 +147,12 @@ def load_cyclictest(path: str | Path) -> CyclictestRun:
     )
     summary = pd.DataFrame(summary_rows, columns=SUMMARY_COLUMNS)
     summary["overflows"] = summary["overflows"].astype("Int64")
+    return histogram, summary
+
+
+def _meta(doc: dict, path: Path, cmdline, num_threads: int, resolution: int, limit,
+          scale: float) -> dict:
+    """What a cyclictest file says about its run (command line, versions, kernel)."""
     sysinfo = doc.get("sysinfo") if isinstance(doc.get("sysinfo"), dict) else {}
     meta = {
         "source": str(path),
@@ -155,12 +168,12 @@ def load_cyclictest(path: str | Path) -> CyclictestRun:
         "machine": sysinfo.get("machine"),
         "nodename": sysinfo.get("nodename"),
         "realtime": sysinfo.get("realtime"),
-        "num_threads": len(threads),
+        "num_threads": num_threads,
         "resolution_in_ns": resolution,
         "unit_in_file": "ns" if resolution == 1 else "us",
         "histogram_limit_us": None if limit is None else limit * scale,
     }
-    return CyclictestRun(histogram=histogram, summary=summary, meta=meta)
+    return meta
 
 
 def _explain(path: Path, exc: DataFormatError) -> DataFormatError:

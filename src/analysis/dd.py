@@ -20,13 +20,15 @@ import numpy as np
 import pandas as pd
 
 from . import _params, paths
-from .campaign import Campaign, RunSpec, open_for_report, processed_dir, traced_execute
+from .benchmarks import Benchmark, Param, Plan, register
+from .campaign import Campaign, RunSpec, open_for_report, processed_dir
 from .errors import ParameterError, TargetError
 from .hyperfine import load_hyperfine
-from .lifecycle import TracerSpec, parse_meta
+from .lifecycle import TracerSpec, parse_meta, traced_execute
 from .overhead import overhead_table
 from .preflight import Preflight
-from .storage import check_name
+from .tracers import count_script
+from .tracers import parse_count as parse_events
 
 
 @dataclass(frozen=True)
@@ -208,18 +210,7 @@ def counting_attach(p: PlannedExperiment) -> str:
 
 
 def counting_script(p: PlannedExperiment) -> str:
-    attach = counting_attach(p)
-    if p.tracer == "dtrace":
-        return f'{attach} /execname == "dd"/ {{ @events = count(); }}\n'
-    return f'{attach} /comm == "dd"/ {{ @events = count(); }}\n'
-
-
-def parse_events(tracer_stdout: str) -> int | None:
-    m = re.search(r"@events:\s*(\d+)", tracer_stdout)
-    if m:
-        return int(m.group(1))
-    numbers = re.findall(r"^\s*(\d+)\s*$", tracer_stdout, re.M)  # DTrace prints the bare count
-    return int(numbers[-1]) if numbers else None
+    return count_script(p.tracer, counting_attach(p), "dd")
 
 
 def build_plan(planned: Sequence[PlannedExperiment], rounds: int, seed: int | str = 0
@@ -417,65 +408,76 @@ class Benchmark1:
     count: int
 
 
-def run_benchmark1(
-    target: str = "local",
-    *,
-    tracer: str = "bpftrace",
-    experiments: Sequence[int | str] | None = None,
-    count: int | str = "50k",
-    runs: int = 3,
-    warmup: int = 1,
-    rounds: int = 5,
-    campaign: str | None = None,
-    data_dir=None,
-    workload_cpu: int | None = None,
-    tracer_cpu: int | None = None,
-    trust_new_host_keys: bool = False,
-    ssh_config=None,
-    progress: bool = True,
-) -> Benchmark1:
-    """Plan from the target's preflight and run (or resume) a benchmark-1 campaign.
+def _experiments(value) -> list[str] | None:
+    return None if value is None else [e.id for e in _select(value)]
 
-    The workload is pinned to the last CPU and the tracer to CPU 0 unless told
-    otherwise. Rerunning with the same ``campaign`` resumes it.
+
+@register
+class DD(Benchmark):
+    """Benchmark 1: dd under each of the 18 scripts, in interleaved rounds."""
+
+    name = "dd"
+    notebook = "1.0-dd-per-event-cost"
+    description = "Gregg's dd per-event cost under 18 bpftrace (or DTrace) scripts"
+    needs = ("bpftrace (dtrace on FreeBSD)", "hyperfine", "syscall tracepoints",
+             "kprobes or a stated substitute", "uprobes for 06/07")
+    params = (
+        Param.choice("tracer", "bpftrace", "bpftrace, or dtrace on FreeBSD", TRACERS),
+        Param("experiments", None, "None = all 18; numbers or ids, e.g. 4,5 (the control "
+              "always runs)", "list", _experiments),
+        Param("count", "50k", "dd's count: a number or dd-style ('10000k' = 10,240,000 "
+              "reads)", "size", parse_count),
+        Param.integer("runs", 3, "timed runs per block (hyperfine --runs)", 1),
+        Param.integer("warmup", 1, "untimed runs before each block (hyperfine --warmup)", 0),
+        Param.integer("rounds", 5, "interleaved rounds of every experiment", 1),
+        Param.integer("workload_cpu", None, "CPU dd is pinned to (None = the last one)", 0),
+        Param.integer("tracer_cpu", None, "CPU the tracer is pinned to (None = 0 when the "
+                      "target has two or more)", 0),
+    )
+
+    def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
+        (target, pf), = preflights.items()
+        cpus = pf.cpus or 1
+        workload_cpu = cpus - 1 if p["workload_cpu"] is None else p["workload_cpu"]
+        tracer_cpu = (0 if cpus > 1 else None) if p["tracer_cpu"] is None else p["tracer_cpu"]
+        planned = plan_experiments(pf, p["tracer"], p["experiments"])
+        table = plan_table(planned)
+        params = {"notebook": self.notebook, "target": target, "tracer": p["tracer"],
+                  "experiments": [x.id for x in planned], "count": p["count"],
+                  "runs": p["runs"], "warmup": p["warmup"], "rounds": p["rounds"],
+                  "workload_cpu": workload_cpu, "tracer_cpu": tracer_cpu,
+                  "plan": table.to_dict(orient="records")}
+        return Plan(build_plan(planned, p["rounds"], seed=campaign), params,
+                    {x.id: x.skipped for x in planned if x.skipped}, table,
+                    {"planned": planned, "os": pf.os})
+
+    def execute(self, plan: Plan, p: dict, scratch: Path):
+        q = plan.parameters
+        return make_execute(plan.state["planned"], count=q["count"], runs=q["runs"],
+                            warmup=q["warmup"], workload_cpu=q["workload_cpu"],
+                            tracer_cpu=q["tracer_cpu"], os_name=plan.state["os"], scratch=scratch)
+
+    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
+        return report(campaign, data_dir=data_dir, figures_dir=figures_dir, **kwargs)
+
+
+def run_benchmark1(target: str = "local", *, campaign: str | None = None, data_dir=None,
+                   trust_new_host_keys: bool = False, ssh_config=None, progress: bool = True,
+                   **params) -> Benchmark1:
+    """``run_benchmark("dd", target, ...)``, returning the campaign, plan and preflight.
+
+    Parameters as :class:`DD` declares them (``tracer``, ``experiments``, ``count``,
+    ``runs``, ``warmup``, ``rounds``, ``workload_cpu``, ``tracer_cpu``). Rerunning
+    with the same ``campaign`` resumes it.
     """
-    from .campaign import new_campaign_id, run_campaign
-    from .preflight import preflight
-    from .targets import check_target, connect
+    from .benchmarks import run_benchmark
 
-    # every parameter is checked before a folder exists or a target is contacted
-    n = parse_count(count)
-    _params.choice("tracer", tracer, TRACERS)
-    _select(experiments)
-    runs = _params.integer("runs", runs, 1)
-    warmup = _params.integer("warmup", warmup, 0)
-    rounds = _params.integer("rounds", rounds, 1)
-    workload_cpu = _params.optional_integer("workload_cpu", workload_cpu, 0)
-    tracer_cpu = _params.optional_integer("tracer_cpu", tracer_cpu, 0)
-    name = campaign or new_campaign_id("dd")
-    check_name(name, "campaign name")
-    check_target(target, ssh_config=ssh_config)
-    with connect(target, trust_new_host_keys=trust_new_host_keys, ssh_config=ssh_config) as t:
-        pf = preflight(t)
-    cpus = pf.cpus or 1
-    if workload_cpu is None:
-        workload_cpu = cpus - 1
-    if tracer_cpu is None:
-        tracer_cpu = 0 if cpus > 1 else None
-    planned = plan_experiments(pf, tracer, experiments)
-    params = {"notebook": "1.0-dd-per-event-cost", "target": target, "tracer": tracer,
-              "experiments": [p.id for p in planned], "count": n,
-              "runs": runs, "warmup": warmup, "rounds": rounds, "workload_cpu": workload_cpu,
-              "tracer_cpu": tracer_cpu,
-              "plan": plan_table(planned).to_dict(orient="records")}
-    camp = Campaign(name, data_dir=data_dir, notebook="1.0-dd-per-event-cost", parameters=params)
-    plan = build_plan(planned, rounds, seed=name)
-    execute = make_execute(planned, count=n, runs=runs, warmup=warmup, workload_cpu=workload_cpu,
-                           tracer_cpu=tracer_cpu, os_name=pf.os,
-                           scratch=camp.folder / ".scratch")
-    result = run_campaign(camp, [target], plan, execute, trust_new_host_keys=trust_new_host_keys,
-                          ssh_config=ssh_config, progress=progress)
-    return Benchmark1(camp, target, planned, pf, result, n)
+    result = run_benchmark("dd", target, campaign=campaign, data_dir=data_dir,
+                           trust_new_host_keys=trust_new_host_keys, ssh_config=ssh_config,
+                           progress=progress, **params)
+    camp = Campaign.open(result.campaign, data_dir=result.folder.parent.parent)
+    return Benchmark1(camp, target, result.plan.state["planned"], result.preflights[target],
+                      result, result.parameters["count"])
 
 
 def planned_from_manifest(campaign: Campaign) -> list[PlannedExperiment]:
@@ -510,8 +512,6 @@ def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None
     checked against the manifest first (:class:`~analysis.errors.IntegrityError`);
     ``skip_runs`` leaves named runs out instead.
     """
-    from . import plots
-
     camp = open_for_report(campaign, data_dir, skip_runs)
     target = target or next(iter(camp.manifest["runs"]))
     planned = planned_from_manifest(camp)
@@ -522,24 +522,28 @@ def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None
             "runtime_s": "fastest_s", "per_event_ns": "per_event_ns_fastest",
             "slowdown": "slowdown_fastest"}), on="experiment")
     table = table[TABLE_COLUMNS]
-    published = with_published(table)
-    times = tracer_times(camp, target)
-    runs = load_runs(camp, target)
-    out = {"table": table, "with_published": published, "tracer_times": times, "runs": runs,
+    out = {"table": table, "with_published": with_published(table),
+           "tracer_times": tracer_times(camp, target), "runs": load_runs(camp, target),
            "planned": planned, "written": []}
-    if not write:
-        return out
+    if write:
+        _write_report(out, camp, target, data_dir, figures_dir)
+    return out
+
+
+def _write_report(out: dict, camp: Campaign, target: str, data_dir, figures_dir) -> None:
+    """The processed tables, the figures and the LaTeX tables of :func:`report`."""
+    from . import plots
     from .storage import atomic_write
 
+    table, published, times, runs = (out[k] for k in ("table", "with_published",
+                                                      "tracer_times", "runs"))
     proc = processed_dir(camp, data_dir)
     flat = table.assign(flags=table["flags"].map("; ".join))
     for name, frame in (("benchmark1", flat), ("tracer_times", times), ("runs", runs)):
         out["written"].append(atomic_write(proc / f"{name}.csv", frame.to_csv(index=False)))
-    sources = [camp.manifest_path]
-    stem = f"dd-{camp.name}"
-    tracer = planned[0].tracer
-    label = f"{tracer} (this machine)"
-    bars = long_for_bars(published, label)
+    sources, stem = [camp.manifest_path], f"dd-{camp.name}"
+    tracer = out["planned"][0].tracer
+    bars = long_for_bars(published, f"{tracer} (this machine)")
     fig = plots.per_event_cost_bars(bars, category="label", series="series", value="ns",
                                     ci=("low", "high"), log=True,
                                     title=f"Benchmark 1 per-event cost, {target} (* = substitute)")
@@ -562,11 +566,3 @@ def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None
     out["written"] += plots.export_table(
         times, f"{stem}-tracer-times", floatfmt=".3f", sources=sources, figures_dir=figures_dir,
         caption=f"Benchmark 1 on {target}: tracer attach and stop times (s)")
-    return out
-
-
-def regenerate_all(data_dir=None, figures_dir=None) -> list[Path]:
-    """Re-make the report of every 1.0-dd-per-event-cost campaign in data/raw (`make figures`)."""
-    from .campaign import regenerate
-
-    return regenerate("1.0-dd-per-event-cost", report, data_dir, figures_dir)

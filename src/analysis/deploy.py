@@ -96,3 +96,14 @@ def deploy(transport: Transport, root: Path | None = None) -> str:
     transport.run(["rm", "-f", remote_tar], timeout=30)
     transport._deployed = (digest, target_dir)
     return target_dir
+
+
+def build_workloads(transport: Transport) -> str:
+    """Compile the C workloads of ``remote/workloads/`` on the target (the microbenchmark's
+    variants and cyclictest's wake-up libraries), once per content; return their folder."""
+    remote = deploy(transport)
+    out = f"{work_base(transport)}/usdt-bench-{remote.rsplit('-', 1)[-1]}"
+    probe = transport.run(["test", "-x", f"{out}/usdt-bench-usdt"], timeout=30, check=False)
+    if probe.exit_status != 0:
+        transport.run(["sh", f"{remote}/workloads/build-usdt-bench.sh", out], timeout=300)
+    return out

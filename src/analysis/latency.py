@@ -1,10 +1,10 @@
 """The real-time study (Letaief, section 3.4): cyclictest under tracing.
 
 Configurations: no tracing; kernel-space tracing of ``sys_exit_clock_nanosleep``
-with ftrace (tracefs event), eBPF (bpftrace tracepoint) and LTTng (only where
-the kernel has its modules); user-space tracing with a tracepoint fired at every
-wake-up by an ``LD_PRELOAD`` library wrapping ``clock_nanosleep`` (no patched
-cyclictest), under ftrace (uprobe), eBPF (bpftrace ``usdt:``) and LTTng-UST.
+with ftrace (tracefs event), bpftrace (an eBPF tracepoint program) and LTTng (only
+where the kernel has its modules); user-space tracing with a tracepoint fired at
+every wake-up by an ``LD_PRELOAD`` library wrapping ``clock_nanosleep`` (no patched
+cyclictest), under ftrace (uprobe), bpftrace (``usdt:``) and LTTng-UST.
 Every configuration runs several invocations, interleaved. Histograms are
 never expanded into one value per sample.
 """
@@ -17,14 +17,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import stats
-from .campaign import Campaign, RunSpec, new_campaign_id, run_campaign
+from . import stats, tracers
+from .benchmarks import Benchmark, Param, Plan, register
+from .campaign import Campaign, RunSpec
 from .cyclictest import CyclictestRun, load_cyclictest
-from .elf import find_probe
+from .deploy import build_workloads
 from .errors import TargetError
 from .lifecycle import TracerSpec, run_and_fetch
 from .transport import Transport
-from .usdt import build, recorded_events
 
 QUANTILES = (0.5, 0.9, 0.99, 0.999, 0.9999)
 EVENT = "syscalls/sys_exit_clock_nanosleep"
@@ -34,7 +34,7 @@ EVENT = "syscalls/sys_exit_clock_nanosleep"
 class LatencyConfig:
     name: str  # e.g. "kernel-ftrace"
     space: str  # "none", "kernel", "user"
-    tracer: str  # "none", "ftrace", "ebpf", "lttng"
+    tracer: str  # "none", "ftrace", "bpftrace", "lttng"
     needs: str | None = None
 
     @property
@@ -47,10 +47,10 @@ class LatencyConfig:
 CONFIGS = (
     LatencyConfig("none", "none", "none"),
     LatencyConfig("kernel-ftrace", "kernel", "ftrace", "tracepoints"),
-    LatencyConfig("kernel-ebpf", "kernel", "ebpf", "bpf"),
+    LatencyConfig("kernel-bpftrace", "kernel", "bpftrace", "bpf"),
     LatencyConfig("kernel-lttng", "kernel", "lttng", "lttng_kernel"),
     LatencyConfig("user-ftrace", "user", "ftrace", "uprobes"),
-    LatencyConfig("user-ebpf", "user", "ebpf", "bpf"),
+    LatencyConfig("user-bpftrace", "user", "bpftrace", "bpf"),
     LatencyConfig("user-lttng", "user", "lttng", "lttng_ust"),
 )
 BY_NAME = {c.name: c for c in CONFIGS}
@@ -72,43 +72,26 @@ def cyclictest_argv(*, loops: int, interval_us: int, histogram_us: int, cpu: int
 
 def tracer_spec(cfg: LatencyConfig, lib_path: str | None, local_lib: Path | None, loops: int,
                 scratch: Path) -> TracerSpec:
-    kb = max(1024, int(loops * 96 / 1024) + 2048)
     if cfg.tracer == "none":
         return TracerSpec("none")
-    if cfg.space == "kernel" and cfg.tracer == "ftrace":
-        return TracerSpec("ftrace", ftrace_events=(EVENT,), ftrace_filter='comm == "cyclictest"',
-                          ftrace_buffer_kb=kb)
-    if cfg.space == "kernel" and cfg.tracer == "ebpf":
-        script = scratch / "kernel-ebpf.bt"
-        script.write_text('t:syscalls:sys_exit_clock_nanosleep /comm == "cyclictest"/ '
-                          '{ printf("%d\\n", tid); }\n')
-        return TracerSpec("bpftrace", script=script)
-    if cfg.space == "user" and cfg.tracer == "ftrace":
-        off = find_probe(local_lib, "cyclictest", "wakeup").file_offset
-        return TracerSpec("ftrace", ftrace_events=("tracelab/ct_wakeup",),
-                          ftrace_uprobes=(f"p:tracelab/ct_wakeup {lib_path}:{off:#x}",),
-                          ftrace_buffer_kb=kb)
-    if cfg.space == "user" and cfg.tracer == "ebpf":
-        script = scratch / "user-ebpf.bt"
-        script.write_text(f'usdt:{lib_path}:cyclictest:wakeup {{ printf("%d\\n", arg0); }}\n')
-        return TracerSpec("bpftrace", script=script)
     if cfg.tracer == "lttng":
-        return TracerSpec("lttng", lttng_events=("lttng_ust_tracef:*",),
-                          lttng_channel_opts=("--subbuf-size=1M", "--num-subbuf=8", "--discard"))
-    raise ValueError(cfg.name)
+        return tracers.lttng_ust_spec(8)
+    if cfg.space == "kernel":
+        return tracers.tracepoint_spec(cfg.tracer, event=EVENT, comm="cyclictest", events=loops,
+                                       scratch=scratch)
+    return tracers.usdt_spec(cfg.tracer, binary=lib_path, local_binary=local_lib,
+                             provider="cyclictest", probe="wakeup", events=loops, scratch=scratch)
 
 
 def make_execute(*, loops: int, interval_us: int, histogram_us: int, cpu, main_cpu,
                  scratch: Path):
-    from .usdt import Config
-
     scratch.mkdir(parents=True, exist_ok=True)
 
     def execute(transport: Transport, run: RunSpec, staging: Path) -> dict:
         cfg = BY_NAME[run.experiment]
         lib_path = local_lib = None
         if cfg.preload:
-            lib_path = f"{build(transport)}/{cfg.preload}"
+            lib_path = f"{build_workloads(transport)}/{cfg.preload}"
             local_lib = scratch / f"{cfg.preload}-{transport.name.replace('/', '_')}"
             if not local_lib.exists():
                 transport.get(lib_path, local_lib)
@@ -120,8 +103,7 @@ def make_execute(*, loops: int, interval_us: int, histogram_us: int, cpu, main_c
         tr = run_and_fetch(transport, spec, argv, staging, name=run.run_id, attach_timeout=120,
                            stop_timeout=300,
                            workload_timeout=loops * interval_us / 1e6 * 3 + 120)
-        pseudo = Config(1, cfg.tracer, "", None if cfg.tracer == "none" else "event")
-        events, lost = recorded_events(pseudo, tr.meta, staging)
+        events, lost = tracers.recorded_events(cfg.tracer, tr.meta, staging)
         if cfg.tracer != "none" and events is not None and events < loops:
             raise TargetError(f"{transport.name}: {cfg.name} recorded {events} events for "
                               f"{loops} wake-ups (lost {lost})")
@@ -131,60 +113,75 @@ def make_execute(*, loops: int, interval_us: int, histogram_us: int, cpu, main_c
     return execute
 
 
-def run_latency(targets=("local",), *, loops: int = 2000, interval_us: int = 200,
-                histogram_us: int = 20000, invocations: int = 5, configs=None,
-                campaign: str | None = None, data_dir=None, trust_new_host_keys=False,
-                ssh_config=None, progress: bool = True):
-    """Run (or resume) the cyclictest plan on one or more targets (in parallel).
+def _configs(value) -> list[str] | None:
+    from . import _params
+
+    return _params.names("configs", value, [c.name for c in CONFIGS])
+
+
+@register
+class Cyclictest(Benchmark):
+    """Letaief's real-time study: cyclictest under kernel- and user-space tracing."""
+
+    name = "cyclictest"
+    notebook = "2.1-cyclictest"
+    description = "cyclictest wake-up latency under ftrace, bpftrace and LTTng (Letaief 3.4)"
+    needs = ("rt-tests (cyclictest)", "tracepoints", "uprobes", "bpftrace", "LTTng")
+    several_targets = True
+    params = (
+        Param.integer("loops", 2000, "wake-ups per invocation (the thesis: 10,000,000)", 1),
+        Param.integer("interval_us", 200, "wake-up interval in us (the thesis: 30)", 1),
+        Param.integer("histogram_us", 20000, "histogram limit in us", 1),
+        Param.integer("invocations", 5, "invocations of every configuration, interleaved", 1),
+        Param("configs", None, f"None = all: {', '.join(c.name for c in CONFIGS)}", "list",
+              _configs),
+    )
+
+    def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
+        targets = list(preflights)
+        not_run, runnable = {}, []
+        for c in [BY_NAME[n] for n in (p["configs"] or [c.name for c in CONFIGS])]:
+            missing = [t for t in targets if c.needs and not preflights[t].capabilities.get(
+                c.needs)]
+            if missing:
+                not_run[c.name] = f"no {c.needs} on {', '.join(missing)}"
+            else:
+                runnable.append(c)
+        cpus = min(pf.cpus or 1 for pf in preflights.values())
+        cpu, main_cpu = cpus - 1, (0 if cpus > 1 else None)
+        params = {"targets": targets, **{k: p[k] for k in ("loops", "interval_us",
+                                                         "histogram_us", "invocations")},
+                  "cpu": cpu, "main_cpu": main_cpu, "configs": [c.name for c in runnable],
+                  "skipped": not_run, "labels": {t: label(preflights[t]) for t in targets}}
+        runs = [RunSpec(f"i{k:02d}-{c.name}", c.name, {"invocation": k})
+                for k in range(p["invocations"]) for c in runnable]
+        return Plan(runs, params, not_run)
+
+    def execute(self, plan: Plan, p: dict, scratch: Path):
+        q = plan.parameters
+        return make_execute(loops=q["loops"], interval_us=q["interval_us"],
+                            histogram_us=q["histogram_us"], cpu=q["cpu"],
+                            main_cpu=q["main_cpu"], scratch=scratch)
+
+    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
+        return report(campaign, data_dir=data_dir, figures_dir=figures_dir, **kwargs)
+
+
+def run_latency(targets=("local",), *, campaign: str | None = None, data_dir=None,
+                trust_new_host_keys=False, ssh_config=None, progress: bool = True, **params):
+    """``run_benchmark("cyclictest", targets, ...)`` -> (campaign, result, configs not run).
 
     Thesis values: ``loops=10_000_000, interval_us=30`` (with --nsecs). Each
-    configuration runs ``invocations`` times, interleaved invocation by invocation.
-    Configurations a target cannot run are skipped there with the reason.
+    configuration runs ``invocations`` times, interleaved invocation by invocation,
+    on every target; configurations a target cannot run are not run, with the reason.
     """
-    from . import _params
-    from .preflight import preflight
-    from .storage import check_name
-    from .targets import check_target, connect
+    from .benchmarks import run_benchmark
 
-    targets = _params.names("targets", targets)
-    if targets is None:
-        raise _params.ParameterError("targets", targets, "expected one or more targets")
-    loops = _params.integer("loops", loops, 1)
-    interval_us = _params.integer("interval_us", interval_us, 1)
-    histogram_us = _params.integer("histogram_us", histogram_us, 1)
-    invocations = _params.integer("invocations", invocations, 1)
-    configs = _params.names("configs", configs, [c.name for c in CONFIGS])
-    name = campaign or new_campaign_id("cyclictest")
-    check_name(name, "campaign name")
-    for t in targets:
-        check_target(t, ssh_config=ssh_config)
-    chosen = [BY_NAME[c] for c in (configs or [c.name for c in CONFIGS])]
-    pfs, skipped = {}, {}
-    for t in targets:
-        with connect(t, trust_new_host_keys=trust_new_host_keys, ssh_config=ssh_config) as tr:
-            pfs[t] = preflight(tr)
-    runnable = []
-    for c in chosen:
-        missing = [t for t in targets if c.needs and not pfs[t].capabilities.get(c.needs)]
-        if missing:
-            skipped[c.name] = f"no {c.needs} on {', '.join(missing)}"
-        else:
-            runnable.append(c)
-    cpus = min(pf.cpus or 1 for pf in pfs.values())
-    cpu, main_cpu = cpus - 1, (0 if cpus > 1 else None)
-    camp = Campaign(name, data_dir=data_dir, notebook="2.1-cyclictest", parameters={
-        "targets": list(targets), "loops": loops, "interval_us": interval_us,
-        "histogram_us": histogram_us, "invocations": invocations, "cpu": cpu,
-        "main_cpu": main_cpu, "configs": [c.name for c in runnable], "skipped": skipped,
-        "labels": {t: label(pfs[t]) for t in targets}})
-    plan = [RunSpec(f"i{k:02d}-{c.name}", c.name, {"invocation": k})
-            for k in range(invocations) for c in runnable]
-    execute = make_execute(loops=loops, interval_us=interval_us, histogram_us=histogram_us,
-                           cpu=cpu, main_cpu=main_cpu, scratch=camp.folder / ".scratch")
-    result = run_campaign(camp, list(targets), plan, execute,
-                          trust_new_host_keys=trust_new_host_keys, ssh_config=ssh_config,
-                          progress=progress)
-    return camp, result, skipped
+    result = run_benchmark("cyclictest", targets, campaign=campaign, data_dir=data_dir,
+                           trust_new_host_keys=trust_new_host_keys, ssh_config=ssh_config,
+                           progress=progress, **params)
+    camp = Campaign.open(result.campaign, data_dir=result.folder.parent.parent)
+    return camp, result, result.plan.not_run
 
 
 def label(pf) -> str:
@@ -338,10 +335,3 @@ def report(camp: Campaign | str, *, data_dir=None, figures_dir=None, skip_runs=(
                                          figures_dir=figures_dir,
                                          caption="cyclictest latency under tracing (us)")
     return out
-
-
-def regenerate_all(data_dir=None, figures_dir=None) -> list[Path]:
-    """Re-make the report of every 2.1-cyclictest campaign in data/raw (`make figures`)."""
-    from .campaign import regenerate
-
-    return regenerate("2.1-cyclictest", report, data_dir, figures_dir)

@@ -187,8 +187,35 @@ def traced_run(
     if remote_dir is None:
         remote_dir = run_folder(transport, "run")
     env = prepare(transport, spec, remote_dir)
-    argv = ["env", *(f"{k}={v}" for k, v in env.items()),
-            "sh", f"{remote}/bin/traced-run.sh", "--out", remote_dir, "--tracer", spec.kind,
+    argv = ["env", *(f"{k}={v}" for k, v in env.items()), "sh", f"{remote}/bin/traced-run.sh",
+            *_runner_options(transport, spec, remote_dir, attach_timeout, stop_timeout,
+                             workload_timeout), "--", *workload]
+    timeout = attach_timeout + workload_timeout + stop_timeout + 60
+    try:
+        result = transport.run_root(argv, timeout=timeout, check=False, keep_stdin_open=True)
+    except BaseException:
+        cleanup(transport, remote_dir, stop_timeout)
+        raise
+    meta_text = transport.run(["cat", f"{remote_dir}/meta"], timeout=30, check=False)
+    if meta_text.exit_status != 0:  # the runner did not finish its own cleanup
+        cleanup(transport, remote_dir, stop_timeout)
+        raise RemoteCommandError(transport.name, shlex.join(argv), result.exit_status,
+                                 result.stderr or "traced-run.sh wrote no meta file")
+    run = _traced_run_of(spec, remote_dir, parse_meta(meta_text.stdout), result.duration_s)
+    if run.status == "target_busy":
+        from .locks import busy_error
+
+        raise busy_error(transport.name, run.meta.get("error", ""))
+    if check and run.status in ("attach_failed", "tracer_died", "error", "interrupted"):
+        raise TracerError(transport.name, run, result.stderr)
+    return run
+
+
+def _runner_options(transport: Transport, spec: TracerSpec, remote_dir: str,
+                    attach_timeout: float, stop_timeout: float, workload_timeout: float
+                    ) -> list[str]:
+    """traced-run.sh's options for ``spec`` (everything before ``--``)."""
+    argv = ["--out", remote_dir, "--tracer", spec.kind,
             "--attach-timeout", f"{attach_timeout:g}", "--stop-timeout", f"{stop_timeout:g}",
             "--deadline", f"{attach_timeout + workload_timeout + stop_timeout + 30:g}",
             "--watch-stdin"]
@@ -205,37 +232,18 @@ def traced_run(
         argv += ["--ftrace-keep"]
     for define in spec.dtrace_defines:
         argv += ["--dtrace-define", define]
-    argv += ["--", *workload]
-    timeout = attach_timeout + workload_timeout + stop_timeout + 60
-    result_stderr = ""
-    try:
-        result = transport.run_root(argv, timeout=timeout, check=False, keep_stdin_open=True)
-        result_stderr = result.stderr
-        wall = result.duration_s
-    except BaseException:
-        cleanup(transport, remote_dir, stop_timeout)
-        raise
-    meta_text = transport.run(["cat", f"{remote_dir}/meta"], timeout=30, check=False)
-    if meta_text.exit_status != 0:  # the runner did not finish its own cleanup
-        cleanup(transport, remote_dir, stop_timeout)
-        raise RemoteCommandError(transport.name, shlex.join(argv), result.exit_status,
-                                 result_stderr or "traced-run.sh wrote no meta file")
-    meta = parse_meta(meta_text.stdout)
-    run = TracedRun(
+    return argv
+
+
+def _traced_run_of(spec: TracerSpec, remote_dir: str, meta: dict, wall: float) -> TracedRun:
+    killed = _num(meta, "stop_killed", int)
+    return TracedRun(
         tracer=spec.kind, status=meta.get("status", "unknown"), remote_dir=remote_dir,
         attach_s=_num(meta, "attach_s"), probes=_num(meta, "probes", int),
         workload_exit=_num(meta, "workload_exit", int), workload_s=_num(meta, "workload_s"),
-        stop_s=_num(meta, "stop_s"),
-        stop_killed=None if _num(meta, "stop_killed", int) is None else bool(int(meta["stop_killed"])),
+        stop_s=_num(meta, "stop_s"), stop_killed=None if killed is None else bool(killed),
         wall_s=wall, meta=meta,
     )
-    if run.status == "target_busy":
-        from .locks import busy_error
-
-        raise busy_error(transport.name, meta.get("error", ""))
-    if check and run.status in ("attach_failed", "tracer_died", "error", "interrupted"):
-        raise TracerError(transport.name, run, result_stderr)
-    return run
 
 
 def run_folder(transport: Transport, name: str) -> str:
@@ -309,3 +317,24 @@ def fetch(transport: Transport, remote_dir: str, local_dir: Path,
             continue
         sums[name] = transport.get(f"{remote_dir}/{name}", Path(local_dir) / name)
     return sums
+
+
+def traced_execute(spec: TracerSpec, workload: Sequence[str], *, attach_timeout: float = 60.0,
+                   stop_timeout: float = 30.0, workload_timeout: float = 3600.0):
+    """An ``execute`` for :func:`analysis.campaign.run_campaign`: ``workload`` under the
+    tracer ``spec``, every file of the run's folder fetched (with checksums).
+
+    ``{out}`` in the workload's arguments becomes the run's folder on the target
+    (e.g. ``hyperfine --export-json {out}/hyperfine.json ...``).
+    """
+
+    def execute(transport: Transport, run, staging: Path) -> dict:
+        tr = run_and_fetch(transport, spec, workload, staging, name=run.run_id,
+                           attach_timeout=attach_timeout, stop_timeout=stop_timeout,
+                           workload_timeout=workload_timeout)
+        return {"tracer": tr.tracer, "status": tr.status, "attach_s": tr.attach_s,
+                "probes": tr.probes, "stop_s": tr.stop_s, "stop_killed": tr.stop_killed,
+                "workload_s": tr.workload_s, "wall_s": round(tr.wall_s, 6),
+                "harness_overhead_s": tr.harness_overhead_s}
+
+    return execute

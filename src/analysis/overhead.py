@@ -66,6 +66,37 @@ TABLE_COLUMNS = [
 ]
 
 
+def _row(name, x, y, ev, is_control, estimator, confidence, n_resamples, seed) -> dict:
+    """One experiment's row of :func:`overhead_table` (``x`` its runs, ``y`` the control's)."""
+    rt, ct = _estimate(x, estimator), _estimate(y, estimator)
+    rt_ci = _one_sample_ci(x, estimator, confidence, n_resamples, seed)
+    row = {
+        "experiment": name, "n_runs": int(x.size), "estimator": estimator,
+        "runtime_s": rt, "runtime_ci_low": rt_ci[0], "runtime_ci_high": rt_ci[1],
+        "control_s": ct, "events": ev,
+        "slowdown": relative_slowdown(rt, ct),
+    }
+    if is_control:
+        row.update(per_event_ns=0.0, per_event_ns_ci_low=np.nan, per_event_ns_ci_high=np.nan,
+                   slowdown_ci_low=np.nan, slowdown_ci_high=np.nan, mwu_p=np.nan,
+                   cliffs_delta=np.nan, flags=stats.flags(x))
+        return row
+    cost = per_event_cost_ns(rt, ct, ev) if np.isfinite(ev) and ev > 0 else np.nan
+    dci = rci = (np.nan, np.nan)
+    if estimator != "min":
+        _, dci = stats.bootstrap_difference_ci(x, y, estimator, confidence, n_resamples, seed)
+        _, rci = stats.bootstrap_ratio_ci(x, y, estimator, confidence, n_resamples, seed)
+    scale = 1e9 / ev if np.isfinite(ev) and ev > 0 else np.nan
+    _, p = stats.mann_whitney(x, y)
+    row.update(
+        per_event_ns=cost,
+        per_event_ns_ci_low=dci[0] * scale, per_event_ns_ci_high=dci[1] * scale,
+        slowdown_ci_low=rci[0] - 1.0, slowdown_ci_high=rci[1] - 1.0,
+        mwu_p=p, cliffs_delta=stats.cliffs_delta(x, y), flags=stats.flags(x, y),
+    )
+    return row
+
+
 def overhead_table(
     runs: pd.DataFrame,
     *,
@@ -110,33 +141,8 @@ def overhead_table(
             raise ValueError(f"no control runs in the rounds of {name!r}")
         ev = events.get(name, np.nan) if isinstance(events, Mapping) else events
         ev = np.nan if ev is None else float(ev)
-        rt, ct = _estimate(x, estimator), _estimate(y, estimator)
-        rt_ci = _one_sample_ci(x, estimator, confidence, n_resamples, seed)
-        row = {
-            "experiment": name, "n_runs": int(x.size), "estimator": estimator,
-            "runtime_s": rt, "runtime_ci_low": rt_ci[0], "runtime_ci_high": rt_ci[1],
-            "control_s": ct, "events": ev,
-            "slowdown": relative_slowdown(rt, ct),
-        }
-        if name == control:
-            row.update(per_event_ns=0.0, per_event_ns_ci_low=np.nan, per_event_ns_ci_high=np.nan,
-                       slowdown_ci_low=np.nan, slowdown_ci_high=np.nan, mwu_p=np.nan,
-                       cliffs_delta=np.nan, flags=stats.flags(x))
-        else:
-            cost = per_event_cost_ns(rt, ct, ev) if np.isfinite(ev) and ev > 0 else np.nan
-            dci = rci = (np.nan, np.nan)
-            if estimator != "min":
-                _, dci = stats.bootstrap_difference_ci(x, y, estimator, confidence, n_resamples, seed)
-                _, rci = stats.bootstrap_ratio_ci(x, y, estimator, confidence, n_resamples, seed)
-            scale = 1e9 / ev if np.isfinite(ev) and ev > 0 else np.nan
-            _, p = stats.mann_whitney(x, y)
-            row.update(
-                per_event_ns=cost,
-                per_event_ns_ci_low=dci[0] * scale, per_event_ns_ci_high=dci[1] * scale,
-                slowdown_ci_low=rci[0] - 1.0, slowdown_ci_high=rci[1] - 1.0,
-                mwu_p=p, cliffs_delta=stats.cliffs_delta(x, y), flags=stats.flags(x, y),
-            )
-        rows.append(row)
+        rows.append(_row(name, x, y, ev, name == control, estimator, confidence, n_resamples,
+                         seed))
     table = pd.DataFrame(rows)
     table["p_holm"] = stats.holm(table["mwu_p"].to_numpy())
     return table[TABLE_COLUMNS]

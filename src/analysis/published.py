@@ -81,6 +81,10 @@ def load_reference(name: str, reference_dir: str | Path | None = None) -> pd.Dat
         raise DataFormatError(path, missing[0], f"missing column(s): {', '.join(missing)}")
     if frame.empty:
         raise DataFormatError(path, None, "no rows")
+    if "tracer" in frame.columns:  # one name per tracer: the thesis's "ebpf" is bpftrace
+        from .tracers import canonical
+
+        frame["tracer"] = frame["tracer"].map(canonical)
     frame.attrs["source"] = str(path)
     return frame
 
@@ -244,7 +248,7 @@ def kernel_build_slowdown_wide(reference_dir: str | Path | None = None) -> pd.Da
 # --------------------------------------------------------------------------- #
 # USDT microbenchmark (Letaief, table 3.1)
 
-USDT_TRACERS = ["none", "ftrace", "ebpf", "lttng"]
+USDT_TRACERS = ["none", "ftrace", "bpftrace", "lttng"]
 
 
 def usdt_table(reference_dir: str | Path | None = None) -> pd.DataFrame:

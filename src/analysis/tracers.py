@@ -73,11 +73,16 @@ def usdt_spec(tracer: str, *, binary: str, local_binary: Path, provider: str, pr
         script.write_text(f'usdt:{binary}:{provider}:{probe} {{ printf("%d\\n", arg0); }}\n')
         return TracerSpec("bpftrace", script=script)
     if tracer == "lttng":
-        # the consumer daemon drains the buffers while the workload runs
-        return TracerSpec("lttng", lttng_events=("lttng_ust_tracef:*",),
-                          lttng_channel_opts=("--subbuf-size=1M", f"--num-subbuf={lttng_subbufs}",
-                                              "--discard"))
+        return lttng_ust_spec(lttng_subbufs)
     raise ValueError(f"no user-space spec for tracer {tracer!r}")
+
+
+def lttng_ust_spec(subbufs: int = 32) -> TracerSpec:
+    """Record the program's ``lttng_ust_tracef`` events in discard mode (``subbufs`` x 1 MiB
+    per CPU: the consumer daemon drains them while the workload runs)."""
+    return TracerSpec("lttng", lttng_events=("lttng_ust_tracef:*",),
+                      lttng_channel_opts=("--subbuf-size=1M", f"--num-subbuf={subbufs}",
+                                          "--discard"))
 
 
 def tracepoint_spec(tracer: str, *, event: str, comm: str, events: int,

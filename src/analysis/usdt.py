@@ -1,4 +1,4 @@
-"""The USDT microbenchmark (Letaief, section 3.3): cases 0-3 under ftrace, eBPF and LTTng.
+"""The USDT microbenchmark (Letaief, section 3.3): cases 0-3 under ftrace, bpftrace and LTTng.
 
 Case 0: not instrumented, no tracer. Case 1: instrumented, tracer recording
 every event. Case 2: tracer active on a probe that is never hit. Case 3:
@@ -10,21 +10,21 @@ iteration and reports lost events.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .campaign import Campaign, RunSpec, new_campaign_id, run_campaign
-from .deploy import deploy, work_base
-from .elf import find_probe
+from . import tracers
+from .benchmarks import Benchmark, Param, Plan, register
+from .campaign import Campaign, RunSpec
+from .deploy import build_workloads
 from .lifecycle import TracerSpec, run_and_fetch
 from .samples import summarize_samples
 from .transport import Transport
 
-TRACERS = ("ftrace", "ebpf", "lttng")
+TRACERS = tracers.USER_SPACE
 
 
 @dataclass(frozen=True)
@@ -51,56 +51,13 @@ def configs(tracers=TRACERS) -> list[Config]:
     return out
 
 
-def build(transport: Transport) -> str:
-    """Compile the workload variants on the target; return the folder holding them."""
-    remote = deploy(transport)
-    out = f"{work_base(transport)}/usdt-bench-{remote.rsplit('-', 1)[-1]}"
-    probe = transport.run(["test", "-x", f"{out}/usdt-bench-usdt"], timeout=30, check=False)
-    if probe.exit_status != 0:
-        transport.run(["sh", f"{remote}/workloads/build-usdt-bench.sh", out], timeout=300)
-    return out
-
-
 def tracer_spec(cfg: Config, binary_path: str, local_binary: Path, iterations: int,
                 scratch: Path) -> TracerSpec:
     if cfg.attach is None:
         return TracerSpec("none")
-    if cfg.tracer == "ftrace":
-        off = find_probe(local_binary, "workload", cfg.attach).file_offset
-        event = f"usdt_{cfg.attach}"
-        # ~50 bytes per event in the ring buffer, and room to spare: nothing may be lost
-        kb = max(1024, int(iterations * 64 / 1024) + 4096) if cfg.attach == "event" else 1024
-        return TracerSpec("ftrace", ftrace_events=(f"tracelab/{event}",),
-                          ftrace_uprobes=(f"p:tracelab/{event} {binary_path}:{off:#x}",),
-                          ftrace_buffer_kb=kb)
-    if cfg.tracer == "ebpf":
-        script = scratch / f"usdt-{cfg.attach}.bt"
-        script.write_text(f'usdt:{binary_path}:workload:{cfg.attach} {{ printf("%d\\n", arg0); }}\n')
-        return TracerSpec("bpftrace", script=script)
-    if cfg.tracer == "lttng":
-        # the consumer daemon drains the buffers while the workload runs; 32 x 1 MiB per CPU
-        return TracerSpec("lttng", lttng_events=("lttng_ust_tracef:*",),
-                          lttng_channel_opts=("--subbuf-size=1M", "--num-subbuf=32", "--discard"))
-    raise ValueError(cfg.tracer)
-
-
-def recorded_events(cfg: Config, meta: dict, staging: Path) -> tuple[int | None, int | None]:
-    """(events the tracer recorded, events it lost) for a case-1/2 invocation."""
-    if cfg.attach is None:
-        return None, None
-    if cfg.tracer == "ftrace":
-        return int(meta.get("ftrace_entries", 0)), int(meta.get("ftrace_overrun", 0))
-    if cfg.tracer == "ebpf":
-        out = (staging / "tracer.stdout").read_text()
-        n = sum(1 for line in out.splitlines() if line.strip().isdigit())
-        said = out + (staging / "tracer.stderr").read_text()  # bpftrace 0.17: on stdout
-        lost = sum(int(x) for x in re.findall(r"Lost (\d+) events", said))
-        return n, lost
-    if cfg.tracer == "lttng":
-        if "lttng_events" not in meta:
-            return None, None
-        return int(meta["lttng_events"]), int(meta.get("lttng_discarded", 0))
-    return None, None
+    return tracers.usdt_spec(cfg.tracer, binary=binary_path, local_binary=local_binary,
+                             provider="workload", probe=cfg.attach,
+                             events=iterations if cfg.attach == "event" else 0, scratch=scratch)
 
 
 def workload_timeout(iterations: int) -> float:
@@ -114,7 +71,7 @@ def make_execute(by_id: dict, *, iterations: int, cpu: int | None, scratch: Path
 
     def execute(transport: Transport, run: RunSpec, staging: Path) -> dict:
         cfg = by_id[run.experiment]
-        folder = build(transport)
+        folder = build_workloads(transport)
         binary = f"{folder}/usdt-bench-{cfg.binary}"
         local_binary = scratch / f"usdt-bench-{cfg.binary}-{transport.name.replace('/', '_')}"
         if not local_binary.exists():
@@ -126,7 +83,8 @@ def make_execute(by_id: dict, *, iterations: int, cpu: int | None, scratch: Path
         tr = run_and_fetch(transport, spec, argv, staging, name=run.run_id,
                            after=[["gzip", "-1", "{out}/samples.tsmp"]], attach_timeout=120,
                            stop_timeout=300, workload_timeout=workload_timeout(iterations))
-        events, lost = recorded_events(cfg, tr.meta, staging)
+        events, lost = (None, None) if cfg.attach is None else tracers.recorded_events(
+            cfg.tracer, tr.meta, staging)
         expected = iterations if cfg.attach == "event" else 0
         # a mismatch is reported (events_ok False in every table), not hidden: the
         # timings of the invocation stay valid measurements of the configuration
@@ -138,48 +96,61 @@ def make_execute(by_id: dict, *, iterations: int, cpu: int | None, scratch: Path
     return execute
 
 
-def run_microbenchmark(target: str = "local", *, iterations: int = 1_000_000,
-                       invocations: int = 3, cpu: int | None = None, tracers=TRACERS,
-                       campaign: str | None = None, data_dir=None, trust_new_host_keys=False,
-                       ssh_config=None, progress: bool = True):
-    """Run (or resume) the microbenchmark: every configuration ``invocations`` times,
-    interleaved (invocation-major order)."""
-    from . import _params
-    from .preflight import preflight
-    from .storage import check_name
-    from .targets import check_target, connect
+@register
+class Microbenchmark(Benchmark):
+    """Letaief's USDT microbenchmark: cases 0-3, every configuration in every invocation."""
 
-    iterations = _params.integer("iterations", iterations, 1)
-    invocations = _params.integer("invocations", invocations, 1)
-    cpu = _params.optional_integer("cpu", cpu, 0)
-    tracers = _params.names("tracers", tracers, TRACERS) or []
-    name = campaign or new_campaign_id("usdt")
-    check_name(name, "campaign name")
-    check_target(target, ssh_config=ssh_config)
-    with connect(target, trust_new_host_keys=trust_new_host_keys, ssh_config=ssh_config) as t:
-        pf = preflight(t)
-    skipped = {}
-    usable = []
-    for tracer in tracers:
-        need = {"ftrace": "uprobes", "ebpf": "bpf", "lttng": "lttng_ust"}[tracer]
-        if pf.capabilities.get(need):
-            usable.append(tracer)
-        else:
-            skipped[tracer] = f"no {need} on this target"
-    cfgs = configs(usable)
-    if cpu is None:
-        cpu = (pf.cpus or 1) - 1
-    camp = Campaign(name, data_dir=data_dir, notebook="2.0-usdt-microbenchmark", parameters={
-        "target": target, "iterations": iterations, "invocations": invocations, "cpu": cpu,
-        "tracers": list(usable), "skipped": skipped, "configs": [c.id for c in cfgs]})
-    plan = [RunSpec(f"i{k:02d}-{c.id}", c.id, {"case": c.case, "tracer": c.tracer,
-                                              "invocation": k})
-            for k in range(invocations) for c in cfgs]
-    execute = make_execute({c.id: c for c in cfgs}, iterations=iterations, cpu=cpu,
-                           scratch=camp.folder / ".scratch")
-    result = run_campaign(camp, [target], plan, execute, trust_new_host_keys=trust_new_host_keys,
-                          ssh_config=ssh_config, progress=progress)
-    return camp, result, skipped
+    name = "usdt"
+    notebook = "2.0-usdt-microbenchmark"
+    description = "Letaief's USDT microbenchmark: per-iteration probe cost, cases 0-3"
+    needs = ("gcc with sys/sdt.h", "uprobes (ftrace)", "bpftrace", "LTTng-UST")
+    params = (
+        Param.integer("iterations", 1_000_000, "timed iterations per invocation (the thesis: "
+                      "10,000,000)", 1),
+        Param.integer("invocations", 3, "invocations of every configuration, interleaved", 1),
+        Param.integer("cpu", None, "CPU the workload is pinned to (None = the last one)", 0),
+        Param.names("tracers", list(TRACERS), "tracers to compare", TRACERS),
+    )
+
+    def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
+        (target, pf), = preflights.items()
+        not_run, usable = {}, []
+        for tracer in p["tracers"]:
+            need = tracers.USER_SPACE_NEEDS[tracer]
+            if pf.capabilities.get(need):
+                usable.append(tracer)
+            else:
+                not_run[tracer] = f"no {need} on this target"
+        cfgs = configs(usable)
+        cpu = (pf.cpus or 1) - 1 if p["cpu"] is None else p["cpu"]
+        params = {"target": target, "iterations": p["iterations"],
+                  "invocations": p["invocations"], "cpu": cpu, "tracers": usable,
+                  "skipped": not_run, "configs": [c.id for c in cfgs]}
+        runs = [RunSpec(f"i{k:02d}-{c.id}", c.id, {"case": c.case, "tracer": c.tracer,
+                                                  "invocation": k})
+                for k in range(p["invocations"]) for c in cfgs]
+        return Plan(runs, params, not_run, state={"configs": cfgs})
+
+    def execute(self, plan: Plan, p: dict, scratch: Path):
+        return make_execute({c.id: c for c in plan.state["configs"]},
+                            iterations=plan.parameters["iterations"],
+                            cpu=plan.parameters["cpu"], scratch=scratch)
+
+    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
+        return report(campaign, data_dir=data_dir, figures_dir=figures_dir, **kwargs)
+
+
+def run_microbenchmark(target: str = "local", *, campaign: str | None = None, data_dir=None,
+                       trust_new_host_keys=False, ssh_config=None, progress: bool = True,
+                       **params):
+    """``run_benchmark("usdt", target, ...)`` -> (campaign, result, tracers not run)."""
+    from .benchmarks import run_benchmark
+
+    result = run_benchmark("usdt", target, campaign=campaign, data_dir=data_dir,
+                           trust_new_host_keys=trust_new_host_keys, ssh_config=ssh_config,
+                           progress=progress, **params)
+    camp = Campaign.open(result.campaign, data_dir=result.folder.parent.parent)
+    return camp, result, result.plan.not_run
 
 
 def invocation_table(camp: Campaign, target: str | None = None) -> pd.DataFrame:
@@ -271,10 +242,3 @@ def report(camp: Campaign | str, target: str | None = None, *, data_dir=None, fi
         caption=f"USDT microbenchmark on {target}: routine duration (ns) per case and tracer, "
                 "with Letaief's table 3.1")
     return out
-
-
-def regenerate_all(data_dir=None, figures_dir=None) -> list[Path]:
-    """Re-make the report of every 2.0-usdt-microbenchmark campaign in data/raw (`make figures`)."""
-    from .campaign import regenerate
-
-    return regenerate("2.0-usdt-microbenchmark", report, data_dir, figures_dir)

@@ -1,0 +1,188 @@
+"""The front door: a registry, one run path, the command line, and a benchmark that plugs
+in from the test suite alone (the proof that the next one needs no package file)."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import analysis
+from analysis import benchmarks
+from analysis.__main__ import main
+from analysis.benchmarks import Benchmark, Param, Plan, register
+from analysis.campaign import RunSpec, open_for_report, processed_dir
+from analysis.errors import ParameterError
+from analysis.lifecycle import TracerSpec, parse_meta, traced_execute
+from analysis.storage import atomic_write
+from conftest import ROOT, need_tool
+
+SRC = ROOT / "src" / "analysis"
+
+
+class Naps(Benchmark):
+    """`sleep` under an ftrace event: every nap makes clock_nanosleep calls ftrace counts."""
+
+    name = "test-naps"
+    notebook = "none"
+    description = "sleep under a ftrace syscall event (a test benchmark)"
+    needs = ("tracefs",)
+    params = (Param.integer("naps", 2, "sleeps per target", 1, 20),)
+
+    def plan(self, preflights, p, campaign):
+        runs = [RunSpec(f"nap{i}", "sleep", {"nap": i}) for i in range(p["naps"])]
+        return Plan(runs, {"naps": p["naps"], "targets": list(preflights)})
+
+    def execute(self, plan, p, scratch):
+        spec = TracerSpec("ftrace", ftrace_events=("syscalls/sys_enter_clock_nanosleep",),
+                          ftrace_filter='comm == "sleep"')
+        return traced_execute(spec, ["sleep", "0.01"])
+
+    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs):
+        camp = open_for_report(campaign, data_dir)
+        rows = [{"run": r, "events": int(parse_meta((camp.run_dir(t, r) / "meta").read_text())
+                                         ["ftrace_entries"])}
+                for t, runs in camp.manifest["runs"].items() for r in sorted(runs)]
+        table = pd.DataFrame(rows)
+        out = processed_dir(camp, data_dir) / "naps.csv"
+        return {"table": table, "written": [atomic_write(out, table.to_csv(index=False))]}
+
+
+@pytest.fixture
+def naps(monkeypatch):
+    monkeypatch.setattr(benchmarks, "_REGISTRY", dict(benchmarks.registry()))
+    register(Naps)
+    return benchmarks.get("test-naps")
+
+
+def _digests(*folders: Path) -> dict:
+    return {str(p.relative_to(f)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for f in folders for p in sorted(f.rglob("*")) if p.is_file()}
+
+
+def test_the_three_benchmarks_are_registered_and_listed(capsys):
+    assert {"dd", "usdt", "cyclictest"} <= set(benchmarks.registry())
+    assert main(["benchmarks"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert {line.split()[0] for line in lines} >= {"dd", "usdt", "cyclictest"}
+    assert any("1.0-dd-per-event-cost.ipynb" in line and "needs:" in line for line in lines)
+
+
+def test_a_benchmark_plugs_in_from_the_test_suite(naps, tmp_path, capsys, nothing_left_behind):
+    need_tool("sleep")
+    result = analysis.run_benchmark("test-naps", "local", data_dir=tmp_path, progress=False,
+                                    campaign="naps1", naps=3)
+    assert result.complete and result.done["local"] == ["nap0", "nap1", "nap2"]
+    assert result.benchmark == "test-naps" and result.preflights["local"].os == "Linux"
+    rep = analysis.report(result)
+    assert (rep["table"]["events"] >= 1).all()  # sleep's clock_nanosleep, counted by ftrace
+    # the command line, the same functions underneath
+    assert main(["run", "test-naps", "--target", "local", "--param", "naps=2", "--campaign",
+                 "naps2", "--data-dir", str(tmp_path), "--no-progress"]) == 0
+    assert "naps.csv" in capsys.readouterr().out
+    before = _digests(tmp_path / "processed")
+    assert main(["report", "naps2", "--data-dir", str(tmp_path)]) == 0
+    assert _digests(tmp_path / "processed") == before
+    assert main(["benchmarks"]) == 0 and "test-naps" in capsys.readouterr().out
+    # parameters are checked by their declaration, before anything exists
+    with pytest.raises(ParameterError, match="naps"):
+        analysis.run_benchmark("test-naps", "local", data_dir=tmp_path / "x", naps=0)
+    with pytest.raises(ParameterError, match="not a parameter of test-naps"):
+        analysis.run_benchmark("test-naps", "local", data_dir=tmp_path / "x", nap=1)
+    assert main(["run", "test-naps", "--param", "naps=abc", "--data-dir", str(tmp_path / "x")]) == 2
+    assert not (tmp_path / "x").exists()
+    # make figures goes through the registry too
+    written = benchmarks.regenerate(data_dir=tmp_path, figures_dir=tmp_path / "fig")
+    assert {p.name for p in written} == {"naps.csv"}
+
+
+def test_preflight_once_per_target(naps, tmp_path, monkeypatch):
+    pre = sys.modules["analysis.preflight"]  # the module (analysis.preflight is the function)
+    calls = []
+    real = pre.preflight
+
+    def counting(*a, **kw):
+        calls.append(a)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(pre, "preflight", counting)
+    result = analysis.run_benchmark("test-naps", "local", data_dir=tmp_path, progress=False,
+                                    naps=1)
+    assert result.complete and len(calls) == 1
+
+
+DD_CLI = ["--param", "experiments=4,5", "--param", "count=100k", "--param", "rounds=2"]
+
+
+def _dd_files(folder: Path, campaign: str) -> dict:
+    """What a dd campaign's report wrote: file names (campaign name taken out), CSV columns."""
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        if p.is_file() and campaign in str(p):
+            key = str(p.relative_to(folder)).replace(campaign, "C")
+            out[key] = list(pd.read_csv(p).columns) if p.suffix == ".csv" else p.suffix
+    return out
+
+
+@pytest.mark.parametrize("where", ["local", "ssh"])
+def test_dd_from_the_command_line_matches_the_notebook(request, tmp_path, where):
+    need_tool("bpftrace")
+    target = ["--target", "local"]
+    if where == "ssh":
+        sshd = request.getfixturevalue("sshd")
+        target = ["--target", "lab", "--ssh-config", str(sshd.ssh_config)]
+    cli = subprocess.run([sys.executable, "-m", "analysis", "run", "dd", *target, *DD_CLI,
+                          "--campaign", "cli", "--data-dir", str(tmp_path), "--figures-dir",
+                          str(tmp_path / "figures"), "--no-progress"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert cli.returncode == 0, cli.stderr
+    table = pd.read_csv(tmp_path / "processed" / "cli" / "benchmark1.csv")
+    assert list(table["experiment"]) == ["01-control", "04-tracepoint-entry",
+                                         "05-tracepoint-return"]
+    assert (table["n_runs"] == 6).all()  # 2 rounds x 3 runs
+    before = _digests(tmp_path / "processed", tmp_path / "figures")
+    again = subprocess.run([sys.executable, "-m", "analysis", "report", "cli", "--data-dir",
+                            str(tmp_path), "--figures-dir", str(tmp_path / "figures")],
+                           capture_output=True, text=True, cwd=ROOT)
+    assert again.returncode == 0, again.stderr
+    assert _digests(tmp_path / "processed", tmp_path / "figures") == before  # byte-identical
+    if where == "ssh":
+        return
+    import papermill as pm
+
+    pm.execute_notebook(str(ROOT / "notebooks" / "1.0-dd-per-event-cost.ipynb"),
+                        str(tmp_path / "nb.ipynb"), progress_bar=False, parameters={
+                            "experiments": "4,5", "count": "100k", "rounds": 2,
+                            "campaign": "nb", "data_dir": str(tmp_path),
+                            "figures_dir": str(tmp_path / "figures")})
+    nb = _dd_files(tmp_path / "processed", "nb") | _dd_files(tmp_path / "figures", "nb")
+    ours = _dd_files(tmp_path / "processed", "cli") | _dd_files(tmp_path / "figures", "cli")
+    assert nb == ours and len(ours) >= 10
+
+
+def test_no_benchmark_module_imports_another():
+    modules = {type(b).__module__.rsplit(".", 1)[-1] for b in benchmarks.registry().values()}
+    assert {"dd", "usdt", "latency"} <= modules
+    for name in modules:
+        tree = ast.parse((SRC / f"{name}.py").read_text())
+        imported = {(n.module or "").lstrip(".").split(".")[0] for n in ast.walk(tree)
+                    if isinstance(n, ast.ImportFrom)}
+        imported |= {a.name.split(".")[-1] for n in ast.walk(tree) if isinstance(n, ast.Import)
+                     for a in n.names}
+        assert not (imported & (modules - {name})), (name, imported & modules)
+
+
+def test_no_function_in_the_package_is_over_60_lines():
+    long = []
+    for path in sorted(SRC.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = node.end_lineno - node.lineno + 1
+                if n > 60:
+                    long.append(f"{path.name}:{node.name} ({n} lines)")
+    assert long == []
