@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from .errors import ParameterError
 
-__all__ = ["ParameterError", "choice", "integer", "names", "optional_integer"]
+__all__ = ["ParameterError", "choice", "folder", "integer", "names", "optional_integer"]
 
 
 def integer(name: str, value, minimum: int | None = None, maximum: int | None = None) -> int:
@@ -61,6 +61,15 @@ def names(name: str, value, allowed: Sequence[str] | None = None) -> list[str] |
             if item not in allowed:
                 raise ParameterError(name, item, f"expected some of {', '.join(allowed)}")
     return items
+
+
+def folder(name: str, value):
+    """A folder path (str or PathLike) or None."""
+    import os
+
+    if value is not None and not isinstance(value, (str, os.PathLike)):
+        raise ParameterError(name, value, "expected a folder path or None")
+    return value
 
 
 def _range_text(minimum, maximum) -> str:

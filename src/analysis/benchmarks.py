@@ -182,6 +182,7 @@ def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
 
     bench = get(name)
     p = bench.parse(params)
+    _params.folder("data_dir", data_dir)
     targets = _targets(bench, targets, ssh_config)
     camp_name = check_name(campaign or new_campaign_id(bench.name), "campaign name")
     for t in targets:

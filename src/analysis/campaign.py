@@ -517,13 +517,13 @@ class _Runner:
 
     def __init__(self, campaign: Campaign, plan, execute, connector, *, preflight: bool,
                  target_lock: bool, progress: bool, total: int, preflights: dict):
-        from tqdm.auto import tqdm
+        from ._progress import progress_bar
 
         self.campaign, self.plan, self.execute, self.connector = campaign, plan, execute, connector
         self.preflight, self.target_lock, self.preflights = preflight, target_lock, preflights
         self.result = CampaignResult(campaign.name, campaign.folder, {}, {}, {}, {})
-        self.bar = tqdm(total=len(plan) * total, desc=f"campaign {campaign.name}", unit="run",
-                        disable=not progress, leave=True)
+        self.bar = progress_bar(total=len(plan) * total, desc=f"campaign {campaign.name}",
+                                disable=not progress)
         self._bar_lock = threading.Lock()
         self.stop = threading.Event()
         self.group = secrets.token_hex(6)  # this run's target locks take turns, never fail

@@ -12,6 +12,11 @@ from pathlib import Path
 class AnalysisError(Exception):
     """Base class of every error raised on purpose by :mod:`analysis`."""
 
+    def _render_traceback_(self) -> list[str]:
+        # IPython (notebooks, papermill) shows this instead of a traceback: the message
+        # is the whole story for an error raised on purpose
+        return [f"{type(self).__name__}: {self}"]
+
 
 class DataFormatError(AnalysisError, ValueError):
     """A result file cannot be read: empty, truncated, not the expected format.

@@ -48,6 +48,10 @@ def project_root(start: str | Path | None = None) -> Path:
 
 
 def _sub(*parts: str, override: str | Path | None = None, create: bool = False) -> Path:
+    if override is not None and not isinstance(override, (str, os.PathLike)):
+        from .errors import ParameterError
+
+        raise ParameterError(f"{parts[-1]}_dir", override, "expected a folder path or None")
     path = Path(override).expanduser().resolve() if override else project_root().joinpath(*parts)
     if create:
         path.mkdir(parents=True, exist_ok=True)
@@ -71,7 +75,26 @@ def processed_dir(override: str | Path | None = None) -> Path:
 
 def reference_dir(override: str | Path | None = None) -> Path:
     """``data/reference/``: published numbers transcribed from the seeds. ``override`` replaces it."""
-    return _sub("data", "reference", override=override)
+    path = _sub("data", "reference", override=override)
+    if override is not None and not path.is_dir():
+        from .errors import ParameterError
+
+        raise ParameterError("reference_dir", override, "no such folder")
+    return path
+
+
+def shown(files) -> list[str]:
+    """Files as people should read them in a notebook: relative to the project root (or,
+    outside it, the folder and file name), never an object dump."""
+    root = project_root()
+    out = []
+    for f in files:
+        f = Path(f)
+        try:
+            out.append(str(f.resolve().relative_to(root)))
+        except ValueError:
+            out.append(f"{f.parent.name}/{f.name}")
+    return out
 
 
 def figures_dir(override: str | Path | None = None, create: bool = True) -> Path:
