@@ -117,3 +117,16 @@ def wait_until_clean(seconds: float = 10.0) -> dict:
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.2)
+
+
+@pytest.fixture(scope="session")
+def sshd_nosftp(tmp_path_factory):
+    """A real sshd on 127.0.0.1 without an SFTP subsystem (like dropbear)."""
+    from analysis import loopback
+
+    reason = loopback.available()
+    if reason:
+        pytest.skip(f"{reason} (.ci/run installs openssh-server and runs as root)")
+    server = loopback.start(tmp_path_factory.mktemp("sshd-nosftp"), sftp=False)
+    yield server
+    server.stop()

@@ -79,8 +79,12 @@ def _keygen(path: Path, comment: str) -> str:
     return Path(f"{path}.pub").read_text().strip()
 
 
-def start(folder: str | Path, timeout: float = 15.0) -> LoopbackSshd:
-    """Start sshd on a free loopback port with everything generated in ``folder``."""
+def start(folder: str | Path, timeout: float = 15.0, *, sftp: bool = True) -> LoopbackSshd:
+    """Start sshd on a free loopback port with everything generated in ``folder``.
+
+    ``sftp=False``: no ``Subsystem sftp`` line, so the server offers no SFTP (like
+    dropbear or a minimal image): transfers then stream over exec channels.
+    """
     reason = available()
     if reason:
         raise RuntimeError(reason)
@@ -94,6 +98,20 @@ def start(folder: str | Path, timeout: float = 15.0) -> LoopbackSshd:
     key_type, key_b64 = host_pub.split()[:2]
     known_hosts = folder / "known_hosts"
     known_hosts.write_text(f"[127.0.0.1]:{port} {key_type} {key_b64}\n")
+    config = _write_sshd_config(folder, port, host_key, sftp)
+    ssh_config = _write_ssh_config(folder, port, client_key, known_hosts)
+    Path("/run/sshd").mkdir(exist_ok=True)
+    log = folder / "sshd.log"
+    binary = shutil.which("sshd") or "/usr/sbin/sshd"
+    with open(log, "wb") as log_fh:
+        proc = subprocess.Popen([binary, "-D", "-e", "-f", str(config)],
+                                stdout=subprocess.DEVNULL, stderr=log_fh)
+    _wait_listening(proc, port, log, timeout)
+    return LoopbackSshd(port, proc.pid, folder, client_key, host_pub, known_hosts, ssh_config,
+                        log, proc)
+
+
+def _write_sshd_config(folder: Path, port: int, host_key: Path, sftp: bool) -> Path:
     config = folder / "sshd_config"
     config.write_text(f"""Port {port}
 ListenAddress 127.0.0.1
@@ -110,9 +128,13 @@ UsePAM no
 StrictModes no
 MaxSessions 100
 MaxStartups 100
-Subsystem sftp internal-sftp
+{"Subsystem sftp internal-sftp" if sftp else "# no SFTP subsystem"}
 LogLevel VERBOSE
 """)
+    return config
+
+
+def _write_ssh_config(folder: Path, port: int, client_key: Path, known_hosts: Path) -> Path:
     ssh_config = folder / "ssh_config"
     ssh_config.write_text(f"""Host lab
     HostName 127.0.0.1
@@ -130,17 +152,15 @@ Host lab-via-jump
     UserKnownHostsFile {known_hosts}
     ProxyJump lab
 """)
-    Path("/run/sshd").mkdir(exist_ok=True)
-    log = folder / "sshd.log"
-    binary = shutil.which("sshd") or "/usr/sbin/sshd"
-    with open(log, "wb") as log_fh:
-        proc = subprocess.Popen([binary, "-D", "-e", "-f", str(config)],
-                                stdout=subprocess.DEVNULL, stderr=log_fh)
+    return ssh_config
+
+
+def _wait_listening(proc: subprocess.Popen, port: int, log: Path, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while True:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
+            return
         except OSError:
             if proc.poll() is not None:
                 raise RuntimeError(f"sshd exited: {log.read_text()}") from None
@@ -148,5 +168,3 @@ Host lab-via-jump
                 proc.kill()
                 raise RuntimeError("sshd did not start listening") from None
             time.sleep(0.05)
-    return LoopbackSshd(port, proc.pid, folder, client_key, host_pub, known_hosts, ssh_config,
-                        log, proc)

@@ -19,6 +19,7 @@ import getpass
 import os
 import re
 import shlex
+import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,13 +96,15 @@ def parse_target(target: str, *, ssh_config: str | os.PathLike | None = None) ->
     return SSHTarget(
         name=target,
         hostname=cfg.get("hostname", host),
-        port=port or int(cfg.get("port", 22)),
+        port=port if port is not None else int(cfg.get("port", 22)),
         user=user or cfg.get("user"),
         identity_files=identity,
         known_hosts=known_files or (os.path.expanduser("~/.ssh/known_hosts"),),
         strict_host_key_checking=str(cfg.get("stricthostkeychecking", "yes")).lower(),
         proxy_jump=jumps,
         connect_timeout=float(cfg.get("connecttimeout", 15)),
+        extra={"ssh_config": str(Path(ssh_config).expanduser() if ssh_config
+                                 else Path("~/.ssh/config").expanduser())},
     )
 
 
@@ -156,6 +159,7 @@ class SSHTransport(Transport):
         self.name = target.name
         self._jumps: list[paramiko.SSHClient] = []
         self._sftp = None
+        self._no_sftp = False
         trust = trust_new_host_keys or target.strict_host_key_checking in ("accept-new", "no", "off")
         hops = [parse_target(h, ssh_config=ssh_config) for h in target.proxy_jump]
         chain = [*hops, target]
@@ -206,8 +210,14 @@ class SSHTransport(Transport):
             ) from None
         except paramiko.AuthenticationException as exc:
             client.close()
-            raise TargetUnreachable(t.name, f"authentication failed ({exc}); keys and agent "
-                                    "only, passwords are not used") from None
+            raise TargetUnreachable(t.name, _auth_hint(t, keys, exc)) from None
+        except socket.gaierror as exc:
+            client.close()
+            alias = "" if t.hostname != t.name.rsplit("@", 1)[-1].split(":")[0] else (
+                f"'{t.hostname}' is not a Host alias in the ssh_config read "
+                f"({t.extra.get('ssh_config', '~/.ssh/config')}) and ")
+            raise TargetUnreachable(t.name, f"{alias}the host name {t.hostname!r} does not "
+                                    f"resolve ({exc.strerror or exc})") from None
         except (TimeoutError, OSError, paramiko.SSHException, EOFError) as exc:
             client.close()
             raise TargetUnreachable(t.name, f"cannot connect to {t.hostname}:{t.port}: {exc}") from None
@@ -239,37 +249,10 @@ class SSHTransport(Transport):
         # timeout can kill the whole group on the target
         script = f"echo __TRACELAB_PGID__ $$ >&2; exec sh -c {shlex.quote(script)}"
         start = time.monotonic()
-        try:
-            chan = self._transport().open_session()
-            chan.exec_command(script)
-        except (paramiko.SSHException, OSError, EOFError) as exc:
-            raise TargetUnreachable(self.name, f"cannot start a command: {exc}") from None
+        chan = self._open(script)
         out, err = bytearray(), bytearray()
-        deadline = start + timeout
-        idle = 0.002
         try:
-            while True:
-                progressed = False
-                while chan.recv_ready():
-                    out += chan.recv(1 << 16)
-                    progressed = True
-                while chan.recv_stderr_ready():
-                    err += chan.recv_stderr(1 << 16)
-                    progressed = True
-                if chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready():
-                    break
-                if chan.closed and not progressed:
-                    break
-                if time.monotonic() > deadline:
-                    self._kill_remote(err)
-                    chan.close()
-                    raise CommandTimeout(self.name, command, timeout, _strip(err))
-                if not self.client.get_transport() or not self.client.get_transport().is_active():
-                    raise TargetUnreachable(self.name, f"connection lost while running `{command}`")
-                # back off while a long command is quiet: a 5 ms poll for minutes is noise
-                idle = 0.002 if progressed else min(idle * 1.5, 0.1)
-                if not progressed:
-                    time.sleep(idle)
+            self._collect(chan, out, err, command, start + timeout, timeout)
         except BaseException:  # Ctrl-C or lost connection: stop the remote command if we can
             if not chan.exit_status_ready():
                 try:
@@ -292,24 +275,69 @@ class SSHTransport(Transport):
             raise RemoteCommandError(self.name, command, status, result.stderr)
         return result
 
+    def _open(self, script: str) -> paramiko.Channel:
+        try:
+            chan = self._transport().open_session()
+            chan.exec_command(script)
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            raise TargetUnreachable(self.name, f"cannot start a command: {exc}") from None
+        return chan
+
+    def _collect(self, chan, out: bytearray, err: bytearray, command: str, deadline: float,
+                 timeout: float) -> None:
+        """Read the command's output until it exits, the deadline passes (the command is
+        killed: CommandTimeout) or the connection is lost (TargetUnreachable)."""
+        idle = 0.002
+        while True:
+            progressed = False
+            while chan.recv_ready():
+                out += chan.recv(1 << 16)
+                progressed = True
+            while chan.recv_stderr_ready():
+                err += chan.recv_stderr(1 << 16)
+                progressed = True
+            if chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready():
+                return
+            if chan.closed and not progressed:
+                return
+            if time.monotonic() > deadline:
+                self._kill_remote(err)
+                chan.close()
+                raise CommandTimeout(self.name, command, timeout, _strip(err))
+            if not self.client.get_transport() or not self.client.get_transport().is_active():
+                raise TargetUnreachable(self.name, f"connection lost while running `{command}`")
+            # back off while a long command is quiet: a 5 ms poll for minutes is noise
+            idle = 0.002 if progressed else min(idle * 1.5, 0.1)
+            if not progressed:
+                time.sleep(idle)
+
     def _kill_remote(self, err: bytearray) -> None:
         m = re.search(rb"__TRACELAB_PGID__ (\d+)", bytes(err))
         if not m:
             return
         pgid = m.group(1).decode()
         chan = self._transport().open_session()
-        chan.exec_command(f"kill -TERM -- -{pgid} 2>/dev/null; sleep 2; "
-                          f"kill -KILL -- -{pgid} 2>/dev/null; true")
+        # `kill -SIG -PGID` (no `--`: dash's kill refuses it)
+        chan.exec_command(f"kill -TERM -{pgid} 2>/dev/null; sleep 2; "
+                          f"kill -KILL -{pgid} 2>/dev/null; true")
         chan.recv_exit_status()
         chan.close()
 
     # ------------------------------------------------------------ files
 
-    def _sftp_client(self) -> paramiko.SFTPClient:
+    def _sftp_client(self) -> paramiko.SFTPClient | None:
+        """The SFTP session, or None on a target without an SFTP subsystem (dropbear,
+        minimal images): transfers then stream over an exec channel."""
+        if self._no_sftp:
+            return None
         if self._sftp is None or self._sftp.sock.closed:
+            self._transport()  # a lost connection is TargetUnreachable, not "no SFTP"
             try:
                 self._sftp = self.client.open_sftp()
-            except (paramiko.SSHException, OSError, EOFError) as exc:
+            except paramiko.SSHException:
+                self._no_sftp = True  # the server refused the subsystem: remember it
+                return None
+            except (OSError, EOFError) as exc:
                 raise TargetUnreachable(self.name, f"cannot open SFTP: {exc}") from None
         return self._sftp
 
@@ -318,9 +346,14 @@ class SSHTransport(Transport):
         want = _sha256(local)
         tmp = f"{remote}.part"
         try:
-            self._sftp_client().put(str(local), tmp)
-            self._sftp_client().posix_rename(tmp, remote)
-        except (OSError, paramiko.SSHException, EOFError) as exc:
+            sftp = self._sftp_client()
+            if sftp is not None:
+                sftp.put(str(local), tmp)
+                sftp.posix_rename(tmp, remote)
+            else:
+                self._stream_put(local, tmp)
+                self.run(["mv", "-f", tmp, remote], timeout=60)
+        except (OSError, paramiko.SSHException, EOFError, RemoteCommandError) as exc:
             raise TransferError(self.name, str(local), str(exc)) from None
         have = self.remote_sha256(remote)
         if have != want:
@@ -333,7 +366,11 @@ class SSHTransport(Transport):
         want = self.remote_sha256(remote)
         tmp = local.with_name(f".{local.name}.part")
         try:
-            self._sftp_client().get(remote, str(tmp))
+            sftp = self._sftp_client()
+            if sftp is not None:
+                sftp.get(remote, str(tmp))
+            else:
+                self._stream_get(remote, tmp)
         except (OSError, paramiko.SSHException, EOFError) as exc:
             tmp.unlink(missing_ok=True)
             raise TransferError(self.name, remote, str(exc)) from None
@@ -344,6 +381,46 @@ class SSHTransport(Transport):
         os.replace(tmp, local)
         return have
 
+    # streaming over an exec channel (no SFTP): `cat` on the target, POSIX sh only
+
+    STREAM_TIMEOUT_S = 60.0
+
+    def _stream_put(self, local: Path, remote: str) -> None:
+        chan = self._open(f"cat > {shlex.quote(remote)}")
+        chan.settimeout(self.STREAM_TIMEOUT_S)  # a dead connection raises, never hangs
+        try:
+            with open(local, "rb") as fh:
+                while block := fh.read(1 << 20):
+                    chan.sendall(block)
+            chan.shutdown_write()
+            self._stream_end(chan, remote)
+        finally:
+            chan.close()
+
+    def _stream_get(self, remote: str, local: Path) -> None:
+        chan = self._open(f"cat {shlex.quote(remote)}")
+        chan.settimeout(self.STREAM_TIMEOUT_S)
+        try:
+            with open(local, "wb") as fh:
+                while block := chan.recv(1 << 20):
+                    fh.write(block)
+            self._stream_end(chan, remote)
+        finally:
+            chan.close()
+
+    def _stream_end(self, chan, remote: str) -> None:
+        err = bytearray()
+        while not chan.exit_status_ready() or chan.recv_stderr_ready():
+            if chan.recv_stderr_ready():
+                err += chan.recv_stderr(1 << 16)
+            elif not self.client.get_transport() or not self.client.get_transport().is_active():
+                raise OSError(f"connection lost while copying {remote}")
+            else:
+                time.sleep(0.005)
+        status = chan.recv_exit_status()
+        if status != 0:
+            raise OSError(f"cat {remote} exited with {status}: {bytes(err).decode(errors='replace').strip()}")
+
     def close(self) -> None:
         if self._sftp is not None:
             try:
@@ -353,6 +430,21 @@ class SSHTransport(Transport):
         self.client.close()
         for hop in reversed(self._jumps):
             hop.close()
+
+
+def _auth_hint(t: SSHTarget, keys: list[str], exc: Exception) -> str:
+    """Which keys were offered, and how to make one work."""
+    if keys:
+        tried = ", ".join(keys)
+    else:
+        default = [str(Path(f"~/.ssh/id_{k}").expanduser()) for k in ("rsa", "ecdsa", "ed25519")]
+        tried = ", ".join(k for k in default if Path(k).is_file()) or "none found in ~/.ssh"
+    agent = "and the SSH agent's keys" if os.environ.get("SSH_AUTH_SOCK") else "(no SSH agent)"
+    user = t.user or getpass.getuser()
+    return (f"authentication failed for {user}@{t.hostname}:{t.port} ({exc}); keys offered: "
+            f"{tried} {agent}. Passwords are never used: put a public key in "
+            f"~{user}/.ssh/authorized_keys on the target (ssh-copy-id -i KEY.pub "
+            f"{user}@{t.hostname}) or name your key with IdentityFile in ~/.ssh/config.")
 
 
 def _strip(err: bytearray | bytes) -> str:

@@ -1,0 +1,66 @@
+"""The command line: every user error is one line on stderr and exit 2 (no traceback)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+
+def _cli(*args, cwd=ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "analysis", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=120)
+
+
+@pytest.mark.parametrize("args,words", [
+    (["preflight", "user@host:99999"], "invalid port 99999"),
+    (["preflight", "root@host:0"], "invalid port 0"),
+    (["preflight", "root@bad host;rm"], "invalid"),
+    (["preflight", "local", "--ssh-config", "/nonexistent"], "/nonexistent: no such file"),
+    (["run", "dd", "--param", "runs=0"], "parameter runs=0"),
+    (["run", "nosuch"], "parameter benchmark='nosuch'"),
+    (["report", "no-such-campaign"], "no campaign 'no-such-campaign'"),
+    (["verify", "no-such-campaign"], "no campaign 'no-such-campaign'"),
+])
+def test_user_errors_are_one_line(args, words):
+    r = _cli(*args)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_debug_shows_the_traceback():
+    r = _cli("--debug", "preflight", "user@host:99999")
+    assert r.returncode != 0 and "Traceback" in r.stderr
+
+
+def test_an_unknown_alias_says_it_is_not_in_the_config(tmp_path):
+    config = tmp_path / "ssh_config"
+    config.write_text("Host other\n    HostName 127.0.0.1\n")
+    r = _cli("preflight", "nosuchalias-tracelab", "--ssh-config", str(config))
+    assert r.returncode == 2
+    assert f"'nosuchalias-tracelab' is not a Host alias in the ssh_config read ({config})" in r.stderr
+
+
+def test_a_key_the_target_does_not_accept_names_the_keys_and_the_fix(sshd, tmp_path):
+    key = tmp_path / "stranger"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    config = tmp_path / "ssh_config"
+    config.write_text(f"""Host lab
+    HostName 127.0.0.1
+    Port {sshd.port}
+    User root
+    IdentityFile {key}
+    UserKnownHostsFile {sshd.known_hosts}
+""")
+    r = subprocess.run([sys.executable, "-m", "analysis", "preflight", "lab", "--ssh-config",
+                        str(config)], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                       env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})  # no agent
+    assert r.returncode == 2
+    line = r.stderr.strip()
+    assert "authentication failed for root@127.0.0.1" in line and str(key) in line
+    assert "ssh-copy-id" in line and "IdentityFile" in line and "(no SSH agent)" in line
