@@ -5,6 +5,11 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXECUTED := build/notebooks
+# what `make strip` strips (a test points it at a copy)
+NOTEBOOKS ?= $(wildcard notebooks/*.ipynb)
+# the loopback sshd of the SSH tests (outside a non-root user's PATH on Debian)
+SSHD ?= /usr/sbin/sshd
+SSH_HINT := install openssh-server (apt-get install openssh-server) or run .ci/run
 
 .DEFAULT_GOAL := help
 
@@ -22,6 +27,8 @@ help: ## list the targets
 .PHONY: install
 install: $(STAMP) ## create .venv and install the package with its dev tools
 
+DEMO_CAMPAIGN := demo-$(shell date -u +%Y%m%d-%H%M%S)
+
 .PHONY: demo
 demo: $(STAMP) ## the main job on target "local": bootstrap, then the notebooks, figures/
 	$(BIN)/python -m analysis bootstrap local
@@ -31,11 +38,14 @@ demo: $(STAMP) ## the main job on target "local": bootstrap, then the notebooks,
 	$(BIN)/papermill --no-progress-bar --log-level WARNING notebooks/0.2-target-preflight.ipynb \
 	  $(EXECUTED)/0.2-target-preflight.ipynb
 	$(BIN)/papermill --log-level WARNING notebooks/1.0-dd-per-event-cost.ipynb \
-	  $(EXECUTED)/1.0-dd-per-event-cost.ipynb -p target local
+	  $(EXECUTED)/1.0-dd-per-event-cost.ipynb -p target local -p campaign $(DEMO_CAMPAIGN)
+	@$(BIN)/python -m analysis report $(DEMO_CAMPAIGN) >/dev/null
 	@echo "figures and tables: $$(ls figures | wc -l) files in figures/; executed notebooks: $(EXECUTED)/"
 
 .PHONY: test
-test: $(STAMP) ## run the test suite
+test: $(STAMP) ## run the test suite (the SSH tests need openssh-server: .ci/run installs it)
+	@command -v sshd >/dev/null || test -x $(SSHD) || \
+	  echo "sshd not found, so the SSH tests will be skipped: $(SSH_HINT)"
 	$(BIN)/python -m pytest -q
 
 .PHONY: figures
@@ -51,8 +61,40 @@ notebooks: $(STAMP) ## execute every notebook with papermill into build/notebook
 	done
 
 .PHONY: lab
-lab: $(STAMP) ## start JupyterLab in notebooks/
-	$(BIN)/jupyter lab --notebook-dir=notebooks
+lab: $(STAMP) ## JupyterLab at the project root: notebooks/ and the executed build/notebooks/
+	$(BIN)/jupyter lab --notebook-dir=.
+
+# Clears what running a notebook adds (outputs, execution counts, papermill and
+# widget metadata, empty tag lists) with nbformat; rewrites only the notebooks
+# that had any. A papermill `injected-parameters` cell is left for you to delete.
+define STRIP_NOTEBOOKS
+import sys
+import nbformat
+changed = 0
+for path in sys.argv[1:]:
+    nb = nbformat.read(path, as_version=4)
+    before = nbformat.writes(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+        for key in ("execution", "collapsed", "scrolled", "papermill"):
+            cell.metadata.pop(key, None)
+        if cell.metadata.get("tags") == []:
+            del cell.metadata["tags"]
+    for key in ("papermill", "widgets"):
+        nb.metadata.pop(key, None)
+    if nbformat.writes(nb) != before:
+        nbformat.write(nb, path)
+        changed += 1
+        print("stripped", path)
+print(changed, "of", len(sys.argv) - 1, "notebooks needed stripping")
+endef
+
+.PHONY: strip
+strip: export STRIP_NOTEBOOKS_PY := $(STRIP_NOTEBOOKS)
+strip: $(STAMP) ## remove outputs and execution counts from notebooks/*.ipynb (before committing)
+	@$(BIN)/python -c "$$STRIP_NOTEBOOKS_PY" $(NOTEBOOKS)
 
 .PHONY: lint
 lint: $(STAMP) ## ruff over the package, tests and benchmarks

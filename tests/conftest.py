@@ -130,3 +130,31 @@ def sshd_nosftp(tmp_path_factory):
     server = loopback.start(tmp_path_factory.mktemp("sshd-nosftp"), sftp=False)
     yield server
     server.stop()
+
+
+# --------------------------------------------------------------------------- #
+# say so at the end when the SSH tests could not run (they skip without sshd)
+
+SSH_SKIP_HINT = "install openssh-server (apt-get install openssh-server) or run .ci/run"
+
+
+def _skip_reason(report) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # (path, line, "Skipped: reason")
+        return str(longrepr[2])
+    return str(longrepr or "")
+
+
+def ssh_skip_count(reports) -> int:
+    """How many of these skipped reports skipped for want of an OpenSSH server."""
+    return sum(1 for r in reports
+               if "openssh" in _skip_reason(r).lower() or "sshd" in _skip_reason(r).lower())
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    yield  # after the short test summary: the line just above "N passed, M skipped"
+    n = ssh_skip_count(terminalreporter.stats.get("skipped", []))
+    if n:
+        tests = "SSH test was" if n == 1 else "SSH tests were"
+        terminalreporter.write_line(f"{n} {tests} skipped: {SSH_SKIP_HINT}", yellow=True, bold=True)

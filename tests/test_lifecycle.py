@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -156,3 +158,50 @@ def test_a_missed_sigint_is_sent_again_before_resorting_to_sigkill(local):
     run = traced_run(local, spec, ["true"], stop_timeout=30.0)
     assert run.ok and run.stop_killed is False
     assert run.meta["stop_signals_sent"] == "2" and 5.0 <= run.stop_s < 10.0
+
+
+BPF_STATS = Path("/proc/sys/kernel/bpf_stats_enabled")
+
+
+@pytest.mark.parametrize("how", ["ok", "failing workload", "ctrl-c", "controller killed"])
+def test_bpf_stats_are_read_and_the_sysctl_is_put_back(local, count_script, tmp_path, how):
+    """The BPF program's own run time per event; kernel.bpf_stats_enabled is always restored."""
+    need_tool("bpftrace")
+    if not BPF_STATS.exists():
+        pytest.skip("no kernel.bpf_stats_enabled")
+    before = BPF_STATS.read_text()
+    spec = TracerSpec("bpftrace", script=count_script, bpf_stats=True)
+    dd = ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=50000"]
+    if how == "ok":
+        run = traced_run(local, spec, dd, remote_dir=str(tmp_path / "run"))
+        assert int(run.meta["bpf_run_cnt"]) >= 50000 and int(run.meta["bpf_progs"]) >= 1
+        per_event = int(run.meta["bpf_run_time_ns"]) / int(run.meta["bpf_run_cnt"])
+        assert 1 < per_event < 100_000  # ns: the program ran, and was timed
+        assert run.meta["bpf_stats_before"] == before.strip()
+    elif how == "failing workload":
+        run = traced_run(local, spec, ["sh", "-c", "exit 3"], check=False)
+        assert run.status == "workload_failed"
+    elif how == "ctrl-c":
+        timer = threading.Timer(3.0, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                traced_run(local, spec, ["sleep", "120"])
+        finally:
+            timer.cancel()
+    else:  # the Python process running traced_run is SIGKILLed mid-run
+        code = ("from pathlib import Path; from analysis.lifecycle import TracerSpec, traced_run;"
+                "from analysis.transport import LocalTransport;"
+                f"traced_run(LocalTransport(), TracerSpec('bpftrace', script=Path('{count_script}'),"
+                " bpf_stats=True), ['sleep', '120'])")
+        proc = subprocess.Popen([sys.executable, "-c", code])
+        deadline = time.monotonic() + 60
+        while BPF_STATS.read_text() == before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert BPF_STATS.read_text().strip() == "1", "the run switched the statistics on"
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 5
+        while BPF_STATS.read_text() != before and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert BPF_STATS.read_text() == before

@@ -95,6 +95,12 @@ if [ "$os" = Linux ]; then
     fi
     [ -n "$tracefs" ] && [ -d "$tracefs/events/syscalls" ] && say syscall_tracepoints 1
     if [ -e /sys/kernel/btf/vmlinux ]; then say cap.btf 1; else say cap.btf 0; fi
+    # BPF run-time statistics (kernel.bpf_stats_enabled, Linux >= 5.1), switchable as root
+    if [ -w /proc/sys/kernel/bpf_stats_enabled ] && [ "$(id -u)" = 0 ]; then
+        say cap.bpf_stats 1
+    else
+        say cap.bpf_stats 0
+    fi
     if have bpftrace && [ "$(id -u)" = 0 ]; then
         if out=$(timeout 30 bpftrace -e 'BEGIN { exit(); }' 2>&1); then
             say cap.bpf 1
@@ -171,7 +177,7 @@ if [ "$os" = Linux ]; then
     say noise.cmdline "$(read_file /proc/cmdline)"
 elif [ "$os" = FreeBSD ]; then
     if kldstat -q -m dtrace 2>/dev/null || [ -e /dev/dtrace/dtrace ]; then say cap.dtrace 1; else say cap.dtrace 0; fi
-    for c in kprobes uprobes tracepoints tracefs btf bpf lttng_ust lttng_kernel; do say "cap.$c" 0; done
+    for c in kprobes uprobes tracepoints tracefs btf bpf bpf_stats lttng_ust lttng_kernel; do say "cap.$c" 0; done
     say preempt full
     say noise.governor "$(sysctl -n dev.cpu.0.freq_levels >/dev/null 2>&1 && (service powerd onestatus >/dev/null 2>&1 && echo powerd || echo fixed))"
     say noise.turbo ""

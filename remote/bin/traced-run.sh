@@ -15,6 +15,10 @@
 #                         controller (its process or its SSH connection) went away
 #   --lock-token T        the target lock is held by the campaign with token T
 #                         (checked); without it the runner takes the lock itself
+#   --bpf-stats           (bpftrace) switch kernel.bpf_stats_enabled on for the run, read
+#                         the tracer's BPF programs' run_cnt/run_time_ns before it stops
+#                         (meta bpf_run_cnt, bpf_run_time_ns, bpf_progs) and put the
+#                         sysctl back as it was, whatever happens (EXIT trap)
 #   --dtrace-define N=V   (dtrace) pass -D N=V to the C preprocessor (repeatable)
 #   Files the caller may put in DIR first: ftrace.events, ftrace.uprobe_defs,
 #   lttng.events (one entry per line), tracer-command.sh (KIND=command).
@@ -32,7 +36,7 @@ HERE=$(cd "$(dirname "$0")/.." && pwd)
 
 DDEFS=
 OUT= KIND= SCRIPT= TRACER_CPU= ATTACH_TIMEOUT=60 STOP_TIMEOUT=30 DEADLINE=0 READY= FTRACE_KEEP=0
-WATCH_STDIN=0 LOCK_TOKEN=
+WATCH_STDIN=0 LOCK_TOKEN= BPF_STATS=0 BPF_STATS_BEFORE=
 while [ $# -gt 0 ]; do
     case $1 in
     --out) OUT=$2; shift 2 ;;
@@ -46,6 +50,7 @@ while [ $# -gt 0 ]; do
     --ftrace-keep) FTRACE_KEEP=1; shift ;;
     --watch-stdin) WATCH_STDIN=1; shift ;;
     --lock-token) LOCK_TOKEN=$2; shift 2 ;;
+    --bpf-stats) BPF_STATS=1; shift ;;
     --dtrace-define)
         case $2 in *\'*) die "--dtrace-define must not contain a single quote" ;; esac
         DDEFS="$DDEFS -D '$2'"; shift 2 ;;
@@ -70,7 +75,9 @@ finish() {
     [ -n "${WATCHDOG:-}" ] && kill -TERM "$WATCHDOG" 2>/dev/null
     [ -n "${STDIN_WATCH:-}" ] && kill -TERM "$STDIN_WATCH" 2>/dev/null
     [ -n "$WORKLOAD_PID" ] && signal_group TERM "$WORKLOAD_PID"
+    bpf_stats_read
     stop_all
+    bpf_stats_restore
     lock_release
     meta status "$STATUS"
     meta finished_at "$(now)"
@@ -97,6 +104,10 @@ else
     3) STATUS=target_busy; meta error "$(cat "$OUT/lock.stderr")"; exit 5 ;;
     *) STATUS=error; meta error "cannot take the target lock: $(cat "$OUT/lock.stderr")"; exit 5 ;;
     esac
+fi
+
+if [ "$BPF_STATS" = 1 ]; then
+    bpf_stats_enable || { STATUS=error; meta error "cannot enable kernel.bpf_stats_enabled"; exit 2; }
 fi
 
 STDIN_WATCH=

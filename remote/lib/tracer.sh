@@ -177,3 +177,33 @@ stop_all() {
     ftrace_stop
     lttng_stop
 }
+
+# ------------------------------------------------------------------ BPF run-time statistics
+BPF_STATS_SYSCTL=/proc/sys/kernel/bpf_stats_enabled
+
+bpf_stats_enable() {
+    [ -w "$BPF_STATS_SYSCTL" ] || return 1
+    BPF_STATS_BEFORE=$(cat "$BPF_STATS_SYSCTL") || return 1
+    meta bpf_stats_before "$BPF_STATS_BEFORE"
+    echo 1 > "$BPF_STATS_SYSCTL"
+}
+
+# bpf_stats_read: sum run_cnt and run_time_ns over the tracer's BPF programs (fdinfo)
+bpf_stats_read() {
+    [ "${BPF_STATS:-0}" = 1 ] && tracer_alive || return 0
+    cnt=0; ns=0; progs=0
+    for f in /proc/"$TRACER_PID"/fdinfo/*; do
+        grep -q '^prog_type:' "$f" 2>/dev/null || continue
+        c=$(sed -n 's/^run_cnt:[[:space:]]*//p' "$f"); t=$(sed -n 's/^run_time_ns:[[:space:]]*//p' "$f")
+        cnt=$((cnt + ${c:-0})); ns=$((ns + ${t:-0})); progs=$((progs + 1))
+    done
+    meta bpf_progs "$progs"
+    meta bpf_run_cnt "$cnt"
+    meta bpf_run_time_ns "$ns"
+}
+
+bpf_stats_restore() {
+    [ -n "${BPF_STATS_BEFORE:-}" ] || return 0
+    echo "$BPF_STATS_BEFORE" > "$BPF_STATS_SYSCTL" && meta bpf_stats_restored "$BPF_STATS_BEFORE"
+    BPF_STATS_BEFORE=
+}

@@ -67,15 +67,21 @@ def _run(args) -> int:
                            **_param_pairs(args.param))
     print(result, file=sys.stderr)
     if any(result.done.values()) or any(result.skipped.values()):
-        _print_paths(report(result, figures_dir=args.figures_dir)["written"])
+        rep = report(result, figures_dir=args.figures_dir)
+        _print_paths(rep["written"])
+        if rep.get("summary"):
+            print(rep["summary"], file=sys.stderr)
     return 0 if result.complete else 1
 
 
 def _report(args) -> int:
     from .benchmarks import report
 
-    _print_paths(report(args.campaign, data_dir=args.data_dir, figures_dir=args.figures_dir,
-                        skip_runs=args.skip_run)["written"])
+    rep = report(args.campaign, data_dir=args.data_dir, figures_dir=args.figures_dir,
+                 skip_runs=args.skip_run)
+    _print_paths(rep["written"])
+    if rep.get("summary"):
+        print(rep["summary"], file=sys.stderr)
     return 0
 
 

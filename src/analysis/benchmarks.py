@@ -111,6 +111,11 @@ class Benchmark:
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
         raise NotImplementedError
 
+    def more(self, campaign: Campaign, plan: Plan, p: dict) -> list[RunSpec] | None:
+        """Runs to add once the planned ones are done (adaptive benchmarks), decided from
+        the campaign's finished runs alone so that a resume decides the same; None: done."""
+        return None
+
     def parse(self, given: dict) -> dict:
         """Every parameter checked and in canonical form, defaults filled in."""
         known = {p.name: p for p in self.params}
@@ -197,14 +202,49 @@ def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
         camp = Campaign(camp_name, data_dir=data_dir, notebook=bench.notebook,
                         benchmark=bench.name, parameters=plan.parameters)
         execute = bench.execute(plan, p, camp.folder / ".scratch")
-        result = run_campaign(camp, targets, plan.runs, execute, connector=transports.pop,
-                              preflights=pfs, progress=progress)
+        with camp.locked():
+            result = _run_phases(bench, camp, plan, p, targets, transports, pfs, execute,
+                                 progress)
     finally:
         for tr in transports.values():
             tr.close()
     result.benchmark, result.preflights, result.plan = bench.name, pfs, plan
     result.parameters = plan.parameters
     return result
+
+
+def _run_phases(bench, camp, plan, p, targets, transports, pfs, execute, progress):
+    """The planned runs, then whatever :meth:`Benchmark.more` adds, round after round. One
+    target: its lock is held throughout; several: each run of the campaign locks them."""
+    from .locks import TargetLock
+
+    lock = TargetLock(transports[targets[0]], camp.name).acquire() if len(targets) == 1 else None
+    try:
+        runs = list(plan.runs)
+        result = run_campaign(camp, targets, runs, execute, connector=transports.__getitem__,
+                              preflights=pfs, progress=progress, keep_open=True,
+                              target_lock=lock is None)
+        while result.complete and (extra := bench.more(camp, plan, p)):
+            runs += extra
+            plan.runs = runs
+            step = run_campaign(camp, targets, extra, execute, connector=transports.__getitem__,
+                                preflight=False, progress=progress, keep_open=True,
+                                target_lock=lock is None)
+            _merge(result, step)
+            if not step.complete:
+                break
+        return result
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _merge(result: CampaignResult, step: CampaignResult) -> None:
+    for t, runs in step.done.items():
+        result.done.setdefault(t, []).extend(runs)
+    for t, failed in step.failed.items():
+        result.failed.setdefault(t, {}).update(failed)
+    result.unreachable.update(step.unreachable)
 
 
 def _targets(bench: Benchmark, targets, ssh_config) -> list[str]:

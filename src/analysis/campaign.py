@@ -473,6 +473,7 @@ def run_campaign(
     connector: Callable[[str], Transport] | None = None,
     target_lock: bool = True,
     preflights: dict | None = None,
+    keep_open: bool = False,
 ) -> CampaignResult:
     """Run ``plan`` on every target (in parallel, one connection each); resume what exists.
 
@@ -483,7 +484,8 @@ def run_campaign(
     Ctrl-C stops everything, after the running unit has cleaned up. The
     campaign's lock is held throughout, and each target's lock while it runs
     (:class:`~analysis.errors.LockError` when another process has either).
-    ``preflights`` (target -> Preflight) are recorded instead of asking again.
+    ``preflights`` (target -> Preflight) are recorded instead of asking again;
+    ``keep_open``: the connector's transports are the caller's to close.
     """
     _check_plan(plan)
     targets = list(dict.fromkeys(targets))
@@ -499,6 +501,7 @@ def run_campaign(
         runner = _Runner(campaign, plan, execute, connector, preflight=preflight,
                          target_lock=target_lock, progress=progress, total=len(targets),
                          preflights=preflights or {})
+        runner.keep_open = keep_open
         try:
             runner.all(targets)
         finally:
@@ -576,7 +579,8 @@ class _Runner:
                 if lock is not None:
                     lock.release()
         finally:
-            transport.close()
+            if not self.keep_open:
+                transport.close()
 
     def _preflight(self, transport: Transport, target: str) -> None:
         if not self.preflight:

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import _params, paths
+from . import _ddplan, _params, paths
 from .benchmarks import Benchmark, Param, Plan, register
 from .campaign import Campaign, RunSpec, open_for_report, processed_dir
 from .errors import ParameterError, TargetError
@@ -243,40 +243,48 @@ def workload_timeout(count: int, dd_runs: int) -> float:
     return 60.0 + dd_runs * count * _WORST_READ_S
 
 
-def make_execute(planned: Sequence[PlannedExperiment], *, count: int, runs: int, warmup: int,
-                 workload_cpu: int | None, tracer_cpu: int | None, os_name: str | None,
-                 scratch: Path, attach_timeout: float = 120.0, stop_timeout: float = 120.0):
-    """The ``execute`` function of a benchmark-1 campaign."""
-    scratch.mkdir(parents=True, exist_ok=True)
-    by_id = {p.id: p for p in planned}
-    dd = pinned(dd_argv(count), workload_cpu, os_name)
+def make_execute(planned: Sequence[PlannedExperiment], *, count: int | None, runs: int,
+                 warmup: int, workload_cpu: int | None, tracer_cpu: int | None,
+                 os_name: str | None, scratch: Path, bpf_stats: bool = False,
+                 attach_timeout: float = 120.0, stop_timeout: float = 120.0):
+    """The ``execute`` function of a benchmark-1 campaign. Each run's dd count is in its
+    params (``count``, else the campaign's): calibration (``cal``: the experiment's own
+    script, untimed, with BPF statistics where asked), counting (``count``) and timed
+    blocks (``timed``: hyperfine)."""
     import shlex
 
-    hyperfine = ["hyperfine", "-N", "--style", "none", "--runs", str(int(runs)),
-                 "--warmup", str(int(warmup)), "--export-json", "{out}/hyperfine.json",
-                 shlex.join(dd)]
-    defines = (f'TARGET_PROCESS_ARGS="{" ".join(dd_argv(count))}"',)
+    scratch.mkdir(parents=True, exist_ok=True)
+    by_id = {p.id: p for p in planned}
 
-    def spec_for(p: PlannedExperiment, counting: bool) -> TracerSpec:
-        if counting:
+    def spec_for(p: PlannedExperiment, kind: str, n: int) -> TracerSpec:
+        if kind == "count":
             script = scratch / f"count-{p.id}.{'d' if p.tracer == 'dtrace' else 'bt'}"
             script.write_text(counting_script(p))
         else:
             script = p.script
-        return TracerSpec(p.tracer, script=script, tracer_cpu=tracer_cpu,
-                          dtrace_defines=defines if p.tracer == "dtrace" else ())
+        defines = (f'TARGET_PROCESS_ARGS="{" ".join(dd_argv(n))}"',) if p.tracer == "dtrace" \
+            else ()
+        return TracerSpec(p.tracer, script=script, tracer_cpu=tracer_cpu, dtrace_defines=defines,
+                          bpf_stats=bpf_stats and kind == "cal" and p.id != CONTROL)
 
     def execute(transport, run: RunSpec, staging: Path) -> dict:
         p = by_id[run.experiment]
-        counting = run.params.get("kind") == "count"
-        workload = dd if counting else hyperfine
-        limit = workload_timeout(count, 1 if counting else runs + warmup)
-        info = traced_execute(spec_for(p, counting), workload, attach_timeout=attach_timeout,
+        kind, n = run.params.get("kind"), int(run.params.get("count") or count)
+        dd = pinned(dd_argv(n), workload_cpu, os_name)
+        workload = dd if kind != "timed" else [
+            "hyperfine", "-N", "--style", "none", "--runs", str(int(runs)), "--warmup",
+            str(int(warmup)), "--export-json", "{out}/hyperfine.json", shlex.join(dd)]
+        limit = workload_timeout(n, runs + warmup if kind == "timed" else 1)
+        info = traced_execute(spec_for(p, kind, n), workload, attach_timeout=attach_timeout,
                               stop_timeout=stop_timeout, workload_timeout=limit)(
                                   transport, run, staging)
         # a SIGKILLed tracer printed no final maps: its output is lost, never trusted
         info["tracer_output_lost"] = bool(info.get("stop_killed"))
-        if counting:
+        if kind == "cal" and (staging / "meta").is_file():
+            meta = parse_meta((staging / "meta").read_text())
+            info.update({k: int(meta[k]) for k in ("bpf_run_cnt", "bpf_run_time_ns", "bpf_progs")
+                         if meta.get(k)})
+        if kind == "count":
             events = parse_events((staging / "tracer.stdout").read_text())
             if info["tracer_output_lost"] or not events:
                 raise TargetError(f"{transport.name}: the count of {p.id} was lost (the tracer "
@@ -298,7 +306,9 @@ def load_runs(campaign: Campaign, target: str) -> pd.DataFrame:
         if entry.get("status") != "done" or params.get("kind") != "timed":
             continue
         df = load_hyperfine(campaign.run_dir(target, run_id) / "hyperfine.json")
-        df["experiment"] = entry["experiment"]
+        df["experiment"] = _ddplan.AA if params.get("aa") else entry["experiment"]
+        df["reads"] = int(params.get("count") or campaign.manifest["parameters"]["count"])
+        df["s_per_read"] = df["time_s"] / df["reads"]
         df["round"] = params["round"]
         df["position"] = params["position"]
         df["block"] = run_id
@@ -345,21 +355,87 @@ def tracer_times(campaign: Campaign, target: str) -> pd.DataFrame:
         killed=("killed", "sum")).reset_index()
 
 
+def load_counts(campaign: Campaign, target: str) -> dict[str, int]:
+    """dd's count per experiment (from its counting run; the campaign's count before)."""
+    default = campaign.manifest.get("parameters", {}).get("count")
+    counts = {}
+    for entry in campaign.manifest["runs"].get(target, {}).values():
+        if entry.get("params", {}).get("kind") == "count":
+            counts[entry["experiment"]] = int(entry["params"].get("count") or default)
+    return counts
+
+
+def bpf_per_event(campaign: Campaign, target: str, events_per_read: dict) -> dict[str, float]:
+    """The BPF programs' own run time per event, from the calibration runs' statistics."""
+    out = {}
+    for entry in campaign.manifest["runs"].get(target, {}).values():
+        info, params = entry.get("info") or {}, entry.get("params", {})
+        e = entry["experiment"]
+        if params.get("kind") == "cal" and info.get("bpf_run_time_ns") and e in events_per_read:
+            out[e] = info["bpf_run_time_ns"] / (params["count"] * events_per_read[e])
+    return out
+
+
 def results_table(campaign: Campaign, target: str, planned: Sequence[PlannedExperiment],
                   *, estimator: str = "median", n_resamples: int = 4999) -> pd.DataFrame:
-    """The paper's table (runtime, per-event cost, slowdown) with CIs and measured events."""
+    """The paper's table (runtime, per-event cost, slowdown) with CIs and measured events.
+
+    Runs are compared per dd read (each experiment may run its own count), so the
+    per-event cost is (time per read - the control's time per read) / events per read.
+    Columns added: ``count``, ``precision_reached`` (the 95 % CI half-width relative to
+    the cost), ``target_met``, ``noise_floor_ns`` (the A/A comparison of the control
+    with itself: costs below it are not distinguishable from zero here),
+    ``bpf_ns_per_event`` (the BPF program's own time) and ``mechanism_ns`` (the rest).
+    """
     runs = load_runs(campaign, target)
-    events = load_events(campaign, target)
-    table = overhead_table(runs, control=CONTROL, events=events, estimator=estimator,
-                           n_resamples=n_resamples)
-    table["flags"] = [f if e == CONTROL or e in events else
+    events, counts = load_events(campaign, target), load_counts(campaign, target)
+    per_read = {e: events[e] / counts[e] for e in events if counts.get(e)}
+    per_read[_ddplan.AA] = 1.0
+    table = overhead_table(runs, control=CONTROL, events=per_read, estimator=estimator,
+                           n_resamples=n_resamples, value="s_per_read")
+    reads = {e: counts.get(e) or int(runs.loc[runs["experiment"] == e, "reads"].iloc[0])
+             for e in table["experiment"]}
+    reads[_ddplan.AA] = reads[CONTROL]
+    scale = table["experiment"].map(reads)
+    for col in ("runtime_s", "runtime_ci_low", "runtime_ci_high", "control_s"):
+        table[col] = table[col] * scale
+    table["events"] = table["experiment"].map(events)
+    table.insert(5, "count", scale)
+    return _named(_precision_columns(table, campaign, target, per_read), planned)
+
+
+def _precision_columns(table: pd.DataFrame, campaign: Campaign, target: str,
+                       per_read: dict) -> pd.DataFrame:
+    half = (table["per_event_ns_ci_high"] - table["per_event_ns_ci_low"]) / 2
+    table["precision_reached"] = half / table["per_event_ns"].abs()
+    goal = campaign.manifest.get("adaptive", {}).get("precision")
+    table["target_met"] = [None if not goal or e in (CONTROL,) else bool(w <= goal)
+                           for e, w in zip(table["experiment"], table["precision_reached"])]
+    aa = table[table["experiment"] == _ddplan.AA]
+    floor = float(aa["per_event_ns_ci_high"].iloc[0] - aa["per_event_ns_ci_low"].iloc[0]) / 2 \
+        if len(aa) else np.nan  # ns per read: what the machine cannot tell from zero
+    table["noise_floor_ns"] = [floor / per_read[e] if per_read.get(e) else np.nan
+                               for e in table["experiment"]]
+    bpf = bpf_per_event(campaign, target, per_read)
+    table["bpf_ns_per_event"] = table["experiment"].map(bpf)
+    table["mechanism_ns"] = table["per_event_ns"] - table["bpf_ns_per_event"]
+    table = table.copy()
+    table["flags"] = [f if e == CONTROL or e in per_read else
                       [*f, "no event count (counting run lost or missing): no per-event cost"]
                       for e, f in zip(table["experiment"], table["flags"])]
+    return table
+
+
+def _named(table: pd.DataFrame, planned: Sequence[PlannedExperiment]) -> pd.DataFrame:
     by_id = {p.id: p for p in planned}
+    aa = PlannedExperiment(Experiment(0, "aa-control", "Control (A/A)", None, None), "", None,
+                           None, False, "the control against itself")
+    by_id = {**by_id, _ddplan.AA: aa}
+    table = table.copy()
     table.insert(1, "name", [by_id[e].experiment.name for e in table["experiment"]])
     table.insert(2, "attach_point", [by_id[e].attach_point or "BEGIN" for e in table["experiment"]])
     table.insert(3, "substituted", [by_id[e].substituted for e in table["experiment"]])
-    order = {e.id: i for i, e in enumerate(EXPERIMENTS)}
+    order = {**{e.id: i for i, e in enumerate(EXPERIMENTS)}, _ddplan.AA: len(EXPERIMENTS)}
     return table.sort_values("experiment", key=lambda s: s.map(order)).reset_index(drop=True)
 
 
@@ -408,6 +484,16 @@ class Benchmark1:
     count: int
 
 
+def _positive_seconds(value) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = 0.0
+    if v <= 0:
+        raise ParameterError("run_s", value, "expected a positive number of seconds")
+    return v
+
+
 def _experiments(value) -> list[str] | None:
     return None if value is None else [e.id for e in _select(value)]
 
@@ -425,14 +511,22 @@ class DD(Benchmark):
         Param.choice("tracer", "bpftrace", "bpftrace, or dtrace on FreeBSD", TRACERS),
         Param("experiments", None, "None = all 18; numbers or ids, e.g. 4,5 (the control "
               "always runs)", "list", _experiments),
-        Param("count", "50k", "dd's count: a number or dd-style ('10000k' = 10,240,000 "
-              "reads)", "size", parse_count),
+        Param("count", None, "dd's count: a number or dd-style ('10000k' = 10,240,000 "
+              "reads); None = calibrated on the target (see run_s)", "size", parse_count),
         Param.integer("runs", 3, "timed runs per block (hyperfine --runs)", 1),
         Param.integer("warmup", 1, "untimed runs before each block (hyperfine --warmup)", 0),
-        Param.integer("rounds", 5, "interleaved rounds of every experiment", 1),
+        Param.integer("rounds", 5, "interleaved rounds of every experiment (the minimum when "
+                      "precision or budget is given)", 1),
         Param.integer("workload_cpu", None, "CPU dd is pinned to (None = the last one)", 0),
         Param.integer("tracer_cpu", None, "CPU the tracer is pinned to (None = 0 when the "
                       "target has two or more)", 0),
+        Param("run_s", 0.5, "without a count: seconds one control run should last (sizes are "
+              "calibrated on the target)", "seconds", _positive_seconds),
+        Param("precision", None, "target relative 95 % CI half-width of every per-event "
+              "cost, e.g. 0.10: rounds are added until it is reached", "fraction",
+              _ddplan.precision_target),
+        Param("budget", None, "wall time the adaptive rounds may use, e.g. '10 min'",
+              "duration", _ddplan.parse_budget),
     )
 
     def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
@@ -441,21 +535,59 @@ class DD(Benchmark):
         workload_cpu = cpus - 1 if p["workload_cpu"] is None else p["workload_cpu"]
         tracer_cpu = (0 if cpus > 1 else None) if p["tracer_cpu"] is None else p["tracer_cpu"]
         planned = plan_experiments(pf, p["tracer"], p["experiments"])
+        if not any(x.id == CONTROL and not x.skipped for x in planned):
+            raise ValueError("the control cannot run: nothing to compare with")
+        ids = [x.id for x in planned if not x.skipped]
+        bpf_stats = p["tracer"] == "bpftrace" and bool(pf.capabilities.get("bpf_stats"))
         table = plan_table(planned)
         params = {"notebook": self.notebook, "target": target, "tracer": p["tracer"],
                   "experiments": [x.id for x in planned], "count": p["count"],
+                  "run_s": None if p["count"] else p["run_s"], "bpf_stats": bpf_stats,
                   "runs": p["runs"], "warmup": p["warmup"], "rounds": p["rounds"],
                   "workload_cpu": workload_cpu, "tracer_cpu": tracer_cpu,
                   "plan": table.to_dict(orient="records")}
-        return Plan(build_plan(planned, p["rounds"], seed=campaign), params,
-                    {x.id: x.skipped for x in planned if x.skipped}, table,
-                    {"planned": planned, "os": pf.os})
+        if p["count"] is None or bpf_stats:
+            runs = _ddplan.cal_runs(ids, p["count"])
+        else:
+            runs = _ddplan.counting_and_rounds({e: p["count"] for e in ids}, CONTROL,
+                                               p["rounds"], campaign)
+        return Plan(runs, params, {x.id: x.skipped for x in planned if x.skipped}, table,
+                    {"planned": planned, "os": pf.os, "ids": ids, "seed": campaign,
+                     "target": target})
+
+    def more(self, campaign: Campaign, plan: Plan, p: dict):
+        st, q = plan.state, plan.parameters
+        entries = campaign.manifest["runs"].get(st["target"], {})
+        decided = {rid: e for rid, e in entries.items()
+                   if e.get("params", {}).get("kind") in ("count", "timed")}
+        if not decided:  # calibration done: sizes, counting, the first rounds
+            counts = ({e: q["count"] for e in st["ids"]} if q["count"] else
+                      _ddplan.counts_from_calibration(entries, CONTROL, q["run_s"]))
+            return _ddplan.counting_and_rounds(counts, CONTROL, q["rounds"], st["seed"])
+        pending = [RunSpec(rid, e["experiment"], e["params"]) for rid, e in sorted(
+            decided.items()) if not campaign.is_done(st["target"], rid)]
+        if pending or (p["precision"] is None and p["budget"] is None):
+            return pending or None
+        counts = {e["experiment"]: e["params"]["count"] for e in decided.values()
+                  if e["params"]["kind"] == "count"}
+        table = results_table(campaign, st["target"], st["planned"], n_resamples=999)
+        widths = dict(zip(table["experiment"], table["precision_reached"]))
+        widths.pop(CONTROL, None)
+        widths.pop(_ddplan.AA, None)
+        runs, reason = _ddplan.next_round(
+            entries, widths, target=p["precision"], budget_s=p["budget"],
+            min_rounds=q["rounds"], counts=counts, control=CONTROL, seed=st["seed"])
+        campaign.manifest["adaptive"] = {"precision": p["precision"], "budget_s": p["budget"],
+                                         "last_decision": reason}
+        campaign.save()
+        return runs
 
     def execute(self, plan: Plan, p: dict, scratch: Path):
         q = plan.parameters
         return make_execute(plan.state["planned"], count=q["count"], runs=q["runs"],
                             warmup=q["warmup"], workload_cpu=q["workload_cpu"],
-                            tracer_cpu=q["tracer_cpu"], os_name=plan.state["os"], scratch=scratch)
+                            tracer_cpu=q["tracer_cpu"], os_name=plan.state["os"],
+                            scratch=scratch, bpf_stats=q["bpf_stats"])
 
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
         return report(campaign, data_dir=data_dir, figures_dir=figures_dir, **kwargs)
@@ -493,11 +625,12 @@ def planned_from_manifest(campaign: Campaign) -> list[PlannedExperiment]:
             for r in rows]
 
 
-TABLE_COLUMNS = ["experiment", "name", "attach_point", "substituted", "events", "n_runs",
+TABLE_COLUMNS = ["experiment", "name", "attach_point", "substituted", "count", "events", "n_runs",
                  "runtime_s", "runtime_ci_low", "runtime_ci_high", "per_event_ns",
                  "per_event_ns_ci_low", "per_event_ns_ci_high", "slowdown", "slowdown_ci_low",
                  "slowdown_ci_high", "fastest_s", "per_event_ns_fastest", "slowdown_fastest",
-                 "mwu_p", "p_holm", "cliffs_delta", "flags"]
+                 "mwu_p", "p_holm", "cliffs_delta", "flags", "precision_reached", "target_met",
+                 "noise_floor_ns", "bpf_ns_per_event", "mechanism_ns"]
 
 
 def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None,
@@ -516,6 +649,8 @@ def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None
     target = target or next(iter(camp.manifest["runs"]))
     planned = planned_from_manifest(camp)
     median = results_table(camp, target, planned, estimator="median", n_resamples=n_resamples)
+    aa = median[median["experiment"] == _ddplan.AA].reset_index(drop=True)
+    median = median[median["experiment"] != _ddplan.AA]
     fastest = results_table(camp, target, planned, estimator="min", n_resamples=100)
     table = median.merge(
         fastest[["experiment", "runtime_s", "per_event_ns", "slowdown"]].rename(columns={
@@ -524,10 +659,35 @@ def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None
     table = table[TABLE_COLUMNS]
     out = {"table": table, "with_published": with_published(table),
            "tracer_times": tracer_times(camp, target), "runs": load_runs(camp, target),
-           "planned": planned, "written": []}
+           "planned": planned, "aa": aa, "written": [],
+           "adaptive": camp.manifest.get("adaptive", {}),
+           "noise_floor_ns_per_read": float(table["noise_floor_ns"].iloc[0])
+           if len(table) else float("nan")}
+    out["summary"] = summary(out)
     if write:
         _write_report(out, camp, target, data_dir, figures_dir)
     return out
+
+
+def summary(out: dict) -> str:
+    """What the campaign measured, in a few lines: the noise floor, then per experiment
+    the per-event cost with its CI and the precision reached (against the target)."""
+    table, adaptive = out["table"], out.get("adaptive") or {}
+    goal = adaptive.get("precision")
+    lines = [f"noise floor (A/A, the control against itself): "
+             f"{out['noise_floor_ns_per_read']:.1f} ns per read; smaller costs are not "
+             "distinguishable from zero here"]
+    if adaptive.get("last_decision"):
+        lines.append(f"rounds: {adaptive['last_decision']}")
+    for _, r in table.iterrows():
+        if r["experiment"] == CONTROL:
+            continue
+        met = "" if not goal else (" (target met)" if r["target_met"] else
+                                   f" (target +-{goal:.0%} NOT met)")
+        lines.append(f"{r['experiment']:<22} {r['per_event_ns']:>9.0f} ns "
+                     f"[{r['per_event_ns_ci_low']:.0f}, {r['per_event_ns_ci_high']:.0f}]  "
+                     f"+-{r['precision_reached']:.1%}{met}")
+    return "\n".join(lines)
 
 
 def _write_report(out: dict, camp: Campaign, target: str, data_dir, figures_dir) -> None:

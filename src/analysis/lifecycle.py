@@ -50,6 +50,7 @@ class TracerSpec:
     ready: str | None = None
     tracer_cpu: int | None = None
     dtrace_defines: tuple[str, ...] = ()
+    bpf_stats: bool = False  # bpftrace: the programs' own run time (kernel.bpf_stats_enabled)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -230,6 +231,8 @@ def _runner_options(transport: Transport, spec: TracerSpec, remote_dir: str,
         argv += ["--ready", spec.ready]
     if spec.ftrace_keep_trace:
         argv += ["--ftrace-keep"]
+    if spec.bpf_stats:
+        argv += ["--bpf-stats"]
     for define in spec.dtrace_defines:
         argv += ["--dtrace-define", define]
     return argv

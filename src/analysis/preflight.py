@@ -18,8 +18,8 @@ from .targets import connect
 from .transport import Transport
 
 TOOLS = ("bpftrace", "dtrace", "lttng", "trace-cmd", "hyperfine", "cyclictest", "gcc", "cc")
-CAPABILITIES = ("kprobes", "uprobes", "tracepoints", "tracefs", "btf", "bpf", "lttng_ust",
-                "lttng_kernel", "dtrace")
+CAPABILITIES = ("kprobes", "uprobes", "tracepoints", "tracefs", "btf", "bpf", "bpf_stats",
+                "lttng_ust", "lttng_kernel", "dtrace")
 NOISE = ("governor", "turbo", "smt", "isolcpus", "nohz_full", "invariants", "witness")
 PREEMPT_MODELS = ("none", "voluntary", "full", "rt")
 

@@ -1,0 +1,81 @@
+"""Precision on demand (benchmark 1): calibrated sizes, adaptive rounds, the noise floor,
+and the BPF program's own share of the per-event cost. Real dd, bpftrace and hyperfine."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from analysis import _ddplan, dd
+from analysis.errors import ParameterError
+from conftest import need_tool
+
+
+def test_budget_and_precision_parameters():
+    assert _ddplan.parse_budget("10 min") == 600
+    assert _ddplan.parse_budget("90 s") == _ddplan.parse_budget("90s") == 90
+    assert _ddplan.parse_budget("1h30m") == 5400 and _ddplan.parse_budget("1.5 h") == 5400
+    assert _ddplan.parse_budget(45) == 45
+    for bad in ("ten minutes", "-5", "0", "5 parsecs"):
+        with pytest.raises(ParameterError, match="budget"):
+            _ddplan.parse_budget(bad)
+    assert _ddplan.precision_target("0.1") == 0.1
+    for bad in (0, 1, 2, "x"):
+        with pytest.raises(ParameterError, match="precision"):
+            _ddplan.precision_target(bad)
+
+
+def test_calibrated_sizes_follow_the_cost_per_read():
+    entries = {f"cal-{e}": {"experiment": e, "status": "done", "params": {"kind": "cal",
+                                                                          "count": 100_000},
+                            "info": {"workload_s": s}}
+               for e, s in (("01-control", 0.05), ("04-x", 0.07), ("06-u", 1.0))}
+    counts = _ddplan.counts_from_calibration(entries, "01-control", run_s=0.5)
+    assert counts["01-control"] == int(1.5 * 0.5 / 0.5e-6)  # 1.5 M reads: >= 0.5 s
+    assert counts["04-x"] == int(1.5 * 0.5 / 0.7e-6)
+    assert counts["06-u"] == int(1.5 * 0.5 / 10e-6)  # the uprobe: 75 k reads, not 1.5 M
+
+
+@pytest.mark.slow
+def test_precision_on_demand_on_local(tmp_path):
+    need_tool("bpftrace")
+    b = dd.run_benchmark1("local", experiments=[4, 5], precision=0.10, budget="8 min",
+                          run_s=0.3, rounds=3, data_dir=tmp_path, campaign="prec",
+                          progress=False)
+    assert b.result.complete, b.result
+    rep = dd.report(b.campaign, data_dir=tmp_path, figures_dir=tmp_path / "fig",
+                    n_resamples=999)
+    table = rep["table"].set_index("experiment")
+    for col in ("precision_reached", "target_met", "noise_floor_ns", "bpf_ns_per_event",
+                "mechanism_ns", "count"):
+        assert col in table.columns, col
+    decision = rep["adaptive"]["last_decision"]
+    cheap = table.loc[["04-tracepoint-entry", "05-tracepoint-return"]]
+    if decision.startswith("budget"):
+        assert "NOT met" in rep["summary"] or cheap["target_met"].all()
+    else:
+        assert decision == "every experiment reached +-10%"
+        assert (cheap["precision_reached"] <= 0.10).all() and cheap["target_met"].all()
+    # the calibration: control runs last at least run_s
+    runs = rep["runs"]
+    control = runs[runs["experiment"] == dd.CONTROL]["time_s"]
+    assert np.median(control) >= 0.3, control.describe()
+    # the noise floor is positive and below the costs it sits next to
+    assert 0 < table.loc["04-tracepoint-entry", "noise_floor_ns"] < cheap["per_event_ns"].min()
+    assert rep["aa"]["experiment"].tolist() == ["aa-control"]
+    # the BPF program's own time is part of the cost, not all of it
+    if b.preflight.capabilities.get("bpf_stats"):
+        for exp, row in cheap.iterrows():
+            assert 0 < row["bpf_ns_per_event"] < row["per_event_ns"], exp
+            assert row["mechanism_ns"] == pytest.approx(row["per_event_ns"] -
+                                                        row["bpf_ns_per_event"])
+    assert "noise floor" in rep["summary"] and "04-tracepoint-entry" in rep["summary"]
+    # a resume decides the same: nothing more to run
+    again = dd.run_benchmark1("local", experiments=[4, 5], precision=0.10, budget="8 min",
+                              run_s=0.3, rounds=3, data_dir=tmp_path, campaign="prec",
+                              progress=False)
+    assert again.result.complete and not any(again.result.done.values())
+    manifest = json.loads(b.campaign.manifest_path.read_text())
+    assert manifest["adaptive"]["precision"] == 0.10
