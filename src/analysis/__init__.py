@@ -19,6 +19,7 @@ except PackageNotFoundError:  # running from a source tree that is not installed
 
 from . import benchmarks, paths, plots, published, stats  # noqa: E402
 from .benchmarks import report, run_benchmark  # noqa: E402
+from ._display import show  # noqa: E402
 from .cyclictest import CyclictestRun, load_cyclictest  # noqa: E402
 from .errors import (  # noqa: E402
     AnalysisError,
@@ -50,7 +51,7 @@ __all__ = [
     # targets
     "preflight", "connect",
     # figures
-    "plots", "save_figure", "export_table", "paths",
+    "plots", "save_figure", "export_table", "paths", "show",
     # errors
     "AnalysisError", "DataFormatError", "TargetError", "TargetUnreachable", "ParameterError",
     "ParameterMismatch", "CampaignNotFound", "IntegrityError", "LockError", "StorageError",

@@ -267,8 +267,12 @@ def report(campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
                                                                           data_dir=data_dir)
     if isinstance(campaign, Campaign) and data_dir is None:
         data_dir = camp.folder.parent.parent
-    return for_campaign(camp).report(camp.name, data_dir=data_dir, figures_dir=figures_dir,
-                                     **kwargs)
+    out = for_campaign(camp).report(camp.name, data_dir=data_dir, figures_dir=figures_dir,
+                                    **kwargs)
+    import matplotlib.pyplot as plt
+
+    plt.close("all")  # saved and returned: a notebook shows them with analysis.show()
+    return out
 
 
 def regenerate(data_dir=None, figures_dir=None) -> list[Path]:

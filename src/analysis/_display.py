@@ -1,0 +1,31 @@
+"""Showing what a notebook cell wrote: every saved figure as an image, the rest as names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def show(files) -> None:
+    """Display every PNG in ``files`` (what :func:`analysis.save_figure` wrote next to each
+    PDF) as an image, and list the other files by name, relative to the project.
+
+    The image shown is the file saved, so a notebook shows exactly what a thesis
+    gets. Open matplotlib figures are closed so that none is shown twice.
+    """
+    from IPython.display import Image, display
+
+    from .paths import shown
+
+    files = [Path(f) for f in files]
+    for f in files:
+        if f.suffix == ".png":
+            display(Image(filename=str(f)))
+    others = [f for f in files if f.suffix != ".png"]
+    if others:
+        print("written: " + ", ".join(shown(others)))
+    try:
+        import matplotlib.pyplot as plt
+
+        plt.close("all")
+    except ImportError:  # pragma: no cover - matplotlib is a dependency
+        pass

@@ -1,0 +1,56 @@
+"""Every notebook displays every figure it saves, and executed notebooks carry no noise."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import papermill
+import pytest
+
+from conftest import ROOT
+
+
+def _images(executed: dict) -> int:
+    return sum(1 for c in executed["cells"] for o in c.get("outputs", [])
+               if "image/png" in o.get("data", {}))
+
+
+def _html(path) -> str:
+    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", str(path),
+                    "--log-level", "ERROR"], check=True, capture_output=True)
+    return path.with_suffix(".html").read_text()
+
+
+@pytest.mark.slow
+def test_published_results_shows_every_figure_it_saves(tmp_path):
+    out, figures = tmp_path / "published.ipynb", tmp_path / "figures"
+    papermill.execute_notebook(str(ROOT / "notebooks" / "0.1-published-results.ipynb"),
+                               str(out), parameters={"figures_dir": str(figures)},
+                               kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
+    saved = list(figures.glob("*.png"))
+    assert len(saved) == 4 and _images(json.loads(out.read_text())) == len(saved)
+    html = _html(out)
+    for noise in ("Warning", "PosixPath(", "CampaignResult("):
+        assert noise not in html, noise
+
+
+@pytest.mark.slow
+def test_dd_notebook_shows_every_figure_and_no_noise(tmp_path):
+    from conftest import need_tool
+
+    need_tool("bpftrace")
+    out, figures = tmp_path / "dd.ipynb", tmp_path / "figures"
+    papermill.execute_notebook(
+        str(ROOT / "notebooks" / "1.0-dd-per-event-cost.ipynb"), str(out),
+        parameters={"experiments": "4,5", "count": "20k", "runs": 2, "warmup": 0, "rounds": 2,
+                    "precision": None, "budget": None, "data_dir": str(tmp_path / "data"),
+                    "figures_dir": str(figures)},
+        kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
+    saved = list(figures.glob("*.png"))
+    assert len(saved) >= 2 and _images(json.loads(out.read_text())) == len(saved)
+    html = _html(out)
+    for noise in ("Warning", "PosixPath(", "CampaignResult("):
+        assert noise not in html, noise
+    assert html.count("campaign ") < 40  # the progress bar is one line, not a hundred
