@@ -16,8 +16,8 @@ def _cli(*args, cwd=ROOT) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("args,words", [
-    (["preflight", "user@host:99999"], "invalid port 99999"),
-    (["preflight", "root@host:0"], "invalid port 0"),
+    (["preflight", "user@host:99999"], "invalid port '99999'"),
+    (["preflight", "root@host:0"], "invalid port '0'"),
     (["preflight", "root@bad host;rm"], "invalid"),
     (["preflight", "local", "--ssh-config", "/nonexistent"], "/nonexistent: no such file"),
     (["run", "dd", "--param", "runs=0"], "parameter runs=0"),

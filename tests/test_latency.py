@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import papermill
 import pytest
@@ -41,6 +43,10 @@ def test_notebook_local_and_ssh_targets_compared(tmp_path, sshd, nothing_left_be
                     "data_dir": str(data), "figures_dir": str(tmp_path / "fig")},
         kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
     camp = Campaign("ci-ct", data_dir=data)
+    executed = json.loads((tmp_path / "x.ipynb").read_text())
+    images = sum(1 for c in executed["cells"] for o in c.get("outputs", [])
+                 if "image/png" in o.get("data", {}))
+    assert images == len(list((tmp_path / "fig").glob("*.png"))) >= 4
     summ = latency.summary(camp)
     for target in ("local", "lab"):
         configs = set(summ[summ.target == target]["config"])

@@ -53,7 +53,11 @@ def test_every_figure_function_draws_a_thesis_width_figure(long_table):
 
 
 def test_one_colour_per_tracer_everywhere(long_table):
-    assert plots.tracer_color("bpftrace (Piotrowski)") == plots.tracer_color("bpftrace")
+    # one colour per source: each published source has its own, in every figure
+    sources = ["bpftrace (this machine)", "bpftrace (Gregg, 2019)", "bpftrace (Piotrowski)",
+               "DTrace (Piotrowski)"]
+    assert len({plots.tracer_color(s) for s in sources}) == 4
+    assert plots.tracer_color("bpftrace (this machine)") == plots.tracer_color("bpftrace")
     assert plots.tracer_color("bpftrace") == plots.tracer_color("eBPF")
     assert plots.tracer_color("ftrace") != plots.tracer_color("bpftrace")  # substring trap
     assert plots.tracer_color("DTrace (Piotrowski)") == plots.tracer_color("dtrace")

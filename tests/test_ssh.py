@@ -50,6 +50,9 @@ def test_put_and_get_with_checksums(ssh_transport, tmp_path):
     back = tmp_path / "down.bin"
     assert ssh_transport.get(remote, back) == digest
     assert back.read_bytes() == payload
+    assert ssh_transport._no_sftp is False  # a normal server: SFTP, no fallback
+    assert ssh_transport.run(["ls", f"{remote}.part"], check=False).exit_status != 0
+    assert not list(tmp_path.glob(".*.part"))
     ssh_transport.run(["rm", "-f", remote])
 
 
@@ -122,6 +125,45 @@ def test_arguments_never_reach_a_shell(ssh_transport, tmp_path, evil):
 def test_malicious_target_names_are_rejected_before_connecting(bad):
     with pytest.raises(ValueError):
         parse_target(bad)
+
+
+@pytest.mark.parametrize("bad,port", [("root@host:0", "0"), ("host:99999", "99999"),
+                                      ("host:65536", "65536"), ("root@[::1]:0", "0"),
+                                      ("host:1234567", "1234567")])
+def test_out_of_range_ports_are_refused_naming_the_port(bad, port, tmp_path):
+    with pytest.raises(ValueError, match=f"invalid port '{port}' in target"):
+        parse_target(bad, ssh_config=tmp_path / "none")
+    assert parse_target("host:65535", ssh_config=tmp_path / "none").port == 65535
+    assert parse_target("host:1", ssh_config=tmp_path / "none").port == 1
+
+
+def _connections(sshd) -> int:
+    return sshd.log.read_text().count("Connection from")
+
+
+def test_port_zero_never_means_22_and_nothing_connects(sshd, tmp_path):
+    """``:0`` on the command line, ``Port 0`` in ssh_config, or either on a ProxyJump hop:
+    refused before any connection (the jump host is a real server that would answer)."""
+    config = tmp_path / "config"
+    config.write_text(f"Host zero\n    HostName 127.0.0.1\n    Port 0\n"
+                      f"    IdentityFile {sshd.client_key}\n"
+                      f"    UserKnownHostsFile {sshd.known_hosts}\n"
+                      f"Host behind\n    HostName 127.0.0.1\n    Port {sshd.port}\n"
+                      f"    ProxyJump root@127.0.0.1:0\n"
+                      f"Host via-lab\n    HostName 127.0.0.1\n    Port 0\n"
+                      f"    ProxyJump lab\n"
+                      f"Host lab\n    HostName 127.0.0.1\n    Port {sshd.port}\n"
+                      f"    IdentityFile {sshd.client_key}\n"
+                      f"    UserKnownHostsFile {sshd.known_hosts}\n")
+    before = _connections(sshd)
+    for target in ("root@127.0.0.1:0", "zero", "behind", "via-lab"):
+        with pytest.raises(ValueError, match="invalid port '0' ") as exc:
+            SSHTransport(target, ssh_config=config)
+        assert "ssh_config" in str(exc.value) or ":0" in str(exc.value)
+    assert _connections(sshd) == before
+    with SSHTransport("lab", ssh_config=config) as t:  # the same file, a valid port: fine
+        assert t.run(["true"]).exit_status == 0
+    assert _connections(sshd) == before + 1  # the log does see connections
 
 
 def test_local_target_is_the_subprocess_transport():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 
@@ -91,6 +92,10 @@ def test_notebook_on_local(tmp_path, nothing_left_behind):
         kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
     _check(Campaign("ci-usdt", data_dir=tmp_path / "data"), "local", tmp_path / "data",
            tmp_path / "fig", 20000)
+    executed = json.loads((tmp_path / "x.ipynb").read_text())
+    images = sum(1 for c in executed["cells"] for o in c.get("outputs", [])
+                 if "image/png" in o.get("data", {}))
+    assert images == len(list((tmp_path / "fig").glob("*.png"))) >= 2
 
 
 @pytest.mark.slow

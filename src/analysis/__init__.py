@@ -18,8 +18,8 @@ except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0.0.0+unknown"
 
 from . import benchmarks, paths, plots, published, stats  # noqa: E402
-from .benchmarks import report, run_benchmark  # noqa: E402
 from ._display import show  # noqa: E402
+from .benchmarks import report, run_benchmark  # noqa: E402
 from .cyclictest import CyclictestRun, load_cyclictest  # noqa: E402
 from .errors import (  # noqa: E402
     AnalysisError,

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import _ddplan, _params, paths
+from . import _ddplan, _params, paths, precision
 from .benchmarks import Benchmark, Param, Plan, register
 from .campaign import Campaign, RunSpec, open_for_report, processed_dir
 from .errors import ParameterError, TargetError
@@ -460,15 +460,16 @@ def long_for_bars(table: pd.DataFrame, ours_label: str) -> pd.DataFrame:
     for _, r in table.iterrows():
         if r["experiment"] == CONTROL:
             continue
-        label = f"{r['experiment'][:2]} {r['name']}" + (" *" if r["substituted"] else "")
+        label = f"{r['experiment'][:2]} {r['name']}"
         rows.append({"label": label, "series": ours_label, "ns": r["per_event_ns"],
-                     "low": r["per_event_ns_ci_low"], "high": r["per_event_ns_ci_high"]})
+                     "low": r["per_event_ns_ci_low"], "high": r["per_event_ns_ci_high"],
+                     "substituted": bool(r["substituted"])})
         for col, series in (("gregg_bpftrace_ns", "bpftrace (Gregg, 2019)"),
                             ("piotrowski_bpftrace_ns", "bpftrace (Piotrowski)"),
                             ("piotrowski_dtrace_ns", "DTrace (Piotrowski)")):
             if col in r and pd.notna(r[col]):
                 rows.append({"label": label, "series": series, "ns": r[col], "low": np.nan,
-                             "high": np.nan})
+                             "high": np.nan, "substituted": False})
     return pd.DataFrame(rows)
 
 
@@ -524,9 +525,9 @@ class DD(Benchmark):
               "calibrated on the target)", "seconds", _positive_seconds),
         Param("precision", None, "target relative 95 % CI half-width of every per-event "
               "cost, e.g. 0.10: rounds are added until it is reached", "fraction",
-              _ddplan.precision_target),
-        Param("budget", None, "wall time the adaptive rounds may use, e.g. '10 min'",
-              "duration", _ddplan.parse_budget),
+              precision.parse_precision),
+        Param("budget", None, "wall time the whole campaign may use, e.g. '10 min'",
+              "duration", precision.parse_budget),
     )
 
     def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
@@ -572,11 +573,20 @@ class DD(Benchmark):
                   if e["params"]["kind"] == "count"}
         table = results_table(campaign, st["target"], st["planned"], n_resamples=999)
         widths = dict(zip(table["experiment"], table["precision_reached"]))
-        widths.pop(CONTROL, None)
         widths.pop(_ddplan.AA, None)
-        runs, reason = _ddplan.next_round(
-            entries, widths, target=p["precision"], budget_s=p["budget"],
-            min_rounds=q["rounds"], counts=counts, control=CONTROL, seed=st["seed"])
+        timed = [e for e in decided.values() if e["params"]["kind"] == "timed"]
+        rounds = sorted({e["params"]["round"] for e in timed})
+        blocks: dict = {}
+        for e in timed:
+            blocks.setdefault(e["experiment"], []).append(e.get("duration_s") or 0.0)
+        rule = precision.Rule(target=p["precision"], min_rounds=q["rounds"],
+                              budget_s=p["budget"], max_rounds=_ddplan.MAX_ROUNDS)
+        decision = rule.decide(widths, len(rounds), control=CONTROL, next_round=rounds[-1] + 1,
+                               block_s={k: float(np.mean(v)) for k, v in blocks.items()},
+                               spent_s=sum(e.get("duration_s") or 0 for e in entries.values()))
+        reason = decision.reason
+        runs = None if decision.experiments is None else _ddplan.round_runs(
+            decision.experiments[1:], counts, CONTROL, rounds[-1] + 1, st["seed"])
         campaign.manifest["adaptive"] = {"precision": p["precision"], "budget_s": p["budget"],
                                          "last_decision": reason}
         campaign.save()
@@ -691,38 +701,86 @@ def summary(out: dict) -> str:
 
 
 def _write_report(out: dict, camp: Campaign, target: str, data_dir, figures_dir) -> None:
-    """The processed tables, the figures and the LaTeX tables of :func:`report`."""
+    """The processed tables (CSV + Parquet), the figures and the LaTeX tables of
+    :func:`report`."""
     from . import plots
-    from .storage import atomic_write
 
     table, published, times, runs = (out[k] for k in ("table", "with_published",
                                                       "tracer_times", "runs"))
     proc = processed_dir(camp, data_dir)
-    flat = table.assign(flags=table["flags"].map("; ".join))
-    for name, frame in (("benchmark1", flat), ("tracer_times", times), ("runs", runs)):
-        out["written"].append(atomic_write(proc / f"{name}.csv", frame.to_csv(index=False)))
-    sources, stem = [camp.manifest_path], f"dd-{camp.name}"
+    full = table.assign(slowdown_pct=table["slowdown"] * 100)
+    for name, frame in (("benchmark1", full), ("tracer_times", times), ("runs", runs)):
+        out["written"] += plots.write_frame(frame, proc / name)
+    sources = [camp.manifest_path]
+    stem = camp.name if camp.name.startswith("dd-") else f"dd-{camp.name}"
     tracer = out["planned"][0].tracer
-    bars = long_for_bars(published, f"{tracer} (this machine)")
-    fig = plots.per_event_cost_bars(bars, category="label", series="series", value="ns",
-                                    ci=("low", "high"), log=True,
-                                    title=f"Benchmark 1 per-event cost, {target} (* = substitute)")
-    out["written"] += plots.save_figure(fig, f"{stem}-per-event-cost", sources=sources,
-                                        figures_dir=figures_dir, close=False)
-    out["figure_per_event"] = fig
-    fig = plots.run_order_grid(runs, order="order", reference=CONTROL, tracer=tracer,
-                               title=f"Benchmark 1 run order, {target} (grey: control)")
-    out["written"] += plots.save_figure(fig, f"{stem}-run-order", sources=sources,
-                                        figures_dir=figures_dir, close=False)
-    out["figure_run_order"] = fig
-    shown = published[["experiment", "attach_point", "substituted", "events", "fastest_s",
-                       "runtime_s", "per_event_ns", "per_event_ns_ci_low", "per_event_ns_ci_high",
-                       "slowdown", "gregg_bpftrace_ns", "piotrowski_bpftrace_ns",
-                       "piotrowski_dtrace_ns"]].assign(slowdown=lambda d: d["slowdown"] * 100)
-    out["written"] += plots.export_table(
-        shown, f"{stem}-table", floatfmt=".3g", sources=sources, figures_dir=figures_dir,
-        caption=f"Benchmark 1 on {target}: median runtime (s) with 95% CI of per-event cost (ns), "
-                "slowdown (%), fastest run, and published per-event costs")
-    out["written"] += plots.export_table(
-        times, f"{stem}-tracer-times", floatfmt=".3f", sources=sources, figures_dir=figures_dir,
-        caption=f"Benchmark 1 on {target}: tracer attach and stop times (s)")
+    for name, fig in _figures(out, target, tracer).items():
+        out["written"] += plots.save_figure(fig, f"{stem}-{name}", sources=sources,
+                                            figures_dir=figures_dir, close=False)
+        out[f"figure_{name.replace('-', '_')}"] = fig
+    for name, frame, caption in _latex_tables(table, published, times, target):
+        out["written"] += plots.export_table(frame, f"{stem}-{name}", sources=sources,
+                                             figures_dir=figures_dir, caption=caption)
+
+
+def _figures(out: dict, target: str, tracer: str) -> dict:
+    from . import plots
+
+    table, runs = out["table"], out["runs"]
+    bars = long_for_bars(out["with_published"], f"{tracer} (this machine)")
+    fig = plots.per_event_cost_bars(
+        bars, category="label", series="series", value="ns", ci=("low", "high"),
+        substituted="substituted", title=f"Benchmark 1 per-event cost, {target}",
+        caption="this machine: median per-event cost, whiskers 95 % bootstrap CI (BCa); "
+                "published: as printed, no CI")
+    wide = table[table["experiment"] != CONTROL]["precision_reached"]
+    if len(wide) and (wide > 0.25).any():
+        fig.text(0.01, 0.99, f"LOW PRECISION: {int((wide > 0.25).sum())} of {len(wide)} "
+                 "95 % CIs are wider than +-25 %", color="#D55E00", fontsize=8,
+                 fontweight="bold", va="top")
+    box = plots.runs_box(runs, title=f"Benchmark 1 runs, {target}", tracer=tracer)
+    order = plots.run_order_grid(runs, order="order", reference=CONTROL, tracer=tracer,
+                                 title=f"Benchmark 1 run order, {target} (grey: control)")
+    return {"per-event-cost": fig, "runs": box, "run-order": order}
+
+
+def _latex_tables(table, published, times, target):
+    """Thesis tables of at most 7 columns, numbers formatted, human column names."""
+    def ci(r):
+        if not np.isfinite(r["per_event_ns_ci_low"]):
+            return "--"
+        return f"{r['per_event_ns']:,.0f} [{r['per_event_ns_ci_low']:,.0f}, " \
+               f"{r['per_event_ns_ci_high']:,.0f}]"
+
+    rows = table[table["experiment"] != CONTROL]
+    main = pd.DataFrame({
+        "Experiment": [f"{e[:2]} {n}" + (" *" if s else "") for e, n, s in
+                       zip(rows["experiment"], rows["name"], rows["substituted"])],
+        "Events": [f"{int(v):,}" if np.isfinite(v) else "--" for v in rows["events"]],
+        "Cost (ns) [95 % CI]": [ci(r) for _, r in rows.iterrows()],
+        "Fastest run (ns)": [f"{v:,.0f}" for v in rows["per_event_ns_fastest"]],
+        "Slowdown (%)": [f"{v * 100:.1f}" for v in rows["slowdown"]],
+        "Precision (+-%)": [f"{v * 100:.1f}" if np.isfinite(v) else "--"
+                           for v in rows["precision_reached"]]})
+    pub = published[published["experiment"] != CONTROL]
+
+    def fmt(values):
+        return [f"{v:,.0f}" if pd.notna(v) else "--" for v in values]
+
+    side = pd.DataFrame({"Experiment": main["Experiment"].to_list(),
+                         "This machine (ns)": fmt(pub["per_event_ns"]),
+                         "Gregg bpftrace": fmt(pub["gregg_bpftrace_ns"]),
+                         "Piotrowski bpftrace": fmt(pub["piotrowski_bpftrace_ns"]),
+                         "Piotrowski DTrace": fmt(pub["piotrowski_dtrace_ns"])})
+    tt = times.rename(columns={"experiment": "Experiment", "blocks": "Blocks",
+                               "attach_median_s": "Attach median (s)",
+                               "attach_max_s": "Attach max (s)", "stop_median_s": "Stop median (s)",
+                               "stop_max_s": "Stop max (s)", "killed": "Killed"})
+    tt = tt[["Experiment", "Blocks", "Attach median (s)", "Attach max (s)", "Stop median (s)",
+             "Stop max (s)", "Killed"]]
+    return [("table", main, f"Benchmark 1 on {target}: per-event cost, median with 95 % "
+             "bootstrap CI, fastest run as published, slowdown of the median (* = substitute "
+             "attach point)"),
+            ("published", side, f"Benchmark 1: per-event cost (ns) on {target} next to the "
+             "published figures"),
+            ("tracer-times", tt, f"Benchmark 1 on {target}: tracer attach and stop times")]

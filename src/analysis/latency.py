@@ -297,7 +297,6 @@ def report(camp: Campaign | str, *, data_dir=None, figures_dir=None, skip_runs=(
     (every file checked against the manifest first; ``skip_runs`` leaves runs out)."""
     from . import plots
     from .campaign import open_for_report, processed_dir
-    from .storage import atomic_write
 
     camp = open_for_report(camp, data_dir, skip_runs)
     runs = load_runs(camp)
@@ -305,8 +304,8 @@ def report(camp: Campaign | str, *, data_dir=None, figures_dir=None, skip_runs=(
     summ = summary(camp)
     out = {"invocations": inv, "summary": summ, "written": []}
     proc = processed_dir(camp, data_dir)
-    out["written"].append(atomic_write(proc / "cyclictest_invocations.csv", inv.to_csv(index=False)))
-    out["written"].append(atomic_write(proc / "cyclictest_summary.csv", summ.to_csv(index=False)))
+    out["written"] += plots.write_frame(inv, proc / "cyclictest_invocations")
+    out["written"] += plots.write_frame(summ, proc / "cyclictest_summary")
     stem, sources = f"cyclictest-{camp.name}", [camp.manifest_path]
     labels = camp.manifest.get("parameters", {}).get("labels", {})
     for target in dict.fromkeys(t for t, *_ in runs):

@@ -128,8 +128,8 @@ UsePAM no
 StrictModes no
 MaxSessions 100
 MaxStartups 100
-{"Subsystem sftp internal-sftp" if sftp else "# no SFTP subsystem"}
 LogLevel VERBOSE
+{"Subsystem sftp internal-sftp" if sftp else ""}
 """)
     return config
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import seaborn as sns
 
 from . import paths
 from .storage import atomic_write, sha256_file
@@ -42,11 +44,20 @@ _PALETTE = {
     "cadets": "#56B4E9",
 }
 _FALLBACK = ["#000000", "#F0E442", "#56B4E9", "#999933", "#882255"]
+#: one colour per source of published numbers (never a tracer's colour with a hatch)
+_SOURCES = {"gregg": "#D55E00", "bpftrace (piotrowski)": "#56B4E9",
+            "dtrace (piotrowski)": "#0072B2"}
+#: the one meaning of a hatch in every figure
+SUBSTITUTE_HATCH = "///"
 
 
 def tracer_color(name: str) -> str:
-    """The colour of a tracer (or series naming one) in every figure."""
+    """The colour of a tracer (or series naming one) in every figure; published sources
+    (Gregg, Piotrowski's bpftrace and DTrace) each have their own."""
     key = str(name).lower()
+    for token, colour in _SOURCES.items():
+        if token in key:
+            return colour
     # "bpftrace" contains "ftrace": test it first
     for token in ("gregg", "cadets", "bpftrace", "ebpf", "dtrace", "ftrace", "lttng",
                   "control", "none"):
@@ -191,50 +202,108 @@ def per_event_cost_bars(
     ylabel: str = "per-event cost (ns)",
     title: str | None = None,
     log: bool = False,
+    caption: str | None = None,
+    substituted: str | None = None,
+    split: float = 15.0,
 ):
-    """Grouped bars: one group per ``category``, one bar per ``series``, optional CI whiskers."""
+    """Grouped bars on linear axes: one group per ``category``, one bar per ``series``,
+    optional CI whiskers. Categories more than ``split`` times costlier than the median
+    go to a second panel with its own (linear) scale, never a log axis. A ``substituted``
+    column marks bars with the one hatch (``SUBSTITUTE_HATCH``). ``caption`` says what
+    the bars and whiskers are. (``log`` is accepted for old callers and ignored.)"""
+    cats = list(dict.fromkeys(table[category]))
+    peak = table.groupby(category)[value].max().reindex(cats).to_numpy(float)
+    limit = _split_at(peak, split)
+    groups = [[c for c, v in zip(cats, peak) if not v > limit],
+              [c for c, v in zip(cats, peak) if v > limit]]
+    groups = [g for g in groups if g]
     with thesis_style():
-        fig, ax = _figure(height=3.6)
-        cats = list(dict.fromkeys(table[category]))
-        sers = list(dict.fromkeys(table[series]))
-        width = 0.8 / len(sers)
-        x = np.arange(len(cats))
-        used: dict[str, int] = {}
-        for i, s in enumerate(sers):
-            part = table[table[series] == s].set_index(category).reindex(cats)
-            vals = part[value].to_numpy(float)
-            color = tracer_color(s)
-            # a second series of the same tracer keeps the colour and gets a hatch
-            hatch = [None, "///", "...", "xxx"][min(used.get(color, 0), 3)]
-            used[color] = used.get(color, 0) + 1
-            xs = x + (i - (len(sers) - 1) / 2) * width
-            ax.bar(xs, vals, width, label=str(s), color=color, hatch=hatch,
-                   edgecolor="black" if hatch else color, linewidth=0.4)
-            if ci is not None:
-                low = part[ci[0]].to_numpy(float)
-                high = part[ci[1]].to_numpy(float)
-                ok = np.isfinite(low) & np.isfinite(high) & np.isfinite(vals)
-                if ok.any():
-                    err = np.vstack([vals[ok] - low[ok], high[ok] - vals[ok]]).clip(min=0)
-                    ax.errorbar(xs[ok], vals[ok], yerr=err, fmt="none", ecolor="black",
-                                elinewidth=0.7, capsize=1.5)
-        long_labels = max(len(str(c)) for c in cats) > 8
-        ax.set_xticks(x, [str(c) for c in cats], rotation=60 if long_labels else 0,
-                      ha="right" if long_labels else "center")
-        ax.set_ylabel(ylabel)
-        if log:
-            positive = table[value].to_numpy(float)
-            positive = positive[np.isfinite(positive) & (positive > 0)]
-            ax.set_yscale("log")
-            if positive.size:
-                ax.set_ylim(positive.min() / 2, positive.max() * 2)
-        else:
-            ax.axhline(0, color="black", linewidth=0.6)
+        fig, axes = plt.subplots(1, len(groups), figsize=(THESIS_WIDTH_IN, 3.8),
+                                 layout="constrained", squeeze=False,
+                                 width_ratios=[len(g) for g in groups])
+        for ax, group in zip(axes.flat, groups):
+            _bars(ax, table[table[category].isin(group)], group, category, series, value, ci,
+                  substituted)
+        axes.flat[0].set_ylabel(ylabel)
+        if len(groups) > 1:
+            axes.flat[1].set_title("costlier (own scale)", fontsize=8)
         if title:
             fig.suptitle(title)
-        fig.legend(frameon=False, ncols=min(len(sers), 2 if len(sers) > 3 else 3),
-                   loc="outside lower center")
-        ax.grid(axis="x", visible=False)
+        handles, labels = axes.flat[0].get_legend_handles_labels()
+        if substituted is not None and table[substituted].astype(bool).any():
+            handles.append(matplotlib.patches.Patch(facecolor="white", edgecolor="black",
+                                                    hatch=SUBSTITUTE_HATCH))
+            labels.append("substitute attach point")
+        # the caption (what bars and whiskers are) heads the legend: never overlaps it
+        fig.legend(handles, labels, frameon=False, ncols=min(len(labels), 3),
+                   loc="outside lower center", fontsize=7, title=caption, title_fontsize=7)
+        return fig
+
+
+def _split_at(peak: np.ndarray, split: float) -> float:
+    """The value above which bars go to a second panel: inside the widest gap between
+    sorted costs, if that gap is a factor > ``split`` (else no second panel)."""
+    v = np.sort(peak[np.isfinite(peak) & (peak > 0)])
+    if v.size < 2:
+        return np.inf
+    ratios = v[1:] / v[:-1]
+    i = int(np.argmax(ratios))
+    return float(np.sqrt(v[i] * v[i + 1])) if ratios[i] > split else np.inf
+
+
+def _bars(ax, table, cats, category, series, value, ci, substituted) -> None:
+    sers = list(dict.fromkeys(table[series]))
+    width = 0.8 / max(1, len(sers))
+    x = np.arange(len(cats))
+    for i, s in enumerate(sers):
+        part = table[table[series] == s].set_index(category).reindex(cats)
+        vals = part[value].to_numpy(float)
+        hatch = [SUBSTITUTE_HATCH if substituted and bool(h) else None
+                 for h in (part[substituted] if substituted else [False] * len(cats))]
+        xs = x + (i - (len(sers) - 1) / 2) * width
+        bars = ax.bar(xs, vals, width, label=str(s), color=tracer_color(s), linewidth=0.4,
+                      edgecolor="black")
+        for bar, h in zip(bars, hatch):
+            bar.set_hatch(h)
+        if ci is not None:
+            low, high = part[ci[0]].to_numpy(float), part[ci[1]].to_numpy(float)
+            ok = np.isfinite(low) & np.isfinite(high) & np.isfinite(vals)
+            if ok.any():
+                err = np.vstack([vals[ok] - low[ok], high[ok] - vals[ok]]).clip(min=0)
+                ax.errorbar(xs[ok], vals[ok], yerr=err, fmt="none", ecolor="black",
+                            elinewidth=0.7, capsize=1.5)
+    long_labels = max(len(str(c)) for c in cats) > 6
+    ax.set_xticks(x, [str(c) for c in cats], rotation=60 if long_labels else 0,
+                  ha="right" if long_labels else "center", rotation_mode="anchor")
+    ax.axhline(0, color="black", linewidth=0.6)
+    ax.grid(axis="x", visible=False)
+
+
+def runs_box(runs: pd.DataFrame, *, group: str = "experiment", value: str = "time_s",
+             ylabel: str = "runtime per run (s)", title: str | None = None, tracer: str = ""):
+    """Every timed run as a point over a box per experiment (seaborn): the raw spread
+    behind each median, bimodality included. Box: quartiles; whiskers: 1.5 IQR."""
+    order = sorted(dict.fromkeys(runs[group]))
+    with thesis_style():
+        fig, ax = _figure(height=3.6)
+        colours = {g: tracer_color("control" if "control" in g else tracer) for g in order}
+        with warnings.catch_warnings():  # seaborn 0.13 passes matplotlib's deprecated `vert`
+            warnings.simplefilter("ignore", (DeprecationWarning, PendingDeprecationWarning))
+            sns.boxplot(data=runs, x=group, y=value, order=order, hue=group, palette=colours,
+                        legend=False, showfliers=False, linewidth=0.7, ax=ax,
+                        boxprops={"alpha": 0.4})
+        sns.stripplot(data=runs, x=group, y=value, order=order, color="black", size=2,
+                      jitter=0.25, ax=ax)
+        ax.tick_params(axis="x", rotation=60)
+        for label in ax.get_xticklabels():
+            label.set_ha("right")
+            label.set_rotation_mode("anchor")
+        ax.set_xlabel("")
+        ax.set_ylabel(ylabel)
+        if title:
+            ax.set_title(title)
+        fig.supxlabel("points: every timed run; box: quartiles; whiskers: 1.5 IQR (Tukey); "
+                      "sizes differ per experiment when calibrated", fontsize=7)
         return fig
 
 
@@ -428,6 +497,20 @@ def table_to_markdown(df: pd.DataFrame, *, floatfmt: str = ".2f", index: bool = 
     for row in frame.itertuples(index=False):
         lines.append("| " + " | ".join(_cell(v, floatfmt).replace("|", r"\|") for v in row) + " |")
     return "\n".join(lines) + "\n"
+
+
+def write_frame(frame: pd.DataFrame, path_without_suffix: Path) -> list[Path]:
+    """A full table as CSV and Parquet (lists flattened to text), atomically."""
+    flat = frame.copy()
+    for col in flat.columns:
+        if flat[col].map(lambda v: isinstance(v, (list, tuple))).any():
+            flat[col] = flat[col].map(lambda v: "; ".join(map(str, v))
+                                      if isinstance(v, (list, tuple)) else v)
+    buf = io.BytesIO()
+    flat.to_parquet(buf, index=False)
+    base = Path(path_without_suffix)
+    return [atomic_write(base.with_suffix(".csv"), flat.to_csv(index=False)),
+            atomic_write(base.with_suffix(".parquet"), buf.getvalue())]
 
 
 def export_table(

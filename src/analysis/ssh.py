@@ -27,11 +27,26 @@ from pathlib import Path
 import paramiko
 
 from .errors import CommandTimeout, HostKeyError, RemoteCommandError, TargetUnreachable, TransferError
-from .transport import CommandResult, Transport, _sha256
+from .transport import _SHA256_SH, CommandResult, Transport, _sha256
 
 _HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$|^\[?[0-9A-Fa-f:.]+\]?$")
 _USER = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 _ALIAS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+# put without SFTP: $1 = temporary file, $2 = destination, $3 = expected SHA-256,
+# $4 = the checksum script. The data arrives on stdin. A stream cut short by a lost
+# connection also ends in EOF, so `cat` alone cannot tell: only a complete, matching file
+# is renamed, anything else is removed, and only then is the SHA-256 printed (a write to
+# a dead connection would kill the script before it cleans up). POSIX sh and busybox.
+_PUT_SH = (
+    'cat > "$1" || { rm -f -- "$1"; exit 1; }; '
+    'h=$(sh -c "$4" sh "$1"); '
+    'if [ ${#h} -ne 64 ]; then rm -f -- "$1"; echo "cannot checksum on the target" >&2; exit 1; fi; '
+    'if [ "$h" != "$3" ]; then rm -f -- "$1"; echo "$h"; exit 3; fi; '
+    'if [ -d "$2" ]; then rm -f -- "$1"; echo "$2 is a directory" >&2; exit 1; fi; '
+    'mv -f -- "$1" "$2" || { rm -f -- "$1"; exit 1; }; '
+    'echo "$h"'
+)
 
 
 @dataclass(frozen=True)
@@ -84,7 +99,7 @@ def parse_target(target: str, *, ssh_config: str | os.PathLike | None = None) ->
         raise ValueError(f"invalid target {target!r}: expected user@host[:port] or an ssh alias")
     host, port_text = m.group(1).strip("[]"), m.group(2)
     if port_text is not None:
-        port = int(port_text)
+        port = _port(port_text, f"target {target!r}")
     if not (_ALIAS.match(host) or _HOST.match(host)):
         raise ValueError(f"invalid host name in target {target!r}")
     cfg = _config(ssh_config).lookup(host)
@@ -96,7 +111,8 @@ def parse_target(target: str, *, ssh_config: str | os.PathLike | None = None) ->
     return SSHTarget(
         name=target,
         hostname=cfg.get("hostname", host),
-        port=port if port is not None else int(cfg.get("port", 22)),
+        port=port if port is not None else _port(cfg.get("port", "22"), f"the ssh_config "
+                                                  f"entry for {host!r} (Port)"),
         user=user or cfg.get("user"),
         identity_files=identity,
         known_hosts=known_files or (os.path.expanduser("~/.ssh/known_hosts"),),
@@ -106,6 +122,15 @@ def parse_target(target: str, *, ssh_config: str | os.PathLike | None = None) ->
         extra={"ssh_config": str(Path(ssh_config).expanduser() if ssh_config
                                  else Path("~/.ssh/config").expanduser())},
     )
+
+
+def _port(text: str, where: str) -> int:
+    """A TCP port 1-65535 from ``text`` (ValueError naming the port and ``where`` else):
+    port 0 never silently means 22."""
+    text = str(text).strip()
+    if not text.isascii() or not text.isdigit() or len(text) > 5 or not 0 < int(text) < 65536:
+        raise ValueError(f"invalid port {text!r} in {where}: a port is a number from 1 to 65535")
+    return int(text)
 
 
 def _host_key_name(hostname: str, port: int) -> str:
@@ -150,6 +175,8 @@ class SSHTransport(Transport):
     """A target reached over SSH. One connection; commands run in exec channels."""
 
     KEEPALIVE_S = 15
+    #: seconds to wait for the server to open a channel (paramiko's default is an hour)
+    CHANNEL_TIMEOUT_S = 60.0
 
     def __init__(self, target: SSHTarget | str, *, trust_new_host_keys: bool = False,
                  ssh_config: str | os.PathLike | None = None):
@@ -276,8 +303,8 @@ class SSHTransport(Transport):
         return result
 
     def _open(self, script: str) -> paramiko.Channel:
-        try:
-            chan = self._transport().open_session()
+        try:  # a server that stops answering fails the channel open instead of hanging
+            chan = self._transport().open_session(timeout=self.CHANNEL_TIMEOUT_S)
             chan.exec_command(script)
         except (paramiko.SSHException, OSError, EOFError) as exc:
             raise TargetUnreachable(self.name, f"cannot start a command: {exc}") from None
@@ -307,7 +334,7 @@ class SSHTransport(Transport):
             if not self.client.get_transport() or not self.client.get_transport().is_active():
                 raise TargetUnreachable(self.name, f"connection lost while running `{command}`")
             # back off while a long command is quiet: a 5 ms poll for minutes is noise
-            idle = 0.002 if progressed else min(idle * 1.5, 0.1)
+            idle = 0.002 if progressed else min(idle * 1.5, 0.02)
             if not progressed:
                 time.sleep(idle)
 
@@ -316,51 +343,81 @@ class SSHTransport(Transport):
         if not m:
             return
         pgid = m.group(1).decode()
-        chan = self._transport().open_session()
-        # `kill -SIG -PGID` (no `--`: dash's kill refuses it)
-        chan.exec_command(f"kill -TERM -{pgid} 2>/dev/null; sleep 2; "
-                          f"kill -KILL -{pgid} 2>/dev/null; true")
-        chan.recv_exit_status()
-        chan.close()
+        try:  # best effort, bounded: the caller raises its own error either way
+            chan = self._transport().open_session(timeout=self.CHANNEL_TIMEOUT_S)
+            # `kill -SIG -PGID` (no `--`: dash's kill refuses it)
+            chan.exec_command(f"kill -TERM -{pgid} 2>/dev/null; sleep 2; "
+                              f"kill -KILL -{pgid} 2>/dev/null; true")
+            chan.status_event.wait(self.CHANNEL_TIMEOUT_S)
+            chan.close()
+        except (paramiko.SSHException, OSError, EOFError, TargetUnreachable):
+            pass
 
     # ------------------------------------------------------------ files
 
+    #: seconds a transfer may make no progress (or a target-side checksum may take)
+    #: before it is abandoned: a dead connection raises, it never hangs
+    STREAM_TIMEOUT_S = 60.0
+    CHUNK = 1 << 20
+
     def _sftp_client(self) -> paramiko.SFTPClient | None:
         """The SFTP session, or None on a target without an SFTP subsystem (dropbear,
-        minimal images): transfers then stream over an exec channel."""
+        minimal images): transfers then stream over an exec channel. The answer is
+        remembered for the connection."""
         if self._no_sftp:
             return None
         if self._sftp is None or self._sftp.sock.closed:
             self._transport()  # a lost connection is TargetUnreachable, not "no SFTP"
             try:
                 self._sftp = self.client.open_sftp()
-            except paramiko.SSHException:
+            except paramiko.SSHException as exc:
+                self._transport()  # the connection died meanwhile: not a missing subsystem
+                if isinstance(exc, paramiko.ChannelException):  # no channel at all (MaxSessions)
+                    raise TargetUnreachable(self.name, f"cannot open SFTP: {exc}") from None
                 self._no_sftp = True  # the server refused the subsystem: remember it
                 return None
             except (OSError, EOFError) as exc:
                 raise TargetUnreachable(self.name, f"cannot open SFTP: {exc}") from None
+            self._sftp.get_channel().settimeout(self.STREAM_TIMEOUT_S)  # stalled: raise
         return self._sftp
 
     def put(self, local, remote) -> str:
+        """Upload into ``REMOTE.part``, check its SHA-256 on the target against the local
+        one, then rename it to ``remote``: the destination never holds a partial or
+        wrong file."""
         local = Path(local)
         want = _sha256(local)
         tmp = f"{remote}.part"
         try:
             sftp = self._sftp_client()
-            if sftp is not None:
-                sftp.put(str(local), tmp)
-                sftp.posix_rename(tmp, remote)
+            if sftp is None:
+                have = self._stream_put(local, tmp, remote, want)
             else:
-                self._stream_put(local, tmp)
-                self.run(["mv", "-f", tmp, remote], timeout=60)
+                have = self._sftp_put(sftp, local, tmp, remote, want)
         except (OSError, paramiko.SSHException, EOFError, RemoteCommandError) as exc:
-            raise TransferError(self.name, str(local), str(exc)) from None
-        have = self.remote_sha256(remote)
+            self._drop_sftp()
+            raise TransferError(self.name, str(local), self._why(exc)) from None
         if have != want:
             raise TransferError(self.name, str(local), f"checksum mismatch ({have} != {want})")
         return have
 
+    def _sftp_put(self, sftp: paramiko.SFTPClient, local: Path, tmp: str, remote: str,
+                  want: str) -> str:
+        try:
+            sftp.put(str(local), tmp)
+            have = self.remote_sha256(tmp)
+            if have == want:
+                sftp.posix_rename(tmp, remote)
+                return have
+        except BaseException:
+            _quietly(sftp.remove, tmp)
+            raise
+        _quietly(sftp.remove, tmp)
+        return have
+
     def get(self, remote, local) -> str:
+        """Download into a hidden ``.NAME.part`` beside ``local``, check its SHA-256
+        against the target's, then rename it to ``local``."""
         local = Path(local)
         local.parent.mkdir(parents=True, exist_ok=True)
         want = self.remote_sha256(remote)
@@ -371,10 +428,13 @@ class SSHTransport(Transport):
                 sftp.get(remote, str(tmp))
             else:
                 self._stream_get(remote, tmp)
-        except (OSError, paramiko.SSHException, EOFError) as exc:
+            have = _sha256(tmp)
+        except BaseException as exc:
             tmp.unlink(missing_ok=True)
-            raise TransferError(self.name, remote, str(exc)) from None
-        have = _sha256(tmp)
+            self._drop_sftp()
+            if isinstance(exc, (OSError, paramiko.SSHException, EOFError)):
+                raise TransferError(self.name, remote, self._why(exc)) from None
+            raise
         if have != want:
             tmp.unlink(missing_ok=True)
             raise TransferError(self.name, remote, f"checksum mismatch ({have} != {want})")
@@ -383,50 +443,81 @@ class SSHTransport(Transport):
 
     # streaming over an exec channel (no SFTP): `cat` on the target, POSIX sh only
 
-    STREAM_TIMEOUT_S = 60.0
-
-    def _stream_put(self, local: Path, remote: str) -> None:
-        chan = self._open(f"cat > {shlex.quote(remote)}")
-        chan.settimeout(self.STREAM_TIMEOUT_S)  # a dead connection raises, never hangs
-        try:
-            with open(local, "rb") as fh:
-                while block := fh.read(1 << 20):
-                    chan.sendall(block)
-            chan.shutdown_write()
-            self._stream_end(chan, remote)
-        finally:
-            chan.close()
-
-    def _stream_get(self, remote: str, local: Path) -> None:
-        chan = self._open(f"cat {shlex.quote(remote)}")
+    def _stream_put(self, local: Path, tmp: str, remote: str, want: str) -> str:
+        """Stream ``local`` into ``tmp`` on the target; the target renames it to ``remote``
+        only if its SHA-256 is ``want``. Returns the SHA-256 the target computed."""
+        script = shlex.join(["sh", "-c", _PUT_SH, "sh", tmp, remote, want, _SHA256_SH])
+        chan = self._open(script)
         chan.settimeout(self.STREAM_TIMEOUT_S)
         try:
-            with open(local, "wb") as fh:
-                while block := chan.recv(1 << 20):
-                    fh.write(block)
-            self._stream_end(chan, remote)
+            with open(local, "rb") as fh:
+                while block := fh.read(self.CHUNK):
+                    chan.sendall(block)
+            chan.shutdown_write()  # EOF: cat finishes, the target checks and renames
+            status, out, err = self._finish(chan, remote)
         finally:
             chan.close()
+        have = out.decode("ascii", "replace").strip()
+        if status != 0 and len(have) == 64 and have != want:
+            return have  # put() reports the mismatch
+        if status != 0 or len(have) != 64:
+            raise OSError(f"writing {remote} on the target failed (exit status {status}): "
+                          f"{err.decode(errors='replace').strip() or have or 'no output'}")
+        return have
 
-    def _stream_end(self, chan, remote: str) -> None:
-        err = bytearray()
-        while not chan.exit_status_ready() or chan.recv_stderr_ready():
-            if chan.recv_stderr_ready():
-                err += chan.recv_stderr(1 << 16)
-            elif not self.client.get_transport() or not self.client.get_transport().is_active():
-                raise OSError(f"connection lost while copying {remote}")
-            else:
-                time.sleep(0.005)
-        status = chan.recv_exit_status()
+    def _stream_get(self, remote: str, local: Path) -> None:
+        """Stream ``remote`` (``cat < FILE`` on the target) into ``local``."""
+        chan = self._open(f"cat < {shlex.quote(remote)}")
+        chan.settimeout(self.STREAM_TIMEOUT_S)  # recv raises TimeoutError when stalled
+        try:
+            with open(local, "wb") as fh:
+                while block := chan.recv(self.CHUNK):
+                    fh.write(block)
+            status, _, err = self._finish(chan, remote)
+        finally:
+            chan.close()
         if status != 0:
-            raise OSError(f"cat {remote} exited with {status}: {bytes(err).decode(errors='replace').strip()}")
+            raise OSError(f"reading {remote} on the target failed (exit status {status}): "
+                          f"{err.decode(errors='replace').strip()}")
+
+    def _finish(self, chan: paramiko.Channel, remote: str) -> tuple[int, bytes, bytes]:
+        """Wait (bounded) for a transfer command to exit: its status, stdout and stderr.
+        A lost connection or STREAM_TIMEOUT_S without an exit raises OSError."""
+        out, err = bytearray(), bytearray()
+        deadline = time.monotonic() + self.STREAM_TIMEOUT_S
+        while True:
+            while chan.recv_ready():
+                out += chan.recv(1 << 16)
+            while chan.recv_stderr_ready():
+                err += chan.recv_stderr(1 << 16)
+            if chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready():
+                break
+            tr = self.client.get_transport()
+            if tr is None or not tr.is_active():
+                raise OSError(f"connection lost while copying {remote}")
+            if time.monotonic() > deadline:
+                raise OSError(f"no answer from the target for {self.STREAM_TIMEOUT_S:.0f} s "
+                              f"while copying {remote}")
+            time.sleep(0.005)
+        status = chan.recv_exit_status()
+        if status == -1:  # closed without an exit status: the connection went away
+            raise OSError(f"connection lost while copying {remote}")
+        return status, bytes(out), bytes(err)
+
+    def _why(self, exc: BaseException) -> str:
+        if isinstance(exc, TimeoutError):  # socket.timeout: str() is often empty
+            return f"no progress for {self.STREAM_TIMEOUT_S:.0f} s, the connection stalled"
+        return str(exc) or type(exc).__name__
+
+    def _drop_sftp(self) -> None:
+        """After a failed transfer the SFTP session may hold stale replies: the next
+        transfer opens a new one."""
+        if self._sftp is not None:
+            _quietly(self._sftp.close)
+            self._sftp = None
 
     def close(self) -> None:
-        if self._sftp is not None:
-            try:
-                self._sftp.close()
-            except Exception:
-                pass
+        self._drop_sftp()
         self.client.close()
         for hop in reversed(self._jumps):
             hop.close()
@@ -445,6 +536,14 @@ def _auth_hint(t: SSHTarget, keys: list[str], exc: Exception) -> str:
             f"{tried} {agent}. Passwords are never used: put a public key in "
             f"~{user}/.ssh/authorized_keys on the target (ssh-copy-id -i KEY.pub "
             f"{user}@{t.hostname}) or name your key with IdentityFile in ~/.ssh/config.")
+
+
+def _quietly(fn, *args) -> None:
+    """Best-effort cleanup: ``fn(*args)``, ignoring any failure."""
+    try:
+        fn(*args)
+    except Exception:
+        pass
 
 
 def _strip(err: bytearray | bytes) -> str:

@@ -423,7 +423,7 @@ def flags(x, control=None, *, order=None, alpha: float = 0.05) -> list[str]:
     if x.size >= 10:
         bc = bimodality_coefficient(x)
         if np.isfinite(bc) and bc > BIMODALITY_THRESHOLD:
-            out.append(f"bimodal: coefficient {bc:.2f} > 0.56")
+            out.append(f"bimodal: coefficient {bc:.3f} > 5/9 (0.556)")
     d = drift(x, order)
     if d.p_value < alpha:
         out.append(f"drift: {d.relative_change:+.1%} over the run order (Kendall p={d.p_value:.3g})")

@@ -208,7 +208,6 @@ def report(camp: Campaign | str, target: str | None = None, *, data_dir=None, fi
     (every file checked against the manifest first; ``skip_runs`` leaves runs out)."""
     from . import plots
     from .campaign import open_for_report, processed_dir
-    from .storage import atomic_write
 
     camp = open_for_report(camp, data_dir, skip_runs)
     target = target or next(iter(camp.manifest["runs"]))
@@ -218,8 +217,8 @@ def report(camp: Campaign | str, target: str | None = None, *, data_dir=None, fi
     if not write:
         return out
     proc = processed_dir(camp, data_dir)
-    out["written"].append(atomic_write(proc / "microbenchmark.csv", inv.to_csv(index=False)))
-    out["written"].append(atomic_write(proc / "table31.csv", t31.to_csv(index=False)))
+    out["written"] += plots.write_frame(inv, proc / "microbenchmark")
+    out["written"] += plots.write_frame(t31, proc / "table31")
     first = {}
     for _, r in inv[(inv["case"] == 1) & (inv["invocation"] == 0)].iterrows():
         first[r["tracer"]] = summarize_samples(camp.run_dir(target, r["run_id"]) / "samples.tsmp.gz")
