@@ -158,6 +158,7 @@ def test_dd_from_the_command_line_matches_the_notebook(request, tmp_path, where)
     pm.execute_notebook(str(ROOT / "notebooks" / "1.0-dd-per-event-cost.ipynb"),
                         str(tmp_path / "nb.ipynb"), progress_bar=False, parameters={
                             "experiments": "4,5", "count": "100k", "rounds": 2,
+                            "precision": None, "budget": None,
                             "campaign": "nb", "data_dir": str(tmp_path),
                             "figures_dir": str(tmp_path / "figures")})
     nb = _dd_files(tmp_path / "processed", "nb") | _dd_files(tmp_path / "figures", "nb")

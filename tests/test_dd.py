@@ -130,6 +130,7 @@ def test_notebook_full_bpftrace_suite_on_local(tmp_path, nothing_left_behind):
     papermill.execute_notebook(
         str(ROOT / "notebooks" / "1.0-dd-per-event-cost.ipynb"), str(out),
         parameters={"target": "local", "count": 20000, "runs": 2, "warmup": 0, "rounds": 2,
+                    "precision": None, "budget": None,
                     "campaign": "ci-full", "data_dir": str(data), "figures_dir": str(figures)},
         kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
     from analysis.campaign import Campaign
@@ -154,6 +155,7 @@ def test_notebook_subset_over_ssh(tmp_path, sshd, nothing_left_behind):
         str(ROOT / "notebooks" / "1.0-dd-per-event-cost.ipynb"), str(tmp_path / "x.ipynb"),
         parameters={"target": "lab", "ssh_config": str(sshd.ssh_config), "experiments": [4, 9],
                     "count": 20000, "runs": 2, "warmup": 0, "rounds": 2, "campaign": "ci-ssh",
+                    "precision": None, "budget": None,
                     "data_dir": str(data), "figures_dir": str(tmp_path / "figures")},
         kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
     from analysis.campaign import Campaign

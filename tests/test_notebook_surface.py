@@ -11,7 +11,8 @@ import pytest
 from conftest import ROOT, need_tool
 
 DD = ROOT / "notebooks" / "1.0-dd-per-event-cost.ipynb"
-SMALL = ["-p", "count", "2000", "-p", "runs", "1", "-p", "warmup", "0", "-p", "rounds", "1"]
+SMALL = ["-p", "count", "2000", "-p", "runs", "1", "-p", "warmup", "0", "-p", "rounds", "1",
+         "-p", "precision", "None", "-p", "budget", "None"]
 
 
 def _papermill(tmp_path, *args) -> subprocess.CompletedProcess:
