@@ -34,6 +34,9 @@ def _figures(long_table):
                               ylabel="ns", log=True),
         "poly": plots.frequency_polygon({"ebpf": (np.arange(11.0), np.arange(10))},
                                         xlabel="ns"),
+        "poly-panels": plots.frequency_polygon({"ebpf": (np.arange(11.0), np.arange(10)),
+                                                "lttng": (np.arange(5.0), np.ones(4))},
+                                               xlabel="ns", separate=True),
         "hist": plots.latency_histogram({"ftrace": ([10, 11, 12], [5, 50, 3])},
                                         overflows={"ftrace": 2}),
         "bars": plots.per_event_cost_bars(long_table, ci=("low", "high")),
@@ -60,7 +63,13 @@ def test_one_colour_per_tracer_everywhere(long_table):
     assert plots.tracer_color("bpftrace (this machine)") == plots.tracer_color("bpftrace")
     assert plots.tracer_color("bpftrace") == plots.tracer_color("eBPF")
     assert plots.tracer_color("ftrace") != plots.tracer_color("bpftrace")  # substring trap
-    assert plots.tracer_color("DTrace (Piotrowski)") == plots.tracer_color("dtrace")
+    # a published source never wears a tracer's colour: a DTrace campaign measured here
+    # must not look like Piotrowski's published DTrace figures
+    tracers = {plots.tracer_color(t) for t in ("bpftrace", "dtrace", "ftrace", "lttng", "none",
+                                               "cadets")}
+    published = {plots.tracer_color(s) for s in sources[1:]}
+    assert len(tracers) == 6 and not tracers & published
+    assert plots.tracer_color("dtrace (this machine)") == plots.tracer_color("dtrace")
     fig = plots.per_event_cost_bars(long_table)
     bars = [p for p in fig.axes[0].patches]
     assert matplotlib.colors.to_hex(bars[0].get_facecolor()) == plots.tracer_color("bpftrace").lower()

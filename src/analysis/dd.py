@@ -455,12 +455,14 @@ BY_ID_NUM = {e.number: e for e in EXPERIMENTS}
 
 
 def long_for_bars(table: pd.DataFrame, ours_label: str) -> pd.DataFrame:
-    """Per-event cost of every experiment for the bar chart: ours (with CI) and published."""
+    """Per-event cost of every experiment for the bar chart: ours (with CI) and published.
+    Labels are ``NN Name``, with `` *`` for a substitute attach point (as in the tables);
+    only our bar is hatched (the published ones ran at the original attach point)."""
     rows = []
     for _, r in table.iterrows():
         if r["experiment"] == CONTROL:
             continue
-        label = f"{r['experiment'][:2]} {r['name']}"
+        label = f"{r['experiment'][:2]} {r['name']}" + (" *" if bool(r["substituted"]) else "")
         rows.append({"label": label, "series": ours_label, "ns": r["per_event_ns"],
                      "low": r["per_event_ns_ci_low"], "high": r["per_event_ns_ci_high"],
                      "substituted": bool(r["substituted"])})
@@ -701,86 +703,124 @@ def summary(out: dict) -> str:
 
 
 def _write_report(out: dict, camp: Campaign, target: str, data_dir, figures_dir) -> None:
-    """The processed tables (CSV + Parquet), the figures and the LaTeX tables of
-    :func:`report`."""
+    """The processed tables (CSV + Parquet side by side), the figures and the LaTeX tables
+    of :func:`report`. In the files, shares are percentages and say so (``slowdown_pct``,
+    ``precision_reached_pct``); the in-memory ``out["table"]`` keeps the fractions."""
     from . import plots
 
     table, published, times, runs = (out[k] for k in ("table", "with_published",
                                                       "tracer_times", "runs"))
     proc = processed_dir(camp, data_dir)
-    full = table.assign(slowdown_pct=table["slowdown"] * 100)
-    for name, frame in (("benchmark1", full), ("tracer_times", times), ("runs", runs)):
+    for name, frame in (("benchmark1", _percent_columns(table)), ("tracer_times", times),
+                        ("runs", runs)):
         out["written"] += plots.write_frame(frame, proc / name)
     sources = [camp.manifest_path]
-    stem = camp.name if camp.name.startswith("dd-") else f"dd-{camp.name}"
+    stem = plots.figure_stem("dd", camp.name)  # dd-<campaign>, never dd-dd-...
     tracer = out["planned"][0].tracer
     for name, fig in _figures(out, target, tracer).items():
         out["written"] += plots.save_figure(fig, f"{stem}-{name}", sources=sources,
                                             figures_dir=figures_dir, close=False)
         out[f"figure_{name.replace('-', '_')}"] = fig
-    for name, frame, caption in _latex_tables(table, published, times, target):
+    for name, frame, caption, formats in _latex_tables(out, table, published, times, target):
         out["written"] += plots.export_table(frame, f"{stem}-{name}", sources=sources,
-                                             figures_dir=figures_dir, caption=caption)
+                                             figures_dir=figures_dir, caption=caption,
+                                             formats=formats)
+
+
+_PERCENT = {"slowdown": "slowdown_pct", "slowdown_ci_low": "slowdown_pct_ci_low",
+            "slowdown_ci_high": "slowdown_pct_ci_high", "slowdown_fastest": "slowdown_pct_fastest",
+            "precision_reached": "precision_reached_pct"}
+
+
+def _percent_columns(table: pd.DataFrame) -> pd.DataFrame:
+    """benchmark1.csv: every share as a percentage, named ``..._pct`` where it stands."""
+    frame = table.copy()
+    for col in _PERCENT:
+        frame[col] = frame[col] * 100
+    return frame.rename(columns=_PERCENT)
+
+
+def _labels(planned) -> dict:
+    """Experiment id -> ``NN Name`` (`` *`` for a substitute attach point), as in the tables."""
+    names = {p.id: f"{p.id[:2]} {p.experiment.name}" + (" *" if p.substituted else "")
+             for p in planned}
+    return {**names, _ddplan.AA: "A/A control"}
 
 
 def _figures(out: dict, target: str, tracer: str) -> dict:
     from . import plots
 
-    table, runs = out["table"], out["runs"]
+    table, runs = out["table"], out["runs"].copy()
     bars = long_for_bars(out["with_published"], f"{tracer} (this machine)")
+    rel = table[table["experiment"] != CONTROL]["precision_reached"]
+    rel = rel[np.isfinite(rel.to_numpy(float))]
+    low = rel[rel > plots.LOW_PRECISION]
+    note = None
+    if len(low):
+        note = (f"low precision: 95 % CI wider than ±{plots.LOW_PRECISION * 100:.0f} % for "
+                f"{len(low)} of {len(rel)} experiments (up to ±{low.max() * 100:.0f} %)")
     fig = plots.per_event_cost_bars(
         bars, category="label", series="series", value="ns", ci=("low", "high"),
-        substituted="substituted", title=f"Benchmark 1 per-event cost, {target}",
-        caption="this machine: median per-event cost, whiskers 95 % bootstrap CI (BCa); "
+        substituted="substituted", title=f"Benchmark 1 per-event cost, {target}", note=note,
+        caption="this machine: median per-event cost ((median time per read - the "
+                "control's) / events per read), whiskers: 95 % bootstrap CI (BCa); "
                 "published: as printed, no CI")
-    wide = table[table["experiment"] != CONTROL]["precision_reached"]
-    if len(wide) and (wide > 0.25).any():
-        fig.text(0.01, 0.99, f"LOW PRECISION: {int((wide > 0.25).sum())} of {len(wide)} "
-                 "95 % CIs are wider than +-25 %", color="#D55E00", fontsize=8,
-                 fontweight="bold", va="top")
-    box = plots.runs_box(runs, title=f"Benchmark 1 runs, {target}", tracer=tracer)
-    order = plots.run_order_grid(runs, order="order", reference=CONTROL, tracer=tracer,
-                                 title=f"Benchmark 1 run order, {target} (grey: control)")
+    labels = _labels(out["planned"])
+    runs["ns_per_read"] = runs["s_per_read"] * 1e9
+    box = plots.runs_box(runs, value="ns_per_read", ylabel="time per dd read (ns)",
+                         title=f"Benchmark 1 runs, {target}", tracer=tracer, labels=labels,
+                         caption="points: every timed run (its time divided by its reads); "
+                                 + plots.BOX_CAPTION)
+    order = plots.run_order_grid(runs, order="order", value="ns_per_read", reference=CONTROL,
+                                 ylabel="time per dd read (ns)", tracer=tracer, labels=labels,
+                                 title=f"Benchmark 1 run order, {target}")
     return {"per-event-cost": fig, "runs": box, "run-order": order}
 
 
-def _latex_tables(table, published, times, target):
-    """Thesis tables of at most 7 columns, numbers formatted, human column names."""
+def _latex_tables(out, table, published, times, target):
+    """Thesis tables of at most 7 columns, numbers formatted, human column names:
+    (name, frame, caption, per-column formats)."""
+    from . import plots
+
     def ci(r):
         if not np.isfinite(r["per_event_ns_ci_low"]):
             return "--"
         return f"{r['per_event_ns']:,.0f} [{r['per_event_ns_ci_low']:,.0f}, " \
                f"{r['per_event_ns_ci_high']:,.0f}]"
 
+    labels = _labels(out["planned"])
     rows = table[table["experiment"] != CONTROL]
     main = pd.DataFrame({
-        "Experiment": [f"{e[:2]} {n}" + (" *" if s else "") for e, n, s in
-                       zip(rows["experiment"], rows["name"], rows["substituted"])],
-        "Events": [f"{int(v):,}" if np.isfinite(v) else "--" for v in rows["events"]],
+        "Experiment": [labels.get(e, e) for e in rows["experiment"]],
+        "Events": rows["events"].astype("Int64").to_numpy(),
         "Cost (ns) [95 % CI]": [ci(r) for _, r in rows.iterrows()],
-        "Fastest run (ns)": [f"{v:,.0f}" for v in rows["per_event_ns_fastest"]],
-        "Slowdown (%)": [f"{v * 100:.1f}" for v in rows["slowdown"]],
-        "Precision (+-%)": [f"{v * 100:.1f}" if np.isfinite(v) else "--"
-                           for v in rows["precision_reached"]]})
+        "Fastest run (ns)": rows["per_event_ns_fastest"].to_numpy(float),
+        "Slowdown (%)": rows["slowdown"].to_numpy(float) * 100,
+        "Precision (±%)": rows["precision_reached"].to_numpy(float) * 100})
     pub = published[published["experiment"] != CONTROL]
-
-    def fmt(values):
-        return [f"{v:,.0f}" if pd.notna(v) else "--" for v in values]
-
     side = pd.DataFrame({"Experiment": main["Experiment"].to_list(),
-                         "This machine (ns)": fmt(pub["per_event_ns"]),
-                         "Gregg bpftrace": fmt(pub["gregg_bpftrace_ns"]),
-                         "Piotrowski bpftrace": fmt(pub["piotrowski_bpftrace_ns"]),
-                         "Piotrowski DTrace": fmt(pub["piotrowski_dtrace_ns"])})
+                         "This machine (ns)": pub["per_event_ns"].to_numpy(float),
+                         "Gregg, bpftrace (ns)": pub["gregg_bpftrace_ns"].to_numpy(float),
+                         "Piotrowski, bpftrace (ns)": pub["piotrowski_bpftrace_ns"].to_numpy(float),
+                         "Piotrowski, DTrace (ns)": pub["piotrowski_dtrace_ns"].to_numpy(float)})
     tt = times.rename(columns={"experiment": "Experiment", "blocks": "Blocks",
                                "attach_median_s": "Attach median (s)",
                                "attach_max_s": "Attach max (s)", "stop_median_s": "Stop median (s)",
                                "stop_max_s": "Stop max (s)", "killed": "Killed"})
     tt = tt[["Experiment", "Blocks", "Attach median (s)", "Attach max (s)", "Stop median (s)",
-             "Stop max (s)", "Killed"]]
+             "Stop max (s)", "Killed"]].copy()
+    tt["Experiment"] = [labels.get(e, e) for e in tt["Experiment"]]
+    floor = out.get("noise_floor_ns_per_read", float("nan"))
+    floor_text = (f"; noise floor (the control against itself): {floor:,.0f} ns per read"
+                  if np.isfinite(floor) else "")
     return [("table", main, f"Benchmark 1 on {target}: per-event cost, median with 95 % "
-             "bootstrap CI, fastest run as published, slowdown of the median (* = substitute "
-             "attach point)"),
+             "bootstrap CI (BCa), fastest run as published, slowdown of the median; precision: "
+             f"the CI's half-width relative to the cost (above ±{plots.LOW_PRECISION * 100:.0f} % "
+             f"is low){floor_text}; "
+             "* = substitute attach point",
+             {"Fastest run (ns)": ",.0f", "Slowdown (%)": ",.1f", "Precision (±%)": ",.1f"}),
             ("published", side, f"Benchmark 1: per-event cost (ns) on {target} next to the "
-             "published figures"),
-            ("tracer-times", tt, f"Benchmark 1 on {target}: tracer attach and stop times")]
+             "published figures (* = substitute attach point here)", {c: ",.0f" for c in side}),
+            ("tracer-times", tt, f"Benchmark 1 on {target}: tracer attach and stop times",
+             {c: ",.2f" for c in tt.columns if c.endswith("(s)")})]
+

@@ -294,7 +294,10 @@ def box_stats(lat, cnt, label: str) -> dict:
 
 def report(camp: Campaign | str, *, data_dir=None, figures_dir=None, skip_runs=()) -> dict:
     """Tables and figures (3.3/3.4 box plots, 3.5 log-y histograms) from the raw files
-    (every file checked against the manifest first; ``skip_runs`` leaves runs out)."""
+    (every file checked against the manifest first; ``skip_runs`` leaves runs out).
+
+    Full tables as CSV + Parquet in ``data/processed/<campaign>/``; for print, the
+    percentiles (``-summary``) and the comparison with no tracing (``-tests``)."""
     from . import plots
     from .campaign import open_for_report, processed_dir
 
@@ -306,7 +309,7 @@ def report(camp: Campaign | str, *, data_dir=None, figures_dir=None, skip_runs=(
     proc = processed_dir(camp, data_dir)
     out["written"] += plots.write_frame(inv, proc / "cyclictest_invocations")
     out["written"] += plots.write_frame(summ, proc / "cyclictest_summary")
-    stem, sources = f"cyclictest-{camp.name}", [camp.manifest_path]
+    stem, sources = plots.figure_stem("cyclictest", camp.name), [camp.manifest_path]
     labels = camp.manifest.get("parameters", {}).get("labels", {})
     for target in dict.fromkeys(t for t, *_ in runs):
         groups, hists, overs = {}, {}, {}
@@ -316,7 +319,10 @@ def report(camp: Campaign | str, *, data_dir=None, figures_dir=None, skip_runs=(
             hists[config], overs[config] = (lat, cnt), over
         slug = target.replace("@", "_").replace(":", "_").replace("/", "_")
         fig = plots.box_plot(groups, ylabel="latency (us)", show_fliers=False,
-                             title=f"cyclictest latency by tracing configuration, {target}")
+                             title=f"cyclictest latency by tracing configuration, {target}",
+                             caption="each box: every wake-up of all invocations (pooled "
+                                     "histogram, overflows excluded); " + plots.BOX_CAPTION
+                                     + "; outliers not drawn")
         out["written"] += plots.save_figure(fig, f"{stem}-{slug}-box", sources=sources,
                                             figures_dir=figures_dir, close=False)
         fig = plots.latency_histogram(hists, overflows=overs,
@@ -330,7 +336,50 @@ def report(camp: Campaign | str, *, data_dir=None, figures_dir=None, skip_runs=(
         fig = plots.latency_histogram(hists, title="no tracing: targets compared")
         out["written"] += plots.save_figure(fig, f"{stem}-targets", sources=sources,
                                             figures_dir=figures_dir, close=False)
-    out["written"] += plots.export_table(summ, f"{stem}-summary", floatfmt=".3g", sources=sources,
-                                         figures_dir=figures_dir,
-                                         caption="cyclictest latency under tracing (us)")
+    for name, frame, caption in _print_tables(summ):
+        out["written"] += plots.export_table(frame, f"{stem}-{name}", floatfmt=",.1f",
+                                             sources=sources, figures_dir=figures_dir,
+                                             caption=caption)
     return out
+
+
+def _print_tables(summ: pd.DataFrame) -> list:
+    """The summary for print as two tables of <= 7 columns: the percentiles, and the
+    comparison with no tracing (the full table is in the CSV)."""
+    def us(text) -> str:  # "12 us" / ">= 10000 us" -> "12" / "≥ 10,000"
+        if not isinstance(text, str) or not text.strip():
+            return "--"
+        ge = text.startswith(">=")
+        value = float(text.replace(">=", "").replace("us", "").strip())
+        body = f"{value:,.0f}" if value == int(value) else f"{value:,.2f}"
+        return f"≥ {body}" if ge else body
+
+    def p(value) -> str:
+        if value is None or not np.isfinite(value):
+            return "--"
+        return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+    def col(name):
+        return summ[name] if name in summ else pd.Series([np.nan] * len(summ))
+
+    pct = pd.DataFrame({"Target": summ["target"], "Configuration": summ["config"]})
+    for q in ("p50", "p99", "p99.9", "p99.99"):
+        pct[f"{q} (us)"] = [us(v) for v in col(q)]
+    pct["Max (us)"] = [us(f"{v} us") for v in summ["max_us"].astype(float)]
+
+    def mean_ci(mean, ci) -> str:  # the summary's "±12.3" half-width, as "36.5 ± 12.3"
+        half = ci.lstrip("±") if isinstance(ci, str) else ""
+        return f"{mean:,.1f} ± {float(half):,.1f}" if half and half != "--" else f"{mean:,.1f}"
+
+    p999 = [mean_ci(m, ci) for m, ci in zip(summ["p99.9_mean_us"], summ["p99.9_ci_us"])]
+    tests = pd.DataFrame({
+        "Target": summ["target"], "Configuration": summ["config"],
+        "Invocations": summ["invocations"], "Overflows": summ["overflows"],
+        "p99.9 (us), mean ± 95 % CI": p999,
+        "Mann-Whitney p": [p(v) for v in col("mwu_p")],
+        "KS D": [f"{v:.3f}" if np.isfinite(v) else "--" for v in col("ks_d").astype(float)]})
+    return [("summary", pct, "cyclictest latency under tracing (us), percentiles of the pooled "
+             "histogram of all invocations (≥: among the overflows beyond the histogram)"),
+            ("tests", tests, "cyclictest under tracing against no tracing: p99.9 per "
+             "invocation (mean, 95 % t-interval), Mann-Whitney U and Kolmogorov-Smirnov on "
+             "the pooled histograms")]

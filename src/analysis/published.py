@@ -293,37 +293,51 @@ def looper_table(reference_dir: str | Path | None = None) -> pd.DataFrame:
 # --------------------------------------------------------------------------- #
 # figures: one function per figure
 
+_NO_CI = "no error bars: no confidence intervals were published"
+
 
 def fig_dd_per_event_cost(reference_dir=None):
-    """Per-event cost of the 17 traced experiments, three tracers side by side."""
+    """Per-event cost of the 17 traced experiments, three published sources side by side
+    (linear axis; each source in its own colour, as in the measured figure)."""
     table = dd_long(reference_dir)
     table = table[table["experiment"] > 1]
     return plots.per_event_cost_bars(
         table, category="label", series="tracer", value="per_event_ns_published",
         title="Benchmark 1: per-event cost (published)",
+        caption="bars: per-event cost as published, (runtime - control runtime) / 10,000,000; "
+                + _NO_CI,
     )
 
 
 def fig_dd_slowdown(reference_dir=None):
     """Relative slowdown heat map of benchmark 1 (published)."""
     wide = dd_slowdown_table(reference_dir).set_index("Experiment")
-    return plots.slowdown_heatmap(wide, title="Benchmark 1: relative slowdown (published)")
+    return plots.slowdown_heatmap(
+        wide, title="Benchmark 1: relative slowdown (published)",
+        caption="cells: relative slowdown (%) as published, runtime / control runtime - 1; "
+                + _NO_CI)
 
 
 def fig_kernel_build_slowdown(reference_dir=None):
     """Relative slowdown heat map of benchmark 2, the kernel build (published)."""
-    return plots.slowdown_heatmap(kernel_build_slowdown_wide(reference_dir),
-                                  title="Benchmark 2: kernel build slowdown (published)")
+    return plots.slowdown_heatmap(
+        kernel_build_slowdown_wide(reference_dir),
+        title="Benchmark 2: kernel build slowdown (published)",
+        caption="rows: scenario and the probes enabled; cells: relative slowdown (%) of the "
+                "best build, as published; " + _NO_CI)
 
 
 def fig_usdt_probe_cost(reference_dir=None):
-    """Mean routine duration per case and tracer of the USDT microbenchmark (table 3.1)."""
+    """Mean routine duration per case and tracer of the USDT microbenchmark (table 3.1):
+    case 1 (every probe fires) on its own linear scale."""
     flat = usdt_flat(reference_dir)
     flat = flat.assign(case_label=[f"case {c}" for c in flat["case"]])
     return plots.per_event_cost_bars(
         flat, category="case_label", series="tracer", value="mean_ns",
-        ylabel="mean routine duration (ns)", log=True,
+        ylabel="mean routine duration (ns)",
         title="USDT microbenchmark (Letaief, table 3.1)",
+        caption="bars: mean duration of one iteration as published; no error bars (the "
+                "published SD describes single iterations, not the mean; see the table)",
     )
 
 
@@ -343,32 +357,74 @@ def save_published_figure(name: str, *, reference_dir=None, figures_dir=None, cl
                              figures_dir=figures_dir, close=close)
 
 
+def _kernel_build_print_tables(reference_dir=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Benchmark 2 for print, as two tables of <= 7 columns: build times, and slowdowns
+    (published, of best runs, next to the ones the averages give)."""
+    kb = kernel_build_table(reference_dir)
+    probes = [", ".join(f"{p}={v}" for p, v in zip(("fbt", "syscall", "vfs", "sched"), row)
+                        if v) or "no tracing"
+              for row in kb[["fbt", "syscall", "vfs", "sched"]].to_numpy()]
+    times = pd.DataFrame({"Scenario": kb["scenario"].to_numpy(), "Probes": probes})
+    slow = pd.DataFrame({"Scenario": kb["scenario"].to_numpy()})
+    for label in ("CADETS", "DTrace", "bpftrace"):
+        times[f"{label} (s)"] = kb[f"{label} build (s)"].to_numpy()
+        slow[f"{label} (%)"] = kb[f"{label} slowdown (%)"].to_numpy()
+        slow[f"{label}, avg. (%)"] = kb[f"{label} from averages (%)"].to_numpy()
+    return times, slow
+
+
 def export_published_tables(*, reference_dir=None, figures_dir=None) -> list[Path]:
-    """Write every published-results table as LaTeX and Markdown."""
+    """Write every published-results table as LaTeX and Markdown (<= 7 columns each,
+    fixed decimals, thousands separators, readable column names)."""
     written = []
     dd_src = [reference_path("dd", reference_dir)]
     written += plots.export_table(
-        dd_per_event_table(reference_dir), "published-dd-per-event-cost", floatfmt=".0f",
+        dd_per_event_table(reference_dir), "published-dd-per-event-cost", floatfmt=",.0f",
         caption="Benchmark 1: per-event cost (ns), published", sources=dd_src,
         figures_dir=figures_dir)
     written += plots.export_table(
-        dd_slowdown_table(reference_dir), "published-dd-slowdown", floatfmt=".0f",
+        dd_slowdown_table(reference_dir), "published-dd-slowdown", floatfmt=",.0f",
         caption="Benchmark 1: relative slowdown (%), published", sources=dd_src,
         figures_dir=figures_dir)
-    recomputed = dd_recomputed(reference_dir).dropna(subset=["per_event_ns"])
+    rec = dd_recomputed(reference_dir).dropna(subset=["per_event_ns"])
+    rec = pd.DataFrame({
+        "Experiment": [f"{e:02d} {n}" for e, n in zip(rec["experiment"], rec["name"])],
+        "Source": rec["tracer"].to_numpy(),
+        "Runtime (s)": rec["runtime_s"].to_numpy(),
+        "Cost (ns), recomputed": rec["per_event_ns"].to_numpy(),
+        "Cost (ns), published": rec["per_event_ns_published"].to_numpy(),
+        "Slowdown (%), recomputed": rec["slowdown_pct"].to_numpy(),
+        "Slowdown (%), published": rec["slowdown_pct_published"].to_numpy(),
+    })
     written += plots.export_table(
-        recomputed[["experiment", "name", "tracer", "runtime_s", "per_event_ns",
-                    "per_event_ns_published", "slowdown_pct", "slowdown_pct_published"]],
-        "published-dd-recomputed", floatfmt=".2f",
-        caption="Benchmark 1: per-event cost and slowdown recomputed from published runtimes",
+        rec, "published-dd-recomputed", floatfmt=",.1f",
+        formats={"Runtime (s)": ",.3f", "Cost (ns), published": ",.0f",
+                 "Slowdown (%), published": ",.0f"},
+        caption="Benchmark 1: per-event cost and slowdown recomputed from the published "
+                "runtimes (10,000,000 events), next to the published figures",
         sources=dd_src, figures_dir=figures_dir)
+    times, slow = _kernel_build_print_tables(reference_dir)
+    kb_src = [reference_path("kernel_build", reference_dir)]
     written += plots.export_table(
-        kernel_build_table(reference_dir), "published-kernel-build", floatfmt=".1f",
-        caption="Benchmark 2: kernel build times (s, averages) and slowdowns (%)",
-        sources=[reference_path("kernel_build", reference_dir)], figures_dir=figures_dir)
+        times, "published-kernel-build", floatfmt=",.1f",
+        caption="Benchmark 2: kernel build times (s, averages of the published runs)",
+        sources=kb_src, figures_dir=figures_dir)
     written += plots.export_table(
-        usdt_flat(reference_dir), "published-usdt-microbenchmark", floatfmt=".2f",
-        caption="USDT microbenchmark, routine duration (ns), Letaief table 3.1",
+        slow, "published-kernel-build-slowdown", floatfmt=",.1f",
+        formats={f"{t} (%)": ",.0f" for t in ("CADETS", "DTrace", "bpftrace")},
+        caption="Benchmark 2: relative slowdown (%) as published (of the best runs), and "
+                "as the average build times give it (avg.)",
+        sources=kb_src, figures_dir=figures_dir)
+    usdt = usdt_flat(reference_dir)
+    usdt = pd.DataFrame({
+        "Case": usdt["case"].to_numpy(), "Tracer": usdt["tracer"].to_numpy(),
+        "Min (ns)": usdt["min_ns"].to_numpy(), "Max (ns)": usdt["max_ns"].to_numpy(),
+        "Mean (ns)": usdt["mean_ns"].to_numpy(), "SD (ns)": usdt["sd_ns"].to_numpy(),
+        "Mean − case 0 (ns)": usdt["mean_minus_case0_ns"].to_numpy()})
+    written += plots.export_table(
+        usdt, "published-usdt-microbenchmark", floatfmt=",.2f",
+        caption="USDT microbenchmark, duration of one iteration (ns), Letaief table 3.1; "
+                "the last column estimates the probe's cost",
         sources=[reference_path("usdt", reference_dir)], figures_dir=figures_dir)
     return written
 

@@ -423,7 +423,11 @@ def flags(x, control=None, *, order=None, alpha: float = 0.05) -> list[str]:
     if x.size >= 10:
         bc = bimodality_coefficient(x)
         if np.isfinite(bc) and bc > BIMODALITY_THRESHOLD:
-            out.append(f"bimodal: coefficient {bc:.3f} > 5/9 (0.556)")
+            # as many decimals as it takes for the two numbers to differ in print
+            # (0.5558 > 0.5556, never "0.556 > 0.556")
+            d = next((k for k in range(3, 18)
+                      if f"{bc:.{k}f}" != f"{BIMODALITY_THRESHOLD:.{k}f}"), 17)
+            out.append(f"bimodal: coefficient {bc:.{d}f} > 5/9 = {BIMODALITY_THRESHOLD:.{d}f}")
     d = drift(x, order)
     if d.p_value < alpha:
         out.append(f"drift: {d.relative_change:+.1%} over the run order (Kendall p={d.p_value:.3g})")

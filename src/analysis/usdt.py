@@ -205,7 +205,10 @@ def with_thesis(t31: pd.DataFrame, reference_dir=None) -> pd.DataFrame:
 def report(camp: Campaign | str, target: str | None = None, *, data_dir=None, figures_dir=None,
            write: bool = True, skip_runs=()) -> dict:
     """Table 3.1, figures 3.1 (box plot, case 1) and 3.2 (frequency polygon, case 1), from raw
-    (every file checked against the manifest first; ``skip_runs`` leaves runs out)."""
+    (every file checked against the manifest first; ``skip_runs`` leaves runs out).
+
+    Full tables as CSV + Parquet in ``data/processed/<campaign>/``; for print, table 3.1
+    (<= 7 columns) and its comparison with the thesis."""
     from . import plots
     from .campaign import open_for_report, processed_dir
 
@@ -222,22 +225,60 @@ def report(camp: Campaign | str, target: str | None = None, *, data_dir=None, fi
     first = {}
     for _, r in inv[(inv["case"] == 1) & (inv["invocation"] == 0)].iterrows():
         first[r["tracer"]] = summarize_samples(camp.run_dir(target, r["run_id"]) / "samples.tsmp.gz")
-    stem = f"usdt-{camp.name}"
+    stem = plots.figure_stem("usdt", camp.name)  # usdt-<campaign>, never usdt-usdt-...
     sources = [camp.manifest_path]
     if first:
-        fig = plots.box_plot({t: s.box_stats(t) for t, s in first.items()}, log=True,
-                             ylabel="routine duration (ns)", show_fliers=False,
-                             title=f"Probe duration, case 1 (invocation 0), {target}")
+        n = next(iter(first.values())).count
+        fig = plots.box_plot({t: s.box_stats(t) for t, s in first.items()},
+                             ylabel="duration of one iteration (ns)", show_fliers=False,
+                             title=f"Probe duration, case 1 (invocation 0), {target}",
+                             caption=f"each box: the {n:,} iterations of invocation 0; "
+                                     + plots.BOX_CAPTION + "; outliers not drawn")
         out["written"] += plots.save_figure(fig, f"{stem}-case1-box", sources=sources,
                                             figures_dir=figures_dir, close=False)
-        fig = plots.frequency_polygon({t: (s.bin_edges_ns, s.bin_counts) for t, s in first.items()},
-                                      xlabel="routine duration (ns), up to p99.9", log_x=True,
-                                      title=f"Probe duration frequency, case 1, {target}")
+        beyond = ", ".join(f"{t} {s.above_range:,}" for t, s in first.items())
+        fig = plots.frequency_polygon(
+            {t: (s.bin_edges_ns, s.bin_counts) for t, s in first.items()},
+            xlabel="duration of one iteration (ns)", separate=True,
+            title=f"Probe duration frequency, case 1 (invocation 0), {target}",
+            caption="frequency polygons: share of the iterations per bin, drawn through the "
+                    "bin centres, from the minimum to p99.9, each tracer on its own linear "
+                    f"scale (beyond p99.9, not drawn: {beyond}); no error bars")
         out["written"] += plots.save_figure(fig, f"{stem}-case1-frequency", sources=sources,
                                             figures_dir=figures_dir, close=False)
-    out["written"] += plots.export_table(
-        out["with_thesis"], f"{stem}-table31", floatfmt=".1f", sources=sources,
-        figures_dir=figures_dir,
-        caption=f"USDT microbenchmark on {target}: routine duration (ns) per case and tracer, "
-                "with Letaief's table 3.1")
+    for name, frame, formats, caption in _print_tables(out["with_thesis"], target):
+        out["written"] += plots.export_table(frame, f"{stem}-{name}", formats=formats,
+                                             floatfmt=",.1f", sources=sources,
+                                             figures_dir=figures_dir, caption=caption)
     return out
+
+
+def _print_tables(wt: pd.DataFrame, target: str) -> list:
+    """Table 3.1 on this machine, and next to the thesis: two tables of <= 7 columns."""
+    def mean_ci(r):
+        if not np.isfinite(r["mean_ci_low"]):
+            return f"{r['mean_ns']:,.1f}"
+        return f"{r['mean_ns']:,.1f} [{r['mean_ci_low']:,.1f}, {r['mean_ci_high']:,.1f}]"
+
+    here = pd.DataFrame({
+        "Case": wt["case"].to_numpy(), "Tracer": wt["tracer"].to_numpy(),
+        "Min (ns)": wt["min_ns"].to_numpy(float), "Max (ns)": wt["max_ns"].to_numpy(float),
+        "Mean (ns) [95 % CI]": [mean_ci(r) for _, r in wt.iterrows()],
+        "SD (ns)": wt["sd_ns"].to_numpy(float), "Median (ns)": wt["median_ns"].to_numpy(float)})
+    thesis = pd.DataFrame({
+        "Case": wt["case"].to_numpy(), "Tracer": wt["tracer"].to_numpy(),
+        "Mean (ns), here": wt["mean_ns"].to_numpy(float),
+        "Mean (ns), thesis": wt["thesis_mean_ns"].to_numpy(float),
+        "SD (ns), here": wt["sd_ns"].to_numpy(float),
+        "SD (ns), thesis": wt["thesis_sd_ns"].to_numpy(float)})
+    whole = {"Min (ns)": ",.0f", "Max (ns)": ",.0f", "Median (ns)": ",.0f"}
+    return [
+        ("table31", here, whole,
+         f"USDT microbenchmark on {target}: duration of one iteration (ns) per case and "
+         "tracer (table 3.1 layout); mean over invocations with a 95 % t-interval across "
+         "invocations, SD pooled, min and max of all iterations, median of the invocations' "
+         "medians"),
+        ("table31-thesis", thesis, {},
+         f"USDT microbenchmark: mean and SD of one iteration (ns) on {target} next to "
+         "Letaief's table 3.1"),
+    ]
