@@ -69,7 +69,7 @@ def _run(args) -> int:
     if any(result.done.values()) or any(result.skipped.values()):
         rep = report(result, figures_dir=args.figures_dir)
         _print_paths(rep["written"])
-        if rep.get("summary"):
+        if isinstance(rep.get("summary"), str):
             print(rep["summary"], file=sys.stderr)
     return 0 if result.complete else 1
 
@@ -80,7 +80,7 @@ def _report(args) -> int:
     rep = report(args.campaign, data_dir=args.data_dir, figures_dir=args.figures_dir,
                  skip_runs=args.skip_run)
     _print_paths(rep["written"])
-    if rep.get("summary"):
+    if isinstance(rep.get("summary"), str):
         print(rep["summary"], file=sys.stderr)
     return 0
 

@@ -316,29 +316,37 @@ def _nice_width(raw: float, least: float) -> float:
     return float(next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw * (1 - 1e-12)))
 
 
-def latency_histogram(
-    series: Mapping[str, tuple[np.ndarray, np.ndarray]],
-    *,
-    overflows: Mapping[str, int] | None = None,
-    xlabel: str = "latency (us)",
-    title: str | None = None,
-    caption: str | None = None,
-    max_bins: int = 4000,
-    tail: float | None = 0.99,
-    tail_bins: int = 150,
-):
-    """Latency histograms on a log y axis (cyclictest style): one seaborn step line per
-    series, weighted by the bucket counts (never expanded into samples); a tracer's
-    colour, dashed for a ``user-*`` configuration.
+def _histogram_legend(axes, has_tail: bool, n: int) -> None:
+    handles, names = axes[0].get_legend_handles_labels()
+    if not has_tail:
+        axes[0].legend(frameon=False, ncols=2 if n > 4 else 1, fontsize=7)
+    else:  # the tail panel is mostly empty above its few samples: the legend goes there
+        axes[1].legend(handles, names, frameon=False, fontsize=7, loc="upper right",
+                       handlelength=1.6)
 
-    ``series`` maps a label to ``(latencies, counts)`` of non-empty buckets; the bins are
-    the buckets (the smallest distance between two latencies), merged into at most
-    ``max_bins`` bins of a round width when there would be more. When a few samples lie
-    far beyond the largest ``tail`` quantile of any series, they get a second panel (the
-    tail: its own x scale, wider bins, same y axis) instead of squeezing the body into a
-    sliver: nothing is left out, and the caption gives both bin widths."""
-    data = {k: (np.asarray(lat, dtype=float), np.asarray(c, dtype=float))
-            for k, (lat, c) in series.items()}
+
+def _tail_axis(ax, tail_edges, cut, unit) -> None:
+    ax.set_xlim(tail_edges[0], tail_edges[-1])
+    ax.set_title(f"tail beyond {_short(cut)} {unit},\nbins of "
+                 f"{_short(tail_edges[1] - tail_edges[0])} {unit}", fontsize=8)
+    ax.tick_params(axis="x", labelrotation=30)
+    for t in ax.get_xticklabels():
+        t.set_ha("right")
+        t.set_rotation_mode("anchor")
+
+
+def _histogram_caption(step, unit, coarse, has_tail, overflows) -> str:
+    text = (f"samples per latency bin ({_short(step)} {unit} wide"
+            + (", buckets merged" if coarse else ", one per histogram bucket")
+            + ")" + (", the tail in wider bins on its own x scale" if has_tail else "")
+            + "; log y axis (empty bins drop to the bottom)")
+    if overflows and any(overflows.values()):
+        text += "; overflows: samples beyond the histogram's range"
+    return text
+
+
+def _histogram_bins(data: dict, max_bins: int, tail, tail_bins: int):
+    """Bins of :func:`latency_histogram`: (width, merged?, body edges, cut, tail edges)."""
     steps = [float(np.min(np.diff(np.unique(lat)))) for lat, _ in data.values()
              if np.unique(lat).size > 1]
     step = max(steps) if steps else 1.0
@@ -363,6 +371,33 @@ def latency_histogram(
     if hi > cut:
         width = _nice_width((hi - cut) / tail_bins, step)
         tail_edges = np.arange(np.floor(cut / width) * width, hi + width, width)
+    return step, coarse, edges, cut, tail_edges
+
+
+def latency_histogram(
+    series: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    *,
+    overflows: Mapping[str, int] | None = None,
+    xlabel: str = "latency (us)",
+    title: str | None = None,
+    caption: str | None = None,
+    max_bins: int = 4000,
+    tail: float | None = 0.99,
+    tail_bins: int = 150,
+):
+    """Latency histograms on a log y axis (cyclictest style): one seaborn step line per
+    series, weighted by the bucket counts (never expanded into samples); a tracer's
+    colour, dashed for a ``user-*`` configuration.
+
+    ``series`` maps a label to ``(latencies, counts)`` of non-empty buckets; the bins are
+    the buckets (the smallest distance between two latencies), merged into at most
+    ``max_bins`` bins of a round width when there would be more. When a few samples lie
+    far beyond the largest ``tail`` quantile of any series, they get a second panel (the
+    tail: its own x scale, wider bins, same y axis) instead of squeezing the body into a
+    sliver: nothing is left out, and the caption gives both bin widths."""
+    data = {k: (np.asarray(lat, dtype=float), np.asarray(c, dtype=float))
+            for k, (lat, c) in series.items()}
+    step, coarse, edges, cut, tail_edges = _histogram_bins(data, max_bins, tail, tail_bins)
     unit = xlabel.split("(")[-1].rstrip(")") if "(" in xlabel else ""
     with thesis_style():
         if tail_edges is None:
@@ -390,31 +425,34 @@ def latency_histogram(
             ax.set_xlabel("")
             _thousands(ax, "x")
         if tail_edges is not None:
-            axes[1].set_xlim(tail_edges[0], tail_edges[-1])
-            axes[1].set_title(f"tail beyond {_short(cut)} {unit},\nbins of "
-                              f"{_short(tail_edges[1] - tail_edges[0])} {unit}", fontsize=8)
-            axes[1].tick_params(axis="x", labelrotation=30)
-            for t in axes[1].get_xticklabels():
-                t.set_ha("right")
-                t.set_rotation_mode("anchor")
+            _tail_axis(axes[1], tail_edges, cut, unit)
         for ax in axes:
             ax.set_xlabel(xlabel)
         if title:
             fig.suptitle(title)
-        handles, names = axes[0].get_legend_handles_labels()
-        if tail_edges is None:
-            axes[0].legend(frameon=False, ncols=2 if len(data) > 4 else 1, fontsize=7)
-        else:  # the tail panel is mostly empty above its few samples: the legend goes there
-            axes[1].legend(handles, names, frameon=False, fontsize=7, loc="upper right",
-                           handlelength=1.6)
-        text = (f"samples per latency bin ({_short(step)} {unit} wide"
-                + (", buckets merged" if coarse else ", one per histogram bucket")
-                + ")" + (", the tail in wider bins on its own x scale" if tail_edges is not None
-                         else "") + "; log y axis (empty bins drop to the bottom)")
-        if overflows and any(overflows.values()):
-            text += "; overflows: samples beyond the histogram's range"
+        _histogram_legend(axes, tail_edges is not None, len(data))
+        text = _histogram_caption(step, unit, coarse, tail_edges is not None, overflows)
         _caption(fig, caption or text + "; no error bars")
         return fig
+
+
+def _bars_legend(fig, table, sers, substituted, caption, ci) -> None:
+    """One swatch per source (no hatch), the hatch's one meaning, the caption on top."""
+    handles = [matplotlib.patches.Patch(facecolor=tracer_color(s), edgecolor="black",
+                                        linewidth=0.4) for s in sers]
+    labels = [str(s) for s in sers]
+    if substituted is not None and table[substituted].astype(bool).any():
+        handles.append(matplotlib.patches.Patch(facecolor="white", edgecolor="black",
+                                                linewidth=0.4, hatch=SUBSTITUTE_HATCH))
+        labels.append("hatched, *: substitute attach point")
+    if caption is None:
+        caption = ("bars: values as given; whiskers: " + ("confidence interval" if ci
+                                                          else "none"))
+    # the caption (what bars and whiskers are) heads the legend: never overlaps it
+    one_row = sum(len(t) + 6 for t in labels) <= 95  # characters across 6 in at 7 pt
+    fig.legend(handles, labels, frameon=False, ncols=len(labels) if one_row else 3,
+               loc="outside lower center", fontsize=7, title=_wrap(caption, 110),
+               title_fontsize=CAPTION_FONTSIZE)
 
 
 def per_event_cost_bars(
@@ -433,10 +471,10 @@ def per_event_cost_bars(
     note: str | None = None,
 ):
     """Grouped bars on linear axes: one group per ``category``, one bar per ``series``,
-    optional CI whiskers. When costs span orders of magnitude (a gap of more than
-    ``split`` times between sorted costs), the costlier categories go to a second panel
-    with its own linear scale: never a log axis, whose bar lengths would depend on an
-    arbitrary floor. A ``substituted`` column marks bars with the one hatch
+    optional CI whiskers. When the categories' costs span more than ``split`` times
+    (:func:`_split_at`), those above the widest gap go to a second panel with its own
+    linear scale: never a log axis, whose bar lengths would depend on an arbitrary floor.
+    A ``substituted`` column marks bars with the one hatch
     (``SUBSTITUTE_HATCH``). ``caption`` (in the legend) says what bars and whiskers
     are; ``note`` is a warning shown above the panels (e.g. low precision).
     (``log`` is accepted for old callers and ignored.)"""
@@ -471,21 +509,7 @@ def per_event_cost_bars(
         if title:
             fig.suptitle(title)
         _fit_xticklabels(fig, axes, groups)
-        handles = [matplotlib.patches.Patch(facecolor=tracer_color(s), edgecolor="black",
-                                            linewidth=0.4) for s in sers]
-        labels = [str(s) for s in sers]
-        if substituted is not None and table[substituted].astype(bool).any():
-            handles.append(matplotlib.patches.Patch(facecolor="white", edgecolor="black",
-                                                    linewidth=0.4, hatch=SUBSTITUTE_HATCH))
-            labels.append("hatched, *: substitute attach point")
-        if caption is None:
-            caption = ("bars: values as given; whiskers: " + ("confidence interval" if ci
-                                                              else "none"))
-        # the caption (what bars and whiskers are) heads the legend: never overlaps it
-        one_row = sum(len(t) + 6 for t in labels) <= 95  # characters across 6 in at 7 pt
-        fig.legend(handles, labels, frameon=False, ncols=len(labels) if one_row else 3,
-                   loc="outside lower center", fontsize=7, title=_wrap(caption, 110),
-                   title_fontsize=CAPTION_FONTSIZE)
+        _bars_legend(fig, table, sers, substituted, caption, ci)
         return fig
 
 
