@@ -111,6 +111,13 @@ class Benchmark:
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
         raise NotImplementedError
 
+    def costs(self, campaign, *, data_dir=None, target: str | None = None):
+        """Per-event costs a finished campaign measured (for the rules of thumb and for
+        pricing a probe): a DataFrame[experiment, probe_type, action, per_event_ns,
+        per_event_ns_ci_low, per_event_ns_ci_high]; benchmarks without per-event costs
+        raise NotImplementedError."""
+        raise NotImplementedError(f"{self.name} measures no per-event costs")
+
     def more(self, campaign: Campaign, plan: Plan, p: dict) -> list[RunSpec] | None:
         """Runs to add once the planned ones are done (adaptive benchmarks), decided from
         the campaign's finished runs alone so that a resume decides the same; None: done."""

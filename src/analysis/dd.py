@@ -604,6 +604,34 @@ class DD(Benchmark):
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
         return report(campaign, data_dir=data_dir, figures_dir=figures_dir, **kwargs)
 
+    def costs(self, campaign, *, data_dir=None, target: str | None = None) -> pd.DataFrame:
+        camp = open_for_report(campaign, data_dir)
+        target = target or next(iter(camp.manifest["runs"]))
+        t = results_table(camp, target, planned_from_manifest(camp), n_resamples=999)
+        t = t[~t["experiment"].isin([CONTROL, _ddplan.AA])]
+        return pd.DataFrame({
+            "experiment": t["experiment"].to_numpy(),
+            "probe_type": [probe_type(a) for a in t["attach_point"]],
+            "action": t["experiment"].map(lambda e: ACTIONS.get(e, e[3:])).to_numpy(),
+            **{c: t[c].to_numpy(float) for c in ("per_event_ns", "per_event_ns_ci_low",
+                                                 "per_event_ns_ci_high")}})
+
+
+#: what each experiment does per event, in the cost classes a probe is priced by
+ACTIONS = {"04-tracepoint-entry": "none", "05-tracepoint-return": "none", "06-uprobe": "none",
+           "07-uretprobe": "none", "02-kprobe": "none", "03-kretprobe": "none",
+           "09-map": "count", "10-single-key": "map with key", "13-kernel-stack": "stack",
+           "15-histogram": "histogram", "18-per-event": "printf"}
+
+
+def probe_type(attach_point: str) -> str:
+    """``tracepoint``, ``kprobe``, ``uprobe`` ... of an attach point (``t:...`` etc.)."""
+    head = attach_point.split(":", 1)[0]
+    return {"t": "tracepoint", "tracepoint": "tracepoint", "k": "kprobe", "kr": "kprobe",
+            "kprobe": "kprobe", "kretprobe": "kprobe", "u": "uprobe", "ur": "uprobe",
+            "uprobe": "uprobe", "uretprobe": "uprobe", "fbt": "kprobe", "syscall": "tracepoint",
+            "pid$target": "uprobe"}.get(head, head)
+
 
 def run_benchmark1(target: str = "local", *, campaign: str | None = None, data_dir=None,
                    trust_new_host_keys: bool = False, ssh_config=None, progress: bool = True,

@@ -211,8 +211,8 @@ class Looper(Benchmark):
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
         return report(campaign, data_dir=data_dir, figures_dir=figures_dir, **kwargs)
 
-    def costs(self, campaign, *, data_dir=None) -> pd.DataFrame:
-        out = report(campaign, data_dir=data_dir, write=False)
+    def costs(self, campaign, *, data_dir=None, target: str | None = None) -> pd.DataFrame:
+        out = report(campaign, target, data_dir=data_dir, write=False, n_resamples=999)
         t = out["table"][out["table"]["configuration"].isin(["count", "string-key"])]
         return pd.DataFrame({
             "experiment": t["configuration"].to_numpy(), "probe_type": "uprobe",
