@@ -181,13 +181,16 @@ def for_campaign(camp: Campaign) -> Benchmark:
 
 def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
                   campaign: str | None = None, data_dir=None, trust_new_host_keys: bool = False,
-                  ssh_config=None, progress: bool = True, **params) -> CampaignResult:
+                  ssh_config=None, progress: bool = True, on_run: Callable | None = None,
+                  **params) -> CampaignResult:
     """Validate, connect and preflight each target once, plan, lock, run (or resume).
 
     ``targets``: ``"local"``, ``user@host[:port]``, an ssh_config alias, or a list
     of them (for benchmarks that compare targets). ``params``: the benchmark's own
-    (``python -m analysis benchmarks`` lists them). Returns the campaign's result
-    with the ``preflights`` and ``plan`` it ran with.
+    (``python -m analysis benchmarks`` lists them). ``on_run(run, staging, info)`` is
+    called after each run's files are complete (e.g. to draw a figure as runs arrive; what
+    it raises is reported as a warning, never fails the run). Returns the campaign's
+    result with the ``preflights`` and ``plan`` it ran with.
     """
     from .preflight import preflight
     from .targets import check_target, connect
@@ -208,7 +211,7 @@ def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
         plan = bench.plan(pfs, p, camp_name)
         camp = Campaign(camp_name, data_dir=data_dir, notebook=bench.notebook,
                         benchmark=bench.name, parameters=plan.parameters)
-        execute = bench.execute(plan, p, camp.folder / ".scratch")
+        execute = _observed(bench.execute(plan, p, camp.folder / ".scratch"), on_run)
         with camp.locked():
             result = _run_phases(bench, camp, plan, p, targets, transports, pfs, execute,
                                  progress)
@@ -244,6 +247,24 @@ def _run_phases(bench, camp, plan, p, targets, transports, pfs, execute, progres
     finally:
         if lock is not None:
             lock.release()
+
+
+def _observed(execute: Execute, on_run: Callable | None) -> Execute:
+    """``execute``, then ``on_run`` with the finished run's staging folder and info."""
+    if on_run is None:
+        return execute
+
+    def observed(transport, run, staging):
+        info = execute(transport, run, staging)
+        try:
+            on_run(run, staging, info)
+        except Exception as exc:  # an observer never fails a measurement
+            import warnings
+
+            warnings.warn(f"on_run failed for {run.run_id}: {exc}", stacklevel=2)
+        return info
+
+    return observed
 
 
 def _merge(result: CampaignResult, step: CampaignResult) -> None:
