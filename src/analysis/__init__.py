@@ -17,7 +17,7 @@ try:
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0.0.0+unknown"
 
-from . import benchmarks, paths, plots, published, stats  # noqa: E402
+from . import benchmarks, lesson, paths, plots, published, rules, stats  # noqa: E402
 from ._display import show  # noqa: E402
 from .benchmarks import report, run_benchmark  # noqa: E402
 from .cyclictest import CyclictestRun, load_cyclictest  # noqa: E402
@@ -37,6 +37,7 @@ from .hyperfine import load_hyperfine, load_hyperfine_many  # noqa: E402
 from .overhead import overhead_table, per_event_cost_ns, relative_slowdown  # noqa: E402
 from .plots import export_table, save_figure  # noqa: E402
 from .preflight import preflight  # noqa: E402
+from .pricing import price_probe  # noqa: E402
 from .samples import load_samples, summarize_samples  # noqa: E402
 from .targets import connect  # noqa: E402
 
@@ -48,6 +49,8 @@ __all__ = [
     "per_event_cost_ns", "relative_slowdown", "overhead_table", "stats", "published",
     # benchmarks
     "run_benchmark", "report", "benchmarks",
+    # rules of thumb, pricing a probe, the probe-effect lesson
+    "rules", "price_probe", "lesson",
     # targets
     "preflight", "connect",
     # figures

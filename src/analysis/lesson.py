@@ -47,6 +47,11 @@ class LiveRuns:
             return
         times = json.loads((Path(staging) / "hyperfine.json").read_text())["results"][0]["times"]
         count = int(params["count"])
+        script = Path(staging) / f"{run.experiment}.bt"  # the script ran, fetched with the run
+        if script.is_file():
+            first = next((x for x in script.read_text().splitlines()
+                          if x.strip() and not x.lstrip().startswith("//")), "")
+            self.labels[run.experiment] = label(run.experiment, first.split(" ")[0] or None)
         self.rows += [{"experiment": run.experiment, "ns_per_read": t / count * 1e9,
                        "round": params["round"]} for t in times]
         self.show()
@@ -106,7 +111,7 @@ def report(result, *, figures_dir=None) -> dict:
     (``table``), the rules-of-thumb table and figure, the runs figure, files written."""
     from . import plots
 
-    rep = report_campaign(result, figures_dir=figures_dir)
+    rep = report_campaign(result, write=False)  # benchmark 1's own files: `make figures`
     t = rep["table"]
     names = {r["experiment"]: label(r["experiment"], r["attach_point"]) for _, r in t.iterrows()}
     traced = t[t["experiment"] != "01-control"]
@@ -160,6 +165,8 @@ def _summary(table: pd.DataFrame) -> str:
     for _, r in table.iterrows():
         ci = "" if not np.isfinite(r["per_event_ns_ci_low"]) else \
             f" [{r['per_event_ns_ci_low']:,.0f}, {r['per_event_ns_ci_high']:,.0f}]"
+        zero = " (the CI includes 0: not distinguishable from no cost at this size)" \
+            if r["per_event_ns_ci_low"] <= 0 <= r["per_event_ns_ci_high"] else ""
         lines.append(f"{r['configuration']}: {r['per_event_ns']:,.0f} ns per event{ci}, "
-                     f"dd {r['slowdown_pct']:.0f} % slower")
+                     f"dd {r['slowdown_pct']:.0f} % slower{zero}")
     return "\n".join(lines)

@@ -21,7 +21,7 @@ import pandas as pd
 
 from . import rules
 from .benchmarks import Benchmark, Param, Plan, register
-from .campaign import RunSpec, open_for_report
+from .campaign import Campaign, RunSpec, open_for_report
 from .errors import ParameterError, TargetError
 from .lifecycle import TracerSpec, traced_execute
 
@@ -236,7 +236,9 @@ def price_probe(target: str = "local", probe: str = "tracepoint:syscalls:sys_ent
                  float(cost["per_event_ns"]), float(cost["per_event_ns_ci_low"]),
                  float(cost["per_event_ns_ci_high"]),
                  f"campaign {cost['campaign']}, {cost['benchmark']} {cost['experiment']}",
-                 note, count_pct)
+                 note, count_pct, {"sources": [
+                     Campaign.open(c, data_dir=data_dir).manifest_path
+                     for c in (result.campaign, cost["campaign"])]})
 
 
 def _action(value) -> str:
@@ -279,3 +281,20 @@ def _measure(target, ptype, action, conn) -> None:
                       rounds=3, **conn)
     else:
         run_benchmark("looper", target, calls=50_000, runs=3, rounds=3, **conn)
+
+
+def save_figure(price: Price, *, figures_dir=None) -> list[Path]:
+    """The price as a rules-of-thumb figure: the measured rate next to Gregg's rates
+    (``figures/price-<rate campaign>.pdf/png``)."""
+    from . import plots
+
+    rates = sorted({*rules.RATES, round(price.rate)}) if price.rate >= 1 else list(rules.RATES)
+    found = pd.DataFrame([{"experiment": f"{price.action} on a {price.probe_type}",
+                           "per_event_ns": price.per_event_ns,
+                           "per_event_ns_ci_low": price.per_event_ns_ci_low,
+                           "per_event_ns_ci_high": price.per_event_ns_ci_high}])
+    fig = rules.figure(rules.table(found=found, rates=rates), rates=rates,
+                       title=f"{price.probe}: {price.rate:,.0f} events/s measured")
+    return plots.save_figure(fig, f"price-{price.rate_campaign}", figures_dir=figures_dir,
+                             sources=price.extra.get("sources", ()),
+                             note=f"cost: {price.cost_source}")

@@ -197,3 +197,21 @@ def _pct(v: float) -> str:
     if abs(v) >= 1:
         return f"{v:.1f} %"
     return f"{v:.2f} %"
+
+
+def save(target: str = "local", *, data_dir=None, figures_dir=None) -> dict:
+    """Gregg's table for every experiment of every finished campaign on ``target``: the
+    table (:func:`table`) and its figure, ``figures/rules-of-thumb-<target>.pdf/png``."""
+    from . import plots
+    from .campaign import Campaign, target_slug
+
+    tab = table(target, data_dir=data_dir)
+    if tab.empty:
+        return {"table": tab, "written": []}
+    tab = tab.assign(label=[f"{c}: {e}" for c, e in zip(tab["campaign"], tab["experiment"])])
+    fig = figure(tab, label="label", title=f"Gregg's rules of thumb, measured on {target}")
+    sources = [Campaign.open(c, data_dir=data_dir).manifest_path
+               for c in dict.fromkeys(tab["campaign"])]
+    written = plots.save_figure(fig, f"rules-of-thumb-{target_slug(target)}", sources=sources,
+                                figures_dir=figures_dir)
+    return {"table": tab, "written": written}
