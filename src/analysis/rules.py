@@ -38,7 +38,7 @@ def verdict(cpu_fraction: float) -> str:
     """Gregg's word for an overhead of ``cpu_fraction`` of one CPU (0.06 = 6 %)."""
     if not np.isfinite(cpu_fraction):
         return "unknown"
-    return VERDICTS[int(np.searchsorted(THRESHOLDS, cpu_fraction, side="right"))]
+    return VERDICTS[int(np.searchsorted(THRESHOLDS, cpu_fraction, side="left"))]
 
 
 def verdict_range(low: float, high: float) -> str:

@@ -1,0 +1,150 @@
+"""Gregg's looper: command lines (bpftrace; DTrace with a stand-in), every call counted, and
+the notebook end to end, locally and over the loopback sshd, with the per-probe cost
+recomputed by hand from the raw hyperfine files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+
+import numpy as np
+import pandas as pd
+import papermill
+import pytest
+
+from analysis import looper
+from analysis.campaign import RunSpec
+from analysis.targets import connect
+from conftest import FIXTURES, ROOT, need_tool
+
+NOTEBOOK = ROOT / "notebooks" / "4.0-looper.ipynb"
+CALLS = 10_000
+
+
+def test_bpftrace_command_lines():
+    assert looper.command("bpftrace", "none", "/w/looper", 5) == ["/w/looper", "5"]
+    assert looper.command("bpftrace", "count", "/w/looper", 5, cpu=1) == [
+        "taskset", "-c", "1", "bpftrace", "-e", "uprobe:/w/looper:func { @calls = count(); }",
+        "-c", "/w/looper 5"]
+    assert looper.command("bpftrace", "string-key", "/w/looper", 5)[2] == \
+        "uprobe:/w/looper:func { @calls[str(arg0)] = count(); }"
+    assert looper.command("bpftrace", "startup", "/w/looper", 5)[2] == \
+        "uprobe:libc:strfry { @calls = count(); }"
+    assert looper.command("dtrace", "count", "/w/looper", 5, cpu=0, os_name="FreeBSD")[:3] == \
+        ["cpuset", "-l", "0"]
+    # a path with a space stays one argument of -c, and hyperfine gets one shell-quoted string
+    argv = looper.command("bpftrace", "count", "/w w/looper", 5)
+    assert shlex.split(argv[-1]) == ["/w w/looper", "5"]
+    timed = looper.hyperfine_argv(argv, 2, 0)
+    assert shlex.split(timed[-1]) == argv
+
+
+def test_counts_from_real_bpftrace_output(fixtures=FIXTURES):
+    # three runs of `bpftrace -e '... @calls[str(arg0)] = count();' -c 'looper 2000'` under
+    # hyperfine --output inherit (1 warm-up + 2 runs), bpftrace 0.17 on this VM
+    text = (fixtures / "looper" / "bpftrace-0.17-string-key.stdout").read_text()
+    counted = looper.parse_counts("bpftrace", text)
+    assert counted == [{"": 1, "hello DTrace": 1999}] * 3
+    check = looper.check_counts("string-key", counted, 2000, 3)
+    assert check["counts_ok"] and check["counted"] == [2000] * 3
+    assert check["empty_key_counts"] == [1, 1, 1]  # the first str() read of a cold page
+    assert not looper.check_counts("string-key", counted, 2001, 3)["counts_ok"]
+    assert not looper.check_counts("string-key", counted, 2000, 4)["counts_ok"]  # a run lost
+    assert not looper.check_counts("startup", counted, 2000, 3)["counts_ok"]
+
+
+# --------------------------------------------------------------------------- #
+# DTrace: a stand-in, because DTrace cannot run on Linux
+
+FAKE_DTRACE = r"""#!/bin/sh
+# FAKE dtrace for tests (DTrace cannot run here): records its argv, runs the -c command,
+# and prints what DTrace would (the BEGIN clause's line, then the aggregation) with a
+# count it does NOT measure: $FAKE_COUNT. Only the command line and its parsing are tested.
+printf '%s\n' "$@" > "$FAKE_LOG.$$"
+cmd=
+while [ $# -gt 0 ]; do
+    [ "$1" = -c ] && cmd=$2
+    shift
+done
+printf '__TRACELAB_RUN__\n'
+sh -c "$cmd"
+printf '\n  hello DTrace                                              %s\n' "$FAKE_COUNT"
+"""
+
+
+def test_dtrace_command_lines_with_a_stand_in(tmp_path, monkeypatch):
+    need_tool("hyperfine")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "dtrace").write_text(FAKE_DTRACE)
+    (bindir / "dtrace").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_LOG", str(tmp_path / "argv"))
+    monkeypatch.setenv("FAKE_COUNT", "1000")
+    execute = looper.make_execute(tracer="dtrace", calls=1000, runs=2, warmup=1, cpu=None,
+                                  os_name="FreeBSD")
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    with connect("local") as transport:
+        info = execute(transport, RunSpec("r000-0-string-key", "string-key", {}), staging)
+        binary = looper.build_looper(transport)
+    calls = [p.read_text().splitlines() for p in sorted(tmp_path.glob("argv.*"))]
+    assert len(calls) == 3  # 1 warm-up + 2 timed runs, each the post's own command line
+    assert all(c == ["-n", "pid$target:a.out:func:entry { @[copyinstr(arg0)] = count(); }",
+                     "-n", 'dtrace:::BEGIN { printf("__TRACELAB_RUN__\\n"); }',
+                     "-c", f"{binary} 1000"] for c in calls)
+    assert info["counts_ok"] and info["counted"] == [1000] * 3 and info["keys"] == ["hello DTrace"]
+    assert len(json.loads((staging / "hyperfine.json").read_text())["results"][0]["times"]) == 2
+    assert looper.dtrace_program("count") == "pid$target:a.out:func:entry { @ = count(); }"
+    assert looper.dtrace_program("startup") == "pid$target:libc*:strncpy:entry { @ = count(); }"
+
+
+# --------------------------------------------------------------------------- #
+# the notebook, locally and over SSH
+
+def _by_hand(raw, calls: int) -> dict:
+    """Per-probe cost (us) from the raw hyperfine files alone: (median of every timed run of
+    a configuration - median of the start-up runs) / calls."""
+    times: dict = {}
+    for hf in raw.glob("*/*/hyperfine.json"):
+        config = hf.parent.name.split("-", 2)[2]
+        times.setdefault(config, []).extend(json.loads(hf.read_text())["results"][0]["times"])
+    start = np.median(times["startup"])
+    return {c: (np.median(times[c]) - start) / calls * 1e6 for c in ("count", "string-key")}
+
+
+@pytest.mark.parametrize("where", ["local", "ssh"])
+def test_looper_notebook(request, tmp_path, where):
+    need_tool("bpftrace")
+    need_tool("hyperfine")
+    params = {"calls": CALLS, "runs": 2, "rounds": 2, "campaign": "lp",
+              "data_dir": str(tmp_path / "data"), "figures_dir": str(tmp_path / "figures")}
+    if where == "ssh":
+        sshd = request.getfixturevalue("sshd")
+        params.update(target="lab", ssh_config=str(sshd.ssh_config))
+    out = tmp_path / "looper.ipynb"
+    papermill.execute_notebook(str(NOTEBOOK), str(out), parameters=params,
+                               kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
+    table = pd.read_csv(tmp_path / "data" / "processed" / "lp" / "looper.csv")
+    t = table.set_index("configuration")
+    assert list(table["configuration"]) == list(looper.CONFIGS)
+    traced = t.loc[["count", "string-key"]]
+    assert traced["every_call_counted"].all()
+    assert (traced["counted_min"] == CALLS).all() and (traced["counted_max"] == CALLS).all()
+    assert t.loc["startup", "counted_max"] == 0 and t.loc["startup", "every_call_counted"]
+    assert t.loc["string-key", "keys"].endswith("hello DTrace")
+    assert (t["n_runs"] == 4).all()
+    # the per-probe cost, recomputed from the raw files by hand
+    hand = _by_hand(tmp_path / "data" / "raw" / "lp", CALLS)
+    for c in ("count", "string-key"):
+        assert t.loc[c, "per_probe_us"] == pytest.approx(hand[c], rel=1e-9)
+        assert t.loc[c, "per_probe_us_ci_low"] <= t.loc[c, "per_probe_us"] <= \
+            t.loc[c, "per_probe_us_ci_high"]
+    assert t.loc["count", "gregg_per_probe_us"] == pytest.approx((62.519046129 - 2.722916042)
+                                                                 / 1e8 * 1e6)
+    executed = json.loads(out.read_text())
+    images = sum(1 for c in executed["cells"] for o in c.get("outputs", [])
+                 if "image/png" in o.get("data", {}))
+    assert images == len(list((tmp_path / "figures").glob("*.png"))) >= 3
+    assert "Warning" not in json.dumps(executed)
