@@ -607,7 +607,7 @@ class DD(Benchmark):
     def costs(self, campaign, *, data_dir=None, target: str | None = None) -> pd.DataFrame:
         camp = open_for_report(campaign, data_dir)
         target = target or next(iter(camp.manifest["runs"]))
-        t = results_table(camp, target, planned_from_manifest(camp), n_resamples=999)
+        t = results_table(camp, target, planned_from_manifest(camp))  # as its report
         t = t[~t["experiment"].isin([CONTROL, _ddplan.AA])]
         return pd.DataFrame({
             "experiment": t["experiment"].to_numpy(),
