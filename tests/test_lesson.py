@@ -1,0 +1,56 @@
+"""The probe-effect lesson: the notebook at a tiny size (its two-minute run at the default
+size is measured by benchmarks/bench_lesson.py, never asserted here), and the live figure."""
+
+from __future__ import annotations
+
+import json
+
+import papermill
+
+from analysis import lesson
+from analysis.campaign import RunSpec
+from conftest import FIXTURES, ROOT, need_tool
+
+
+def test_live_runs_collect_each_timed_block(tmp_path):
+    staging = tmp_path / "r000-00-09-map"
+    staging.mkdir()
+    (staging / "hyperfine.json").write_text(
+        (FIXTURES / "hyperfine" / "v1.15-two-commands.json").read_text())
+    (staging / "09-map.bt").write_text("// comment\nt:syscalls:sys_enter_read {\n    @ = count()\n}\n")
+    live = lesson.LiveRuns("local", {})
+    times = json.loads((staging / "hyperfine.json").read_text())["results"][0]["times"]
+    live(RunSpec("r000-00-09-map", "09-map", {"kind": "timed", "count": 1000, "round": 0}),
+         staging, {})
+    live(RunSpec("aa", "01-control", {"kind": "timed", "aa": True, "count": 1000, "round": 0}),
+         staging, {})  # the A/A copy of the control is not a configuration of the lesson
+    live(RunSpec("count-09-map", "09-map", {"kind": "count"}), staging, {})
+    frame = live.frame()
+    assert frame["ns_per_read"].tolist() == [t / 1000 * 1e9 for t in times]
+    assert live.labels["09-map"] == "tracepoint count"
+    assert lesson.label("18-per-event", "k:vfs_read") == "kprobe printf per event"
+
+
+def test_probe_effect_notebook_small(tmp_path):
+    need_tool("bpftrace")
+    need_tool("hyperfine")
+    out, figures = tmp_path / "lesson.ipynb", tmp_path / "figures"
+    papermill.execute_notebook(
+        str(ROOT / "notebooks" / "0.0-probe-effect.ipynb"), str(out),
+        parameters={"count": "20k", "runs": 2, "rounds": 1, "campaign": "class1",
+                    "data_dir": str(tmp_path / "data"), "figures_dir": str(figures)},
+        kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
+    executed = json.loads(out.read_text())
+    images = sum(1 for c in executed["cells"] for o in c.get("outputs", [])
+                 if "image/png" in o.get("data", {}))
+    saved = sorted(p.name for p in figures.glob("*.png"))
+    assert saved == ["lesson-class1-cost.png", "lesson-class1-rules.png", "lesson-class1-runs.png"]
+    assert images == len(saved) + 1  # the figure drawn live, then every saved one
+    text = json.dumps(executed)
+    assert "printf per event" in text and "(don't worry)" in text and "Warning" not in text
+    manifest = json.loads((tmp_path / "data" / "raw" / "class1" / "manifest.json").read_text())
+    assert manifest["parameters"]["experiments"] == ["01-control", "09-map", "18-per-event"]
+    assert all(r["status"] == "done" for r in manifest["runs"]["local"].values())
+    rules = [o for c in executed["cells"] for o in c.get("outputs", [])
+             if "1,000,000/s" in "".join(o.get("data", {}).get("text/plain", ""))]
+    assert len(rules) == 1  # the rules-of-thumb table, one row per traced configuration
