@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import papermill
+import pytest
 
 from analysis import lesson
 from analysis.campaign import RunSpec
@@ -31,6 +32,7 @@ def test_live_runs_collect_each_timed_block(tmp_path):
     assert lesson.label("18-per-event", "k:vfs_read") == "kprobe printf per event"
 
 
+@pytest.mark.slow
 def test_probe_effect_notebook_small(tmp_path):
     need_tool("bpftrace")
     need_tool("hyperfine")

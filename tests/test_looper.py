@@ -114,6 +114,7 @@ def _by_hand(raw, calls: int) -> dict:
     return {c: (np.median(times[c]) - start) / calls * 1e6 for c in ("count", "string-key")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["local", "ssh"])
 def test_looper_notebook(request, tmp_path, where):
     need_tool("bpftrace")

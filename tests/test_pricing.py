@@ -50,6 +50,7 @@ def test_probe_specs_are_checked():
         analysis.price_probe("local", "t:syscalls:sys_enter_openat", "count", 0)
 
 
+@pytest.mark.slow
 def test_a_controlled_rate_priced_by_hand(tmp_path):
     need_tool("bpftrace")
     need_tool("hyperfine")
