@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 
 import numpy as np
@@ -149,3 +150,39 @@ def test_looper_notebook(request, tmp_path, where):
                  if "image/png" in o.get("data", {}))
     assert images == len(list((tmp_path / "figures").glob("*.png"))) >= 3
     assert "Warning" not in json.dumps(executed)
+
+
+def test_the_tracer_does_not_outlive_its_controller(tmp_path):
+    """bpftrace runs inside the timed workload (``-c``): when the controller goes away (stdin
+    EOF), the runner stops hyperfine, bpftrace and looper with the workload's group."""
+    need_tool("bpftrace")
+    need_tool("hyperfine")
+    import subprocess
+    import time
+
+    with connect("local") as transport:
+        binary = looper.build_looper(transport)
+    timed = looper.command("bpftrace", "count", binary, 987_654_321)  # ~1.5 h if left alone
+    argv = [a.replace("{out}", str(tmp_path / "run")) for a in looper.hyperfine_argv(timed, 1, 0)]
+    runner = subprocess.Popen(["sh", str(ROOT / "remote" / "bin" / "traced-run.sh"), "--out",
+                               str(tmp_path / "run"), "--tracer", "none", "--watch-stdin", "--",
+                               *argv], stdin=subprocess.PIPE)
+    # the processes themselves (argv[0]), not the runner's or hyperfine's arguments
+    patterns = (f"^{re.escape(binary)} 987654321$", f"^bpftrace -e uprobe:{re.escape(binary)}:")
+
+    def alive() -> list[bool]:
+        return [subprocess.run(["pgrep", "-f", p], capture_output=True).returncode == 0
+                for p in patterns]
+
+    deadline = time.monotonic() + 30
+    while not all(alive()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert all(alive()), "looper under bpftrace never started"
+    time.sleep(1)  # looper runs, traced
+    runner.stdin.close()  # the controller went away
+    runner.wait(timeout=30)
+    deadline = time.monotonic() + 5
+    while any(alive()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert alive() == [False, False], "bpftrace or looper outlived the runner"
+    assert "status=interrupted" in (tmp_path / "run" / "meta").read_text()
