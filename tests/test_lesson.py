@@ -8,7 +8,7 @@ import json
 import papermill
 import pytest
 
-from analysis import lesson
+from analysis import benchmarks, lesson
 from analysis.campaign import RunSpec
 from conftest import FIXTURES, ROOT, need_tool
 
@@ -52,7 +52,12 @@ def test_probe_effect_notebook_small(tmp_path):
     assert "printf per event" in text and "(don't worry)" in text and "Warning" not in text
     manifest = json.loads((tmp_path / "data" / "raw" / "class1" / "manifest.json").read_text())
     assert manifest["parameters"]["experiments"] == ["01-control", "09-map", "18-per-event"]
+    assert manifest["benchmark"] == "probe-effect"
     assert all(r["status"] == "done" for r in manifest["runs"]["local"].values())
     rules = [o for c in executed["cells"] for o in c.get("outputs", [])
              if "1,000,000/s" in "".join(o.get("data", {}).get("text/plain", ""))]
     assert len(rules) == 1  # the rules-of-thumb table, one row per traced configuration
+    # `make figures` rebuilds the lesson's figures from the raw files, byte for byte
+    again = benchmarks.regenerate(data_dir=tmp_path / "data", figures_dir=tmp_path / "again")
+    assert sorted(p.name for p in again if p.suffix == ".png") == saved
+    assert all((tmp_path / "again" / n).read_bytes() == (figures / n).read_bytes() for n in saved)

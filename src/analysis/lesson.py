@@ -18,8 +18,7 @@ import numpy as np
 import pandas as pd
 
 from . import rules
-from .benchmarks import report as report_campaign
-from .benchmarks import run_benchmark
+from .benchmarks import Benchmark, Param, Plan, get, register, run_benchmark
 
 EXPERIMENTS = ("01-control", "09-map", "18-per-event")
 NAMES = {"01-control": "no tracer", "09-map": "count", "18-per-event": "printf per event"}
@@ -91,27 +90,71 @@ def probe_effect(target: str = "local", *, count="200k", runs: int = 3, rounds: 
                  campaign: str | None = None, data_dir=None, trust_new_host_keys: bool = False,
                  ssh_config=None, progress: bool = True):
     """dd with no tracer, a count, and a printf per event, in ``rounds`` interleaved rounds
-    of ``runs`` timed runs at ``count`` reads, with a figure that grows as runs arrive.
-    Returns the campaign's result (``result.live``: the runs drawn)."""
-    labels = {e: label(e) for e in EXPERIMENTS}
-    live = LiveRuns(target, labels)
-    result = run_benchmark("dd", target, campaign=campaign, data_dir=data_dir,
+    of ``runs`` timed runs at ``count`` reads, with a figure that grows as runs arrive
+    (``run_benchmark("probe-effect", ...)``). Returns the campaign's result
+    (``result.live``: the runs drawn)."""
+    live = LiveRuns(target, {e: label(e) for e in EXPERIMENTS})
+    result = run_benchmark("probe-effect", target, campaign=campaign, data_dir=data_dir,
                            trust_new_host_keys=trust_new_host_keys, ssh_config=ssh_config,
-                           progress=progress, on_run=live, experiments=",".join(EXPERIMENTS),
-                           count=count, runs=runs, warmup=1, rounds=rounds)
-    table = result.plan.table
+                           progress=progress, on_run=live, count=count, runs=runs,
+                           rounds=rounds)
     live.labels.update({r["experiment"]: label(r["experiment"], r["attach_point"])
-                        for _, r in table.iterrows()})
+                        for _, r in result.plan.table.iterrows()})
     result.live = live
     return result
 
 
-def report(result, *, figures_dir=None) -> dict:
-    """From the raw files: per configuration the per-event cost and slowdown with 95 % CIs
-    (``table``), the rules-of-thumb table and figure, the runs figure, files written."""
-    from . import plots
+@register
+class ProbeEffect(Benchmark):
+    """The lesson's campaign: benchmark 1's plan, runs and tables for experiments 01, 09
+    and 18 (through the registry), with the lesson's own report."""
 
-    rep = report_campaign(result, write=False)  # benchmark 1's own files: `make figures`
+    name = "probe-effect"
+    notebook = "0.0-probe-effect"
+    description = "the probe effect in two minutes: dd with no tracer, a count, a printf"
+    needs = ("bpftrace", "hyperfine", "syscall tracepoints (or kprobes)")
+    params = (
+        Param("count", "200k", "dd's reads per run (dd-style: '200k' = 204,800)", "size"),
+        Param.integer("runs", 3, "timed runs per block (hyperfine --runs)", 1),
+        Param.integer("rounds", 3, "interleaved rounds", 1),
+    )
+
+    def check(self, p: dict) -> dict:
+        p["dd"] = get("dd").parse({"experiments": ",".join(EXPERIMENTS), "count": p["count"],
+                                   "runs": p["runs"], "warmup": 1, "rounds": p["rounds"]})
+        return p
+
+    def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
+        plan = get("dd").plan(preflights, p["dd"], campaign)
+        plan.parameters["notebook"] = self.notebook
+        return plan
+
+    def execute(self, plan: Plan, p: dict, scratch: Path):
+        return get("dd").execute(plan, p["dd"], scratch)
+
+    def more(self, campaign, plan: Plan, p: dict):
+        return get("dd").more(campaign, plan, p["dd"])
+
+    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
+        return report(campaign, data_dir=data_dir, figures_dir=figures_dir, **kwargs)
+
+    def costs(self, campaign, *, data_dir=None, target: str | None = None):
+        return get("dd").costs(campaign, data_dir=data_dir, target=target)
+
+
+def report(campaign, *, data_dir=None, figures_dir=None, skip_runs=()) -> dict:
+    """From the raw files of a lesson campaign (a name or its result): per configuration
+    the per-event cost and slowdown with 95 % CIs (``table``), the rules-of-thumb table
+    and figure, the runs figure, the files written (``figures/lesson-<campaign>-*``)."""
+    from . import plots
+    from .campaign import CampaignResult, open_for_report
+
+    if isinstance(campaign, CampaignResult):
+        data_dir = campaign.folder.parent.parent if data_dir is None else data_dir
+        campaign = campaign.campaign
+    camp = open_for_report(campaign, data_dir, skip_runs)
+    rep = get("dd").report(camp.name, data_dir=data_dir, write=False)
+    target = next(iter(camp.manifest["runs"]))
     t = rep["table"]
     names = {r["experiment"]: label(r["experiment"], r["attach_point"]) for _, r in t.iterrows()}
     traced = t[t["experiment"] != "01-control"]
@@ -125,12 +168,12 @@ def report(result, *, figures_dir=None) -> dict:
         "slowdown_pct_ci_low": traced["slowdown_ci_low"].to_numpy(float) * 100,
         "slowdown_pct_ci_high": traced["slowdown_ci_high"].to_numpy(float) * 100})
     thumb = rules.table(found=table.rename(columns={"configuration": "experiment"}))
-    stem = plots.figure_stem("lesson", result.campaign)
-    sources = [Path(result.folder) / "manifest.json"]
+    stem = plots.figure_stem("lesson", camp.name)
+    sources = [camp.manifest_path]
     runs = rep["runs"].assign(ns_per_read=lambda d: d["s_per_read"] * 1e9)
     runs = runs[runs["experiment"].isin(EXPERIMENTS)]
     figs = {"runs": plots.runs_box(runs, value="ns_per_read", ylabel="time per dd read (ns)",
-                                   title=f"The probe effect, {result.plan.parameters['target']}",
+                                   title=f"The probe effect, {target}",
                                    tracer="bpftrace", labels=names,
                                    caption="points: every timed dd run (its time / its reads); "
                                            + plots.BOX_CAPTION),
