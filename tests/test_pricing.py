@@ -38,9 +38,10 @@ def test_probe_specs_are_checked():
         with pytest.raises(ParameterError, match="probe"):
             pricing.parse_probe(bad)
     assert pricing.rate_script("t:syscalls:sys_enter_openat /pid == 7/") == (
-        "BEGIN { @t0 = nsecs; }\n"
+        "BEGIN { @t0 = nsecs; @t1 = nsecs; }\n"
+        "interval:ms:5 { @t1 = nsecs; }\n"
         "t:syscalls:sys_enter_openat /pid == 7/ { @events = count(); }\n"
-        "END { @window_ns = nsecs - @t0; delete(@t0); }\n")
+        "END { @window_ns = @t1 - @t0; delete(@t0); delete(@t1); }\n")
     assert pricing.parse_rate("Attaching 3 probes...\n\n\n@events: 6000\n\n@window_ns: 3000000000\n") \
         == (6000, 3.0)
     assert pricing.parse_rate("@window_ns: 2000000000\n") == (0, 2.0)  # nothing fired
