@@ -227,14 +227,16 @@ def price_probe(target: str = "local", probe: str = "tracepoint:syscalls:sys_ent
     result = run_benchmark("probe-rate", target, campaign=campaign, probe=probe,
                            duration=duration, **conn)
     rate = ProbeRate().report(result.campaign, data_dir=result.folder.parent.parent)["table"]
-    cost, note = _cost(target, ptype, action, data_dir)
+    found = rules.costs(target, data_dir=data_dir)  # every campaign's costs, computed once
+    cost, note = _cost(found, ptype, action)
     if cost is None and measure:
         _measure(target, ptype, action, conn)
-        cost, note = _cost(target, ptype, action, data_dir)
+        found = rules.costs(target, data_dir=data_dir)
+        cost, note = _cost(found, ptype, action)
     if cost is None:
         raise ValueError(f"no per-event cost of '{action}' on a {ptype} is measured on {target}"
                          + ("" if measure else " (measure=True runs a short campaign)"))
-    count_cost, _ = _cost(target, ptype, "count", data_dir)
+    count_cost, _ = _cost(found, ptype, "count")
     events, window = int(rate["events"].iloc[0]), float(rate["window_s"].iloc[0])
     count_pct = events / window * count_cost["per_event_ns"] * 1e-7 if count_cost is not None \
         else float("nan")
@@ -256,10 +258,9 @@ def _action(value) -> str:
     return value
 
 
-def _cost(target, ptype, action, data_dir):
-    """The newest measured cost of (type, action) on the target, else a kernel probe's of
-    the other kernel type (said in the note); (None, "") when none."""
-    found = rules.costs(target, data_dir=data_dir)
+def _cost(found: pd.DataFrame, ptype: str, action: str):
+    """The newest measured cost of (type, action) among ``found`` (:func:`rules.costs`),
+    else a kernel probe's of the other kernel type (said in the note); (None, "") when none."""
     found = found[(found["action"] == action) & np.isfinite(found["per_event_ns"].astype(float))]
     exact = found[found["probe_type"] == ptype]
     if len(exact):
