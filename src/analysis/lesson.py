@@ -210,6 +210,7 @@ def _summary(table: pd.DataFrame) -> str:
             f" [{r['per_event_ns_ci_low']:,.0f}, {r['per_event_ns_ci_high']:,.0f}]"
         zero = " (the CI includes 0: not distinguishable from no cost at this size)" \
             if r["per_event_ns_ci_low"] <= 0 <= r["per_event_ns_ci_high"] else ""
+        way = "slower" if r["slowdown_pct"] >= 0 else "faster"
         lines.append(f"{r['configuration']}: {r['per_event_ns']:,.0f} ns per event{ci}, "
-                     f"dd {r['slowdown_pct']:.0f} % slower{zero}")
+                     f"dd {abs(r['slowdown_pct']):.0f} % {way}{zero}")
     return "\n".join(lines)
