@@ -304,15 +304,23 @@ def report(campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
 
 
 def regenerate(data_dir=None, figures_dir=None) -> list[Path]:
-    """Every campaign's report, rebuilt from data/raw (what ``make figures`` does). A
-    campaign with nothing to report is skipped, saying so; an integrity problem stops."""
+    """Every campaign's report, rebuilt from data/raw (what ``make figures`` does), then the
+    rules-of-thumb figure of every target. A campaign with nothing to report is skipped,
+    saying so; an integrity problem stops."""
     import matplotlib.pyplot as plt
 
+    from . import rules
+
     written: list[Path] = []
+    targets: dict = {}
     for name in campaigns(data_dir):
         try:
             written += report(name, data_dir=data_dir, figures_dir=figures_dir)["written"]
+            targets.update(dict.fromkeys(Campaign.open(name, data_dir=data_dir).manifest["runs"]))
         except (ValueError, KeyError) as exc:  # IntegrityError is neither: it stops
             print(f"skipped {name}: {exc}")
+        plt.close("all")
+    for target in targets:  # Gregg's rules of thumb from every campaign on each target
+        written += rules.save(target, data_dir=data_dir, figures_dir=figures_dir)["written"]
         plt.close("all")
     return written

@@ -6,11 +6,11 @@ CPU), > 10,000/s "noticeable" (6 %), > 100,000/s "may be painful" (60 %).
 Overhead is per-event cost x event rate, so the same words follow for any
 measured cost from the CPU share it implies:
 
-* below 0.6 % of one CPU: **don't worry**;
-* 0.6 % to 6 %: **small** (between his first two rules: "usually small, and hard
+* up to 0.6 % of one CPU: **don't worry**;
+* above 0.6 % up to 6 %: **small** (between his first two rules: "usually small, and hard
   to measure over the noise");
-* 6 % to 60 %: **noticeable**;
-* 60 % and above: **painful**.
+* above 6 % up to 60 %: **noticeable**;
+* above 60 %: **painful** (a share on a boundary takes the lower word, as Gregg's "> 10,000").
 
 :func:`expected_overhead` turns one cost with its 95 % CI into the expected
 share of one CPU at given event rates; :func:`table` does it for every
@@ -163,7 +163,7 @@ def figure(tab: pd.DataFrame, *, label: str = "experiment", rates: Sequence[floa
         ax.set_xlim(0, len(names))
         ax.set_ylim(n, 0)
         ax.set_xticks(np.arange(len(names)) + 0.5,
-                      [f"{int(r):,} events/s" for r in rates], fontsize=8)
+                      [f"{int(r):,}\nevents/s" for r in rates], fontsize=8)
         ax.set_yticks(np.arange(n) + 0.5, [str(x) for x in tab[label]], fontsize=8)
         ax.tick_params(length=0)
         for s in ax.spines.values():
@@ -178,8 +178,8 @@ def figure(tab: pd.DataFrame, *, label: str = "experiment", rates: Sequence[floa
             ax.set_title(title, pad=4)
         _caption(fig, "cells: expected % of one CPU = rate x measured per-event cost; in "
                       "brackets: the cost's 95 % CI carried through (the rate taken as exact); "
-                      "colour: Gregg's words (< 0.6 % don't worry, < 6 % small, < 60 % "
-                      "noticeable, else painful); above 100 %: more than one CPU's time per second, a "
+                      "colour: Gregg's words (up to 0.6 % don't worry, to 6 % small, to 60 % "
+                      "noticeable, above painful); above 100 %: more than one CPU's time per second, a "
                       "rate one CPU cannot sustain with this probe")
     return fig
 
