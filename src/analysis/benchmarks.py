@@ -85,6 +85,11 @@ class Plan:
     not_run: dict = field(default_factory=dict)
     table: Any = None
     state: dict = field(default_factory=dict)
+    #: several targets: the order in which they take turns, as steps of (target -> its
+    #: runs); each step's targets run in parallel, the steps one after the other (an A/B
+    #: comparison alternates its two targets block by block). None: every target runs
+    #: ``runs``, all targets in parallel.
+    steps: list[dict[str, list[RunSpec]]] | None = None
 
 
 class Benchmark:
@@ -218,6 +223,8 @@ def _run_phases(bench, camp, plan, p, targets, transports, pfs, execute, progres
     target: its lock is held throughout; several: each run of the campaign locks them."""
     from .locks import TargetLock
 
+    if plan.steps is not None and len(targets) > 1:
+        return _run_steps(camp, plan, targets, transports, pfs, execute, progress)
     lock = TargetLock(transports[targets[0]], camp.name).acquire() if len(targets) == 1 else None
     try:
         runs = list(plan.runs)
@@ -237,6 +244,39 @@ def _run_phases(bench, camp, plan, p, targets, transports, pfs, execute, progres
     finally:
         if lock is not None:
             lock.release()
+
+
+def _run_steps(camp, plan, targets, transports, pfs, execute, progress) -> CampaignResult:
+    """The plan's steps one after the other (the targets of a step in parallel); each step
+    takes its targets' locks, so targets that are the same machine never run at once. A
+    step that does not complete (a failed run, a lost target) stops the rest: rerun the
+    campaign to resume it."""
+    from ._progress import progress_bar
+
+    result = None
+    bar = progress_bar(total=sum(len(r) for step in plan.steps for r in step.values()),
+                       desc=f"campaign {camp.name}", disable=not progress)
+    try:
+        for step in plan.steps:
+            ts = [t for t in targets if t in step]
+            out = run_campaign(camp, ts, step, execute, connector=transports.__getitem__,
+                               preflights=pfs, progress=False, keep_open=True, target_lock=True)
+            bar.update(sum(len(r) for r in step.values()))
+            if result is None:
+                result = out
+            else:
+                _merge(result, out)
+                for t, kept in out.skipped.items():
+                    result.skipped.setdefault(t, []).extend(kept)
+            if not out.complete:
+                break
+    finally:
+        bar.close()
+    for t in targets:
+        for part in (result.done, result.skipped):
+            part.setdefault(t, [])
+        result.failed.setdefault(t, {})
+    return result
 
 
 def _merge(result: CampaignResult, step: CampaignResult) -> None:
