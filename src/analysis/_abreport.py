@@ -162,6 +162,9 @@ def report(campaign, *, data_dir=None, figures_dir=None, confidence: float = 0.9
            "table": compare(it, confidence=confidence, n_resamples=n_resamples),
            "preflight": preflight_table(camp.manifest), "campaign": camp.name}
     out["preflight_styled"] = highlight(out["preflight"])
+    lv = out["levels"]
+    out["levels_by_arm"] = lv.groupby(["arm", "level"])[["compress_mbps", "decompress_mbps"]] \
+        .median() if len(lv) else pd.DataFrame()
     out["summary"] = summary(out)
     if write:
         _write(out, camp, data_dir, figures_dir, n_resamples)
