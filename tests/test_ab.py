@@ -299,6 +299,10 @@ def test_ab_notebook_an_always_on_printf_costs_dd_not_compression(tmp_path,
     executed = json.loads(out.read_text())
     assert not [o for c in executed["cells"] for o in c.get("outputs", [])
                 if o.get("output_type") == "error"]
+    camp = analysis.benchmarks.Campaign.open("ab", data_dir=tmp_path / "data")
+    runs = camp.manifest["runs"]["local"]
+    assert len(runs) == 16 and all(e["status"] == "done" for e in runs.values()), \
+        {r: e.get("error") for r, e in runs.items() if e["status"] != "done"}
     rep = analysis.report("ab", data_dir=tmp_path / "data", figures_dir=tmp_path / "fig",
                           confidence=0.99, n_resamples=1999)
     t = rep["table"].set_index("workload")
@@ -308,11 +312,10 @@ def test_ab_notebook_an_always_on_printf_costs_dd_not_compression(tmp_path,
     assert comp["ratio_median_ci_low"] <= 1 <= comp["ratio_median_ci_high"]
     assert comp["verdict"] == "no difference detectable"
     # the tracer was attached in arm B's blocks only, and printed dd's reads there
-    camp = analysis.benchmarks.Campaign.open("ab", data_dir=tmp_path / "data")
-    for run_id, entry in camp.manifest["runs"]["local"].items():
+    for run_id, entry in runs.items():
         meta = (camp.run_dir("local", run_id) / "meta").read_text()
         assert ("tracer=bpftrace" in meta) == (entry["params"]["arm"] == "B"), run_id
-    b_dd = next(r for r, e in camp.manifest["runs"]["local"].items()
+    b_dd = next(r for r, e in runs.items()
                 if e["params"]["arm"] == "B" and e["params"]["workload"] == "dd")
     printed = (camp.run_dir("local", b_dd) / "tracer.stdout").read_text().count("read 1\n")
     assert printed >= 2 * 20000  # two timed runs of 20,000 one-byte reads (plus dd's own)
