@@ -111,6 +111,9 @@ def resolve_script(value) -> Path | None:
                              f"script, or a name from {SCRIPTS}/")
     if not path.is_file():
         raise ParameterError("tracer_script", value, "no such file")
+    if not re.fullmatch(r"[A-Za-z0-9._-]+", path.name):
+        raise ParameterError("tracer_script", value, "its file name may hold only letters, "
+                             "digits and ._- (it is copied to the target under that name)")
     return path.resolve()
 
 
