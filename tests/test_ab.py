@@ -21,7 +21,7 @@ import pytest
 
 import analysis
 from analysis import ab
-from analysis._abdata import parse_iperf3, parse_zstd, read_times
+from analysis._abdata import parse_iperf3, parse_lzbench, parse_zstd, read_times
 from analysis._abreport import verdict
 from analysis.errors import DataFormatError, ParameterError
 from conftest import ROOT, need_tool
@@ -70,6 +70,25 @@ def test_zstd_without_figures_is_a_clear_error(tmp_path):
     bad.write_text("zstd: /nope: No such file or directory\n")
     with pytest.raises(DataFormatError, match="not zstd -b output"):
         parse_zstd(bad)
+
+
+def test_lzbench_table_as_jones_printed_it():
+    # lzbench 1.8's output as printed in Jones's article (seed 002; the web page collapsed
+    # its column padding). lzbench has no Debian package: it never runs here, this parser
+    # is what is tested of it.
+    z = parse_lzbench(FIX / "lzbench-jones-article.txt")
+    assert list(z["level"]) == list(range(1, 10))
+    assert (z["bytes_in"] == 1450493368).all()  # the memcpy line: the file's size
+    assert np.allclose(z["bytes_out"] / z["bytes_in"] * 100, 75.37, atol=0.005)  # as printed
+    assert z.loc[0, "compress_mbps"] == 1020 and z.loc[8, "decompress_mbps"] == 1324
+
+
+def test_lzbench_runs_zstd_at_the_chosen_levels():
+    q = {"runs": 1, "warmup": 0, "compressor": "lzbench", "zstd_levels": "1-3",
+         "zstd_seconds": 2, "zstd_mib": 8}
+    argv = ab.workload_argv("compression", q, "/r", "/w")
+    assert argv[argv.index("--") + 1:] == ["lzbench", "-ezstd,1,2,3", "-t2,2",
+                                           "/w/ab/ascii-8MiB.txt"]
 
 
 def test_iperf3_json_throughput_is_the_receivers():

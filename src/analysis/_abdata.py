@@ -64,6 +64,34 @@ def parse_zstd(path: Path) -> pd.DataFrame:
     return df
 
 
+_LZBENCH = re.compile(r"^\s*(\S+)\s+(?:\S+\s+)?-?(\d+)?\s*([\d.]+)\s+MB/s\s+([\d.]+)\s+MB/s\s+"
+                      r"(\d+)\s+([\d.]+)\s+\S+\s*$")
+
+
+def parse_lzbench(path: Path) -> pd.DataFrame:
+    """lzbench's table (``-ezstd,1,2,...``), in :func:`parse_zstd`'s columns: per zstd level
+    the compression and decompression MB/s and sizes (the input size from the ``memcpy``
+    line, else from the ratio)."""
+    rows, size = [], None
+    for line in Path(path).read_bytes().decode(errors="replace").splitlines():
+        m = _LZBENCH.match(line)
+        if not m:
+            continue
+        name, level, c, d, out, ratio = m.groups()
+        if name == "memcpy":
+            size = int(out)
+        elif name == "zstd" and level:
+            rows.append((int(level), int(out), float(c), float(d), float(ratio)))
+    if not rows:
+        raise DataFormatError(path, None, "no 'zstd VERSION -N C MB/s D MB/s size ratio file' "
+                              "line: not lzbench -ezstd output")
+    df = pd.DataFrame(rows, columns=["level", "bytes_out", "compress_mbps", "decompress_mbps",
+                                     "ratio"])
+    df.insert(1, "bytes_in", size if size else (df["bytes_out"] / (df["ratio"] / 100)).round()
+              .astype("int64"))
+    return df.drop(columns="ratio")
+
+
 def parse_iperf3(path: Path) -> dict:
     """The receiver's figures of one iperf3 client ``--json`` report: gbit_s, bytes,
     seconds (the transfer's, not the process's)."""
@@ -97,7 +125,7 @@ def _block(camp: Campaign, target: str, run_id: str, w: str, q: dict) -> pd.Data
     for _, t in timed.iterrows():
         out = folder / f"iter-{int(t['index']):03d}.out"
         if w == "compression":
-            z = parse_zstd(out)
+            z = (parse_lzbench if q.get("compressor") == "lzbench" else parse_zstd)(out)
             seconds = float((z["bytes_in"] / (z["compress_mbps"] * 1e6)).sum())
             rows.append((seconds, t["seconds"], float(z["bytes_in"].sum()) / seconds / 1e6))
         elif w == "iperf3":
@@ -145,7 +173,9 @@ def zstd_levels(camp: Campaign) -> pd.DataFrame:
             folder = camp.run_dir(target, run_id)
             times = read_times(folder / "times.tsv")
             for i in times.loc[times["kind"] == "timed", "index"]:
-                z = parse_zstd(folder / f"iter-{int(i):03d}.out")
+                parse = parse_lzbench if camp.manifest["parameters"].get("compressor") == \
+                    "lzbench" else parse_zstd
+                z = parse(folder / f"iter-{int(i):03d}.out")
                 z.insert(0, "arm", prm["arm"])
                 z.insert(1, "block", run_id)
                 z.insert(2, "run", int(i))

@@ -138,9 +138,11 @@ PARAMS = (
     Param.integer("runs", 3, "timed runs per block", 1),
     Param.integer("warmup", 1, "untimed runs first in every block (a priming build)", 0),
     Param.integer("dd_count", 200_000, "dd reads per run (bs=1)", 1),
-    Param("zstd_levels", "1-9", "zstd -b levels (Jones: lzbench levels 1-9)", "range", _levels),
-    Param.integer("zstd_seconds", 1, "zstd -i: seconds per level and direction (0: one pass)",
-                  0),
+    Param.choice("compressor", "zstd", "the compression benchmark: zstd -b (lzbench's stand-in) "
+                 "or lzbench itself where installed (-ezstd,<levels>)", ("zstd", "lzbench")),
+    Param("zstd_levels", "1-9", "zstd levels (Jones: lzbench levels 1-9)", "range", _levels),
+    Param.integer("zstd_seconds", 1, "zstd -i / lzbench -t: seconds per level and direction "
+                  "(zstd: 0 = one pass)", 0),
     Param.integer("zstd_mib", 64, "random MiB base64-encoded into the test file (Jones: 1024)",
                   1),
     Param("iperf3_bytes", "1G", "bytes per iperf3 client run (-n; Jones: 100G)", "size", _bytes),
@@ -205,10 +207,11 @@ def _not_run(p: dict, preflights: dict, arm_target: dict) -> dict:
                       "(Linux: e.g. linux-source-6.1 unpacked, `make tinyconfig`; FreeBSD: "
                       "/usr/src with kbuild_make_args='buildkernel,KERNCONF=GENERIC')")
             continue
-        lacking = sorted({t for t in arm_target.values() if preflights[t].tools.get(wl.tool)
+        tool = p["compressor"] if w == "compression" else wl.tool
+        lacking = sorted({t for t in arm_target.values() if preflights[t].tools.get(tool)
                           is None})
         if lacking:
-            out[w] = f"{wl.tool} is not installed on {', '.join(lacking)}"
+            out[w] = f"{tool} is not installed on {', '.join(lacking)}"
     return out
 
 
@@ -243,7 +246,7 @@ def arm_labels(p: dict, arm_target: dict, tracer: dict) -> dict:
     return {"A": a, "B": b}
 
 
-_IDENTITY = ("rounds", "runs", "warmup", "dd_count", "zstd_levels", "zstd_seconds", "zstd_mib",
+_IDENTITY = ("rounds", "runs", "warmup", "dd_count", "compressor", "zstd_levels", "zstd_seconds", "zstd_mib",
              "iperf3_bytes", "iperf3_port", "kbuild_tree", "kbuild_jobs", "kbuild_make_args",
              "kbuild_clean", "parallel")
 
@@ -290,8 +293,13 @@ def workload_argv(w: str, q: dict, remote: str, base: str) -> list[str]:
                 "{out}/hyperfine.json", dd]
     if w == "compression":
         lo, _, hi = q["zstd_levels"].partition("-")
-        return ["sh", f"{remote}/bin/repeat.sh", "--out", "{out}", *n, "--", "zstd",
-                f"-b{lo}", f"-e{hi or lo}", f"-i{int(q['zstd_seconds'])}", ascii_file(q, base)]
+        secs = int(q["zstd_seconds"])
+        bench = ["zstd", f"-b{lo}", f"-e{hi or lo}", f"-i{secs}"]
+        if q.get("compressor") == "lzbench":
+            levels = ",".join(str(x) for x in range(int(lo), int(hi or lo) + 1))
+            bench = ["lzbench", f"-ezstd,{levels}", f"-t{max(secs, 1)},{max(secs, 1)}"]
+        return ["sh", f"{remote}/bin/repeat.sh", "--out", "{out}", *n, "--", *bench,
+                ascii_file(q, base)]
     if w == "iperf3":
         return ["sh", f"{remote}/bin/iperf3-run.sh", "--out", "{out}", "--bytes",
                 q["iperf3_bytes"], "--port", str(int(q["iperf3_port"])), *n]
