@@ -301,6 +301,28 @@ def test_aa_local_against_the_loopback_target_finds_no_difference(tmp_path, sshd
 
 
 @pytest.mark.slow
+def test_two_targets_in_parallel_when_asked(tmp_path, sshd):
+    """parallel=True: each target runs its own arm's blocks at once (a plan per target)."""
+    need_tool("hyperfine")
+    res = analysis.run_benchmark("ab", ["local", "lab"], ssh_config=sshd.ssh_config,
+                                 data_dir=tmp_path / "data", campaign="par", progress=False,
+                                 workloads="dd", parallel=True, rounds=2, runs=2, warmup=0,
+                                 dd_count=2000)
+    assert res.complete, str(res)
+    assert sorted(res.done["local"]) == ["r000-00-dd-A", "r001-01-dd-A"]
+    assert sorted(res.done["lab"]) == ["r000-01-dd-B", "r001-00-dd-B"]
+    rep = analysis.report(res, write=False, n_resamples=999)
+    assert list(rep["table"]["n_a"]) == [4] and list(rep["table"]["n_b"]) == [4]
+
+
+def test_parallel_needs_two_targets(tmp_path):
+    need_tool("hyperfine")
+    with pytest.raises(ParameterError, match="parallel"):
+        analysis.run_benchmark("ab", "local", data_dir=tmp_path, progress=False, parallel=True)
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.slow
 def test_ab_notebook_an_always_on_printf_costs_dd_not_compression(tmp_path,
                                                                    nothing_left_behind):
     """Local without and with bpftrace printing every read dd makes, through notebook 5.0:
