@@ -12,7 +12,7 @@ from analysis.preflight import Preflight
 def _linux(**missing) -> Preflight:
     lines = ["os=Linux", "kernel=6.1", "cpus=2", "sdt_header=/usr/include/sys/sdt.h",
              "cap.lttng_ust=1"]
-    for tool in ("bpftrace", "hyperfine", "cyclictest", "gcc", "cc"):
+    for tool in ("bpftrace", "hyperfine", "cyclictest", "gcc", "cc", "zstd", "iperf3"):
         if tool not in missing:
             lines.append(f"tool.{tool}.path=/usr/bin/{tool}")
     if "lttng" in missing:
@@ -36,10 +36,16 @@ def test_apt_packages_for_what_is_missing():
 
 def test_freebsd_says_what_has_no_package():
     # FAKE FreeBSD preflight lines (FreeBSD cannot run here)
-    pf = Preflight.from_lines("bsd", "os=FreeBSD\ncpus=4\ntool.cc.path=/usr/bin/cc")
+    pf = Preflight.from_lines("bsd", "os=FreeBSD\ncpus=4\ntool.cc.path=/usr/bin/cc\n"
+                              "tool.zstd.path=/usr/bin/zstd")
     p = plan(pf, "pkg")
-    assert p.packages == ("hyperfine",)
+    assert p.packages == ("hyperfine", "iperf3")
     assert p.unavailable == ()  # bpftrace, rt-tests, LTTng are not asked for on FreeBSD
+
+
+def test_apt_installs_the_ab_workloads_tools():
+    p = plan(_linux(zstd=1, iperf3=1), "apt")
+    assert p.packages == ("zstd", "iperf3")
 
 
 def test_cli_dry_run_on_this_machine():

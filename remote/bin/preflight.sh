@@ -59,6 +59,10 @@ tool cc cc --version
 tool taskset taskset --version
 tool cpuset cpuset -g
 tool readelf readelf --version
+tool zstd zstd --version
+tool iperf3 iperf3 --version
+tool lzbench lzbench -h
+tool make make --version
 
 # ---------------------------------------------------------------- capabilities
 if [ "$os" = Linux ]; then
@@ -175,6 +179,21 @@ if [ "$os" = Linux ]; then
     say noise.isolcpus "$(read_file /sys/devices/system/cpu/isolated)"
     say noise.nohz_full "$(read_file /sys/devices/system/cpu/nohz_full)"
     say noise.cmdline "$(read_file /proc/cmdline)"
+
+    # kernel configuration: the debugging and tracing options an A/B comparison must show
+    cfg=
+    if [ -r /proc/config.gz ] && have zcat; then cfg=/proc/config.gz
+    elif [ -r "/boot/config-$(uname -r)" ]; then cfg="/boot/config-$(uname -r)"; fi
+    say kconfig_source "$cfg"
+    if [ -n "$cfg" ]; then
+        case $cfg in *.gz) cat_cfg="zcat" ;; *) cat_cfg="cat" ;; esac
+        say kconfig.debug "$($cat_cfg "$cfg" | sed -n 's/^\(CONFIG_[A-Z0-9_]*\)=y$/\1/p' \
+            | grep -E '^CONFIG_(LOCKDEP|PROVE_LOCKING|LOCK_STAT|DEBUG_[A-Z0-9_]+|KASAN[A-Z0-9_]*|KCSAN|UBSAN[A-Z0-9_]*|KMEMLEAK|KFENCE|SLUB_DEBUG_ON|PAGE_POISONING|PREEMPT_RT|PREEMPT|PREEMPT_VOLUNTARY|PREEMPT_NONE|PREEMPT_DYNAMIC|HZ_[0-9]+|NO_HZ_FULL|FTRACE|FUNCTION_TRACER|FUNCTION_GRAPH_TRACER|KPROBES|UPROBES|BPF_SYSCALL|BPF_JIT_ALWAYS_ON|RETPOLINE|MITIGATION_[A-Z0-9_]+)$' \
+            | tr '\n' ' ' | sed 's/ $//')"
+    fi
+    say net.tcp_no_metrics_save "$(read_file /proc/sys/net/ipv4/tcp_no_metrics_save)"
+    say net.tcp_congestion_control "$(read_file /proc/sys/net/ipv4/tcp_congestion_control)"
+    say mitigations "$(cat /sys/devices/system/cpu/vulnerabilities/* 2>/dev/null | sort | uniq -c | sed 's/^ *//' | tr '\n' ';')"
 elif [ "$os" = FreeBSD ]; then
     if kldstat -q -m dtrace 2>/dev/null || [ -e /dev/dtrace/dtrace ]; then say cap.dtrace 1; else say cap.dtrace 0; fi
     for c in kprobes uprobes tracepoints tracefs btf bpf bpf_stats lttng_ust lttng_kernel; do say "cap.$c" 0; done
@@ -187,5 +206,12 @@ elif [ "$os" = FreeBSD ]; then
     conf=$(sysctl -n kern.conftxt 2>/dev/null)
     case $conf in *"options	INVARIANTS"*|*"options INVARIANTS"*) say noise.invariants 1 ;; *) say noise.invariants 0 ;; esac
     case $conf in *"options	WITNESS"*|*"options WITNESS"*) say noise.witness 1 ;; *) say noise.witness 0 ;; esac
+    say kconfig_source kern.conftxt
+    say kconfig.debug "$(printf '%s\n' "$conf" | sed -n 's/^options[[:space:]]*\([A-Z0-9_]*\).*/\1/p' \
+        | grep -E '^(INVARIANTS|INVARIANT_SUPPORT|WITNESS|WITNESS_SKIPSPIN|DIAGNOSTIC|DEBUG_VFS_LOCKS|BUF_TRACKING|FULL_BUF_TRACKING|DEADLKRES|COVERAGE|KCOV|MALLOC_DEBUG_MAXZONES|QUEUE_MACRO_DEBUG_TRASH|KDTRACE_HOOKS|KDTRACE_FRAME|DDB|GDB|KDB)$' \
+        | tr '\n' ' ' | sed 's/ $//')"
+    say malloc_conf "$(readlink /etc/malloc.conf 2>/dev/null)${MALLOC_CONF:+ MALLOC_CONF=$MALLOC_CONF}"
+    say net.tcp_hostcache_enable "$(sysctl -n net.inet.tcp.hostcache.enable 2>/dev/null)"
+    say net.tcp_cc_algorithm "$(sysctl -n net.inet.tcp.cc.algorithm 2>/dev/null)"
 fi
 say preflight_done 1

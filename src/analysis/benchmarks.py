@@ -85,6 +85,11 @@ class Plan:
     not_run: dict = field(default_factory=dict)
     table: Any = None
     state: dict = field(default_factory=dict)
+    #: several targets: the order in which they take turns, as steps of (target -> its
+    #: runs); each step's targets run in parallel, the steps one after the other (an A/B
+    #: comparison alternates its two targets block by block). None: every target runs
+    #: ``runs``, all targets in parallel.
+    steps: list[dict[str, list[RunSpec]]] | None = None
 
 
 class Benchmark:
@@ -228,6 +233,8 @@ def _run_phases(bench, camp, plan, p, targets, transports, pfs, execute, progres
     target: its lock is held throughout; several: each run of the campaign locks them."""
     from .locks import TargetLock
 
+    if plan.steps is not None and len(targets) > 1:
+        return _run_steps(camp, plan, targets, transports, pfs, execute, progress)
     lock = TargetLock(transports[targets[0]], camp.name).acquire() if len(targets) == 1 else None
     try:
         runs = list(plan.runs)
@@ -265,6 +272,69 @@ def _observed(execute: Execute, on_run: Callable | None) -> Execute:
         return info
 
     return observed
+
+def _run_steps(camp, plan, targets, transports, pfs, execute, progress) -> CampaignResult:
+    """The plan's steps one after the other (the targets of a step in parallel), with every
+    target's lock held throughout (:func:`_hold_locks`). A step that does not complete (a
+    failed run, a lost target) stops the rest: rerun the campaign to resume it."""
+    from ._progress import progress_bar
+
+    result = None
+    bar = progress_bar(total=sum(len(r) for step in plan.steps for r in step.values()),
+                       desc=f"campaign {camp.name}", disable=not progress)
+    locks = _hold_locks(camp, targets, transports)
+    try:
+        for step in plan.steps:
+            ts = [t for t in targets if t in step]
+            out = run_campaign(camp, ts, step, execute, connector=transports.__getitem__,
+                               preflights=pfs, progress=False, keep_open=True,
+                               target_lock=False)
+            bar.update(sum(len(r) for r in step.values()))
+            if result is None:
+                result = out
+            else:
+                _merge(result, out)
+                for t, kept in out.skipped.items():
+                    result.skipped.setdefault(t, []).extend(kept)
+            if not out.complete:
+                break
+    finally:
+        bar.close()
+        for lock in reversed(locks):
+            lock.release()
+    for t in targets:
+        for part in (result.done, result.skipped):
+            part.setdefault(t, [])
+        result.failed.setdefault(t, {})
+    return result
+
+
+def _hold_locks(camp, targets, transports) -> list:
+    """Every target's lock for the whole campaign, in one group. A target that is the same
+    machine as one already locked (``local`` and a loopback alias) is refused by its own
+    group: it runs under that lock (its runners check the holder's token)."""
+    import secrets
+    import threading
+
+    from .errors import LockError
+    from .locks import TargetLock
+
+    group, held = secrets.token_hex(6), []
+    at_once = threading.Event()
+    at_once.set()  # refused by our own group: do not wait, it is the same machine
+    try:
+        for t in targets:
+            try:
+                held.append(TargetLock(transports[t], camp.name, group).acquire(stop=at_once))
+            except LockError as exc:
+                if getattr(exc, "group", None) != group or not held:
+                    raise
+                transports[t]._lock_token = held[0].token  # the same machine's lock
+    except BaseException:
+        for lock in reversed(held):
+            lock.release()
+        raise
+    return held
 
 
 def _merge(result: CampaignResult, step: CampaignResult) -> None:

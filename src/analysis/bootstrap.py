@@ -20,6 +20,8 @@ APT = {
     "lttng": ["lttng-tools", "liblttng-ust-dev", "babeltrace2"],
     "sdt": ["systemtap-sdt-dev"],
     "cc": ["gcc", "make"],
+    "zstd": ["zstd"],  # the A/B comparison's compression workload
+    "iperf3": ["iperf3"],  # the A/B comparison's network workload
 }
 PKG = {  # FreeBSD: DTrace and cc are in base; no bpftrace, LTTng or rt-tests
     "bpftrace": None,
@@ -28,6 +30,8 @@ PKG = {  # FreeBSD: DTrace and cc are in base; no bpftrace, LTTng or rt-tests
     "lttng": None,
     "sdt": None,
     "cc": None,
+    "zstd": ["zstd"],  # in base since FreeBSD 12: asked for only where missing
+    "iperf3": ["iperf3"],
 }
 
 
@@ -71,6 +75,9 @@ def plan(pf: Preflight, manager: str | None) -> BootstrapPlan:
         missing.append("sdt")
     if pf.tools.get("cc") is None and pf.tools.get("gcc") is None:
         missing.append("cc")
+    for tool in ("zstd", "iperf3"):
+        if pf.tools.get(tool) is None:
+            missing.append(tool)
     table = {"apt": APT, "pkg": PKG}.get(manager or "", {})
     packages, unavailable = [], []
     for what in missing:

@@ -31,7 +31,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -463,7 +463,7 @@ def _describe(exc: BaseException) -> str:
 def run_campaign(
     campaign: Campaign,
     targets: Sequence[str],
-    plan: Sequence[RunSpec],
+    plan: Sequence[RunSpec] | Mapping[str, Sequence[RunSpec]],
     execute: Execute,
     *,
     trust_new_host_keys: bool = False,
@@ -477,6 +477,9 @@ def run_campaign(
 ) -> CampaignResult:
     """Run ``plan`` on every target (in parallel, one connection each); resume what exists.
 
+    ``plan``: the runs every target does, or a mapping target -> its own runs (e.g. the
+    two arms of an A/B comparison running in parallel).
+
     ``execute(transport, run, staging_dir)`` does one run and writes its raw
     files into ``staging_dir``; it returns a small JSON-able dict for the
     manifest. A failed run is recorded and the target goes on with the next
@@ -487,8 +490,11 @@ def run_campaign(
     ``preflights`` (target -> Preflight) are recorded instead of asking again;
     ``keep_open``: the connector's transports are the caller's to close.
     """
-    _check_plan(plan)
     targets = list(dict.fromkeys(targets))
+    plans = {t: list(plan[t]) for t in targets} if isinstance(plan, Mapping) else \
+        {t: list(plan) for t in targets}
+    for runs in plans.values():
+        _check_plan(runs)
     for t in targets:  # refuse bad names before connecting anywhere
         target_slug(t)
         if t != "local":
@@ -498,8 +504,8 @@ def run_campaign(
     connector = connector or (lambda t: connect(t, trust_new_host_keys=trust_new_host_keys,
                                                 ssh_config=ssh_config))
     with campaign.locked():
-        runner = _Runner(campaign, plan, execute, connector, preflight=preflight,
-                         target_lock=target_lock, progress=progress, total=len(targets),
+        runner = _Runner(campaign, plans, execute, connector, preflight=preflight,
+                         target_lock=target_lock, progress=progress,
                          preflights=preflights or {})
         runner.keep_open = keep_open
         try:
@@ -518,15 +524,16 @@ def _check_plan(plan: Sequence[RunSpec]) -> None:
 class _Runner:
     """The per-target loop of :func:`run_campaign` and its fan-out over targets."""
 
-    def __init__(self, campaign: Campaign, plan, execute, connector, *, preflight: bool,
-                 target_lock: bool, progress: bool, total: int, preflights: dict):
+    def __init__(self, campaign: Campaign, plans: dict, execute, connector, *,
+                 preflight: bool, target_lock: bool, progress: bool, preflights: dict):
         from ._progress import progress_bar
 
-        self.campaign, self.plan, self.execute, self.connector = campaign, plan, execute, connector
+        self.campaign, self.plans, self.execute, self.connector = campaign, plans, execute, \
+            connector
         self.preflight, self.target_lock, self.preflights = preflight, target_lock, preflights
         self.result = CampaignResult(campaign.name, campaign.folder, {}, {}, {}, {})
-        self.bar = progress_bar(total=len(plan) * total, desc=f"campaign {campaign.name}",
-                                disable=not progress)
+        self.bar = progress_bar(total=sum(len(v) for v in plans.values()),
+                                desc=f"campaign {campaign.name}", disable=not progress)
         self._bar_lock = threading.Lock()
         self.stop = threading.Event()
         self.group = secrets.token_hex(6)  # this run's target locks take turns, never fail
@@ -552,8 +559,9 @@ class _Runner:
     def one(self, target: str) -> None:
         r = self.result
         r.done[target], r.failed[target], r.skipped[target] = [], {}, []
-        todo = [run for run in self.plan if not self.campaign.is_done(target, run.run_id)]
-        for run in self.plan:
+        plan = self.plans[target]
+        todo = [run for run in plan if not self.campaign.is_done(target, run.run_id)]
+        for run in plan:
             if run not in todo:
                 r.skipped[target].append(run.run_id)
                 self.tick(target, f"{run.run_id} kept")

@@ -64,6 +64,21 @@ def work_base(transport: Transport) -> str:
     return base
 
 
+def runs_base(transport: Transport) -> str:
+    """Where traced runs keep their folders on the target: ``<work base>/runs``, which the
+    next campaign to take the target lock empties of what dead controllers left. With a
+    target lock of its own (``TRACELAB_LOCK_BASE`` set on the target) the folder is that
+    lock's own (``runs-<hash>``): emptying it is safe only under the lock that guards it,
+    so campaigns under different locks never remove each other's runs."""
+    cached = getattr(transport, "_runs_base", None)
+    if cached:
+        return cached
+    lock = transport.run(["sh", "-c", 'printf %s "${TRACELAB_LOCK_BASE:-}"'], timeout=30).stdout
+    suffix = f"-{hashlib.sha256(lock.encode()).hexdigest()[:10]}" if lock.strip() else ""
+    transport._runs_base = f"{work_base(transport)}/runs{suffix}"
+    return transport._runs_base
+
+
 def deploy(transport: Transport, root: Path | None = None) -> str:
     """Make sure ``remote/`` is on the target; return the remote folder's path.
 

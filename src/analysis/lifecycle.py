@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .deploy import deploy, work_base
+from .deploy import deploy, runs_base
 from .errors import CommandTimeout, RemoteCommandError, TargetError
 from .storage import check_name
 from .transport import Transport
@@ -252,7 +252,7 @@ def _traced_run_of(spec: TracerSpec, remote_dir: str, meta: dict, wall: float) -
 def run_folder(transport: Transport, name: str) -> str:
     """A fresh folder for one run on the target, under ``<work base>/runs/`` (which the
     next campaign to take the target lock empties of what dead controllers left)."""
-    runs = f"{work_base(transport)}/runs"
+    runs = runs_base(transport)
     return transport.run(["sh", "-c", 'mkdir -p "$1" && mktemp -d "$1/$2.XXXXXX"', "sh", runs,
                           check_name(name, "run name")], timeout=30).stdout.strip()
 

@@ -17,7 +17,7 @@ import socket
 import threading
 import time
 
-from .deploy import deploy, work_base
+from .deploy import deploy, runs_base
 from .errors import LockError, TargetError
 from .transport import CommandResult, Transport
 
@@ -54,7 +54,7 @@ class TargetLock:
         remote = deploy(self.transport)
         self._script = f"{remote}/bin/lock.sh"
         argv = ["sh", self._script, "hold", self.token, "--clean",
-                f"{work_base(self.transport)}/runs", f"campaign={self.campaign}",
+                runs_base(self.transport), f"campaign={self.campaign}",
                 f"group={self.group}", f"controller={socket.gethostname()}",
                 f"controller_pid={os.getpid()}"]
         while True:

@@ -130,8 +130,20 @@ MaxSessions 100
 MaxStartups 100
 LogLevel VERBOSE
 {"Subsystem sftp internal-sftp" if sftp else ""}
+{_lock_base_line()}
 """)
     return config
+
+
+def _lock_base_line() -> str:
+    """The loopback target is this machine: its sessions use this process's target lock
+    (``TRACELAB_LOCK_BASE``, when set to a plain path) like target ``local`` does."""
+    import os
+    import re
+
+    base = os.environ.get("TRACELAB_LOCK_BASE", "")
+    return f"SetEnv TRACELAB_LOCK_BASE={base}" if re.fullmatch(r"/[A-Za-z0-9._/-]+", base) \
+        else ""
 
 
 def _write_ssh_config(folder: Path, port: int, client_key: Path, known_hosts: Path) -> Path:

@@ -51,11 +51,7 @@ def _estimate(values: np.ndarray, estimator: str) -> float:
 def _one_sample_ci(values, estimator, confidence, n_resamples, seed):
     if estimator == "min" or values.size < 2 or np.ptp(values) == 0:
         return float("nan"), float("nan")
-    _, (low, high) = stats._bootstrap(
-        values, values,
-        lambda a, b, axis: stats._CENTRES[estimator](a, axis),
-        confidence, n_resamples, seed,
-    )
+    _, (low, high) = stats.bootstrap_ci(values, estimator, confidence, n_resamples, seed)
     return low, high
 
 

@@ -594,6 +594,88 @@ def runs_box(runs: pd.DataFrame, *, group: str = "experiment", value: str = "tim
         return fig
 
 
+def _arm_colours(labels: Mapping[str, str], tracer: str | None = None) -> dict:
+    """Arm A in the control's grey; arm B in its always-on tracer's colour, or another."""
+    b = labels["B"]
+    return {labels["A"]: tracer_color("control"),
+            b: tracer_color(tracer) if tracer and tracer != "none" else _FALLBACK[2]}
+
+
+def ab_bars(iterations: pd.DataFrame, table: pd.DataFrame, labels: Mapping[str, str], *,
+            confidence: float = 0.95, n_resamples: int = 4999, title: str | None = None,
+            tracer: str | None = None):
+    """Jones's bar charts: per workload (one panel each, its own linear scale) the mean
+    time per run of arms A and B with bootstrap CIs of the mean, and above them B/A's
+    ratio of medians with its CI."""
+    from . import stats
+
+    workloads = list(table["workload"])
+    colours = _arm_colours(labels, tracer)
+    with thesis_style():
+        fig, axes = plt.subplots(1, max(len(workloads), 1), figsize=(THESIS_WIDTH_IN, 3.4),
+                                 layout="constrained", squeeze=False)
+        for ax, (_, row) in zip(axes.flat, table.iterrows()):
+            part = iterations[iterations["workload"] == row["workload"]]
+            for i, arm in enumerate(("A", "B")):
+                x = part.loc[part["arm"] == arm, "time_s"].to_numpy(float)
+                mean, (lo, hi) = stats.bootstrap_ci(x, "mean", confidence, n_resamples)
+                err = None if not np.isfinite(lo) else [[mean - lo], [hi - mean]]
+                ax.bar(i, mean, 0.7, color=colours[labels[arm]], edgecolor="black",
+                       linewidth=0.4, yerr=err, capsize=3, error_kw={"linewidth": 0.8})
+            ax.set_xticks([0, 1], ["A", "B"])
+            ax.set_title(f"{row['workload']}\nB/A {row['ratio_median']:.3f}\n"
+                         f"[{row['ratio_median_ci_low']:.3f}, "
+                         f"{row['ratio_median_ci_high']:.3f}]", fontsize=8)
+            ax.grid(axis="x", visible=False)
+            _thousands(ax)
+        axes.flat[0].set_ylabel("mean time per run (s)")
+        if title:
+            fig.suptitle(title)
+        handles = [matplotlib.patches.Patch(facecolor=colours[labels[a]], edgecolor="black",
+                                            linewidth=0.4) for a in ("A", "B")]
+        fig.legend(handles, [f"{a}: {labels[a]}" for a in ("A", "B")], frameon=False,
+                   ncols=2, loc="outside lower center", fontsize=7, title=_wrap(
+                       f"bars: mean time per run; whiskers: {confidence:.0%} bootstrap CI of "
+                       "the mean (BCa); above each panel: B/A ratio of median times with its "
+                       f"{confidence:.0%} bootstrap CI; compression: zstd's own time to compress "
+                       "the file once at every level (from its MB/s)", 110),
+                   title_fontsize=CAPTION_FONTSIZE)
+        return fig
+
+
+def ab_box(iterations: pd.DataFrame, labels: Mapping[str, str], *, title: str | None = None,
+           tracer: str | None = None):
+    """Every timed run of both arms relative to arm A's median time for its workload (1 =
+    A's median), as points over seaborn boxes: one axis for all workloads."""
+    it = iterations.copy()
+    med_a = it[it["arm"] == "A"].groupby("workload")["time_s"].median()
+    it["relative"] = it["time_s"] / it["workload"].map(med_a)
+    it["arm_label"] = it["arm"].map(labels)
+    order = list(dict.fromkeys(it["workload"]))
+    hue_order = [labels["A"], labels["B"]]
+    with thesis_style():
+        fig, ax = _figure(3.6)
+        with _quiet():
+            sns.boxplot(data=it, x="workload", y="relative", hue="arm_label", order=order,
+                        hue_order=hue_order, palette=_arm_colours(labels, tracer), showfliers=False,
+                        whis=1.5, linewidth=0.7, ax=ax, boxprops={"alpha": 0.45})
+        for i, w in enumerate(order):  # seeded jitter: a rerun gives the same bytes
+            for j, arm in enumerate(("A", "B")):
+                y = it.loc[(it["workload"] == w) & (it["arm"] == arm), "relative"].to_numpy(float)
+                x = i + (j - 0.5) * 0.4 + np.random.default_rng(2 * i + j).uniform(-0.08, 0.08,
+                                                                                   y.size)
+                ax.scatter(x, y, s=5, color="black", linewidths=0, zorder=3)
+        ax.axhline(1.0, color="0.4", linewidth=0.6, linestyle="--")
+        ax.set_xlabel("")
+        ax.set_ylabel("time per run / A's median")
+        ax.grid(axis="x", visible=False)
+        ax.legend(frameon=False, fontsize=7, title=None)
+        if title:
+            fig.suptitle(title)
+        _caption(fig, "points: every timed run; dashed line: arm A's median; " + BOX_CAPTION)
+        return fig
+
+
 def slowdown_heatmap(
     wide: pd.DataFrame,
     *,

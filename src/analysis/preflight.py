@@ -17,7 +17,8 @@ from .deploy import deploy
 from .targets import connect
 from .transport import Transport
 
-TOOLS = ("bpftrace", "dtrace", "lttng", "trace-cmd", "hyperfine", "cyclictest", "gcc", "cc")
+TOOLS = ("bpftrace", "dtrace", "lttng", "trace-cmd", "hyperfine", "cyclictest", "gcc", "cc", "make",
+         "zstd", "iperf3", "lzbench")
 CAPABILITIES = ("kprobes", "uprobes", "tracepoints", "tracefs", "btf", "bpf", "bpf_stats",
                 "lttng_ust", "lttng_kernel", "dtrace")
 NOISE = ("governor", "turbo", "smt", "isolcpus", "nohz_full", "invariants", "witness")

@@ -143,6 +143,16 @@ def bootstrap_ratio_ci(
     return _bootstrap(x, y, lambda a, b, axis: f(a, axis) / f(b, axis), confidence, n_resamples, seed)
 
 
+def bootstrap_ci(
+    x, centre: str = "mean", confidence: float = 0.95, n_resamples: int = 9999, seed: int = 0
+) -> tuple[float, tuple[float, float]]:
+    """centre(x) of one sample with a bootstrap CI (BCa, percentile as fallback); the
+    bounds are NaN for fewer than two values or values without spread."""
+    f = _CENTRES[centre]
+    x = _clean(x, "x")
+    return _bootstrap(x, x, lambda a, b, axis: f(a, axis), confidence, n_resamples, seed)
+
+
 def bootstrap_difference_ci(
     x, y, centre: str = "median", confidence: float = 0.95, n_resamples: int = 9999, seed: int = 0
 ) -> tuple[float, tuple[float, float]]:

@@ -1,0 +1,227 @@
+"""The A/B comparison's report: B against A per workload, the verdict, both arms'
+preflights side by side, figures and tables (from the raw files alone)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import stats
+from ._abdata import load_iterations, zstd_levels
+from .campaign import open_for_report, processed_dir
+
+COMPARISON_COLUMNS = [
+    "workload", "n_a", "n_b", "median_a_s", "median_b_s", "mean_a_s", "mean_b_s",
+    "ratio_median", "ratio_median_ci_low", "ratio_median_ci_high", "ratio_mean",
+    "ratio_mean_ci_low", "ratio_mean_ci_high", "unit", "throughput_a", "throughput_b",
+    "throughput_ratio", "throughput_ratio_ci_low", "throughput_ratio_ci_high", "mwu_p",
+    "p_holm", "cliffs_delta", "verdict", "difference_pct", "smallest_detectable_pct",
+    "confidence"]
+
+
+def verdict(ratio: float, low: float, high: float) -> tuple[str, float, float]:
+    """(verdict, difference %, smallest detectable difference %) from B/A's ratio of
+    median times and its CI: slower when the CI lies above 1, faster below, otherwise no
+    difference detectable, a difference beyond the CI's furthest bound from 1 would
+    have been (that distance is the smallest detectable difference)."""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return "not enough runs", float("nan"), float("nan")
+    diff = (ratio - 1) * 100
+    if low > 1:
+        return "slower", diff, float("nan")
+    if high < 1:
+        return "faster", diff, float("nan")
+    return "no difference detectable", diff, max(high - 1, 1 - low) * 100
+
+
+def compare(iterations: pd.DataFrame, *, confidence: float = 0.95,
+            n_resamples: int = 4999) -> pd.DataFrame:
+    """B against A per workload: ratios (B/A) of median and mean time with bootstrap CIs,
+    throughput (medians and their ratio with CI), Mann-Whitney (Holm across workloads),
+    Cliff's delta (> 0: B's runs take longer) and the verdict."""
+    rows = []
+    for w in dict.fromkeys(iterations["workload"]):
+        part = iterations[iterations["workload"] == w]
+        a, b = (part[part["arm"] == arm] for arm in ("A", "B"))
+        if a.empty or b.empty:
+            continue
+        c = stats.compare(b["time_s"], a["time_s"], confidence=confidence,
+                          n_resamples=n_resamples)
+        thr = (float("nan"), (float("nan"), float("nan")))
+        if a["throughput"].notna().all() and b["throughput"].notna().all():
+            thr = stats.bootstrap_ratio_ci(b["throughput"], a["throughput"], "median",
+                                           confidence, n_resamples)
+        v, diff, sdd = verdict(c.ratio_median, *c.ratio_median_ci)
+        rows.append({
+            "workload": w, "n_a": len(a), "n_b": len(b),
+            "median_a_s": a["time_s"].median(), "median_b_s": b["time_s"].median(),
+            "mean_a_s": a["time_s"].mean(), "mean_b_s": b["time_s"].mean(),
+            "ratio_median": c.ratio_median, "ratio_median_ci_low": c.ratio_median_ci[0],
+            "ratio_median_ci_high": c.ratio_median_ci[1], "ratio_mean": c.ratio_mean,
+            "ratio_mean_ci_low": c.ratio_mean_ci[0], "ratio_mean_ci_high": c.ratio_mean_ci[1],
+            "unit": part["unit"].iloc[0], "throughput_a": a["throughput"].median(),
+            "throughput_b": b["throughput"].median(), "throughput_ratio": thr[0],
+            "throughput_ratio_ci_low": thr[1][0], "throughput_ratio_ci_high": thr[1][1],
+            "mwu_p": c.mwu_p, "cliffs_delta": c.cliffs_delta, "verdict": v,
+            "difference_pct": diff, "smallest_detectable_pct": sdd, "confidence": confidence})
+    table = pd.DataFrame(rows)
+    table["p_holm"] = stats.holm(table["mwu_p"].to_numpy()) if len(table) else []
+    return table[COMPARISON_COLUMNS]
+
+
+# --------------------------------------------------------------------------- #
+# the two arms' preflights side by side
+
+_FIELDS = (("os", ("os",)), ("kernel", ("kernel",)), ("kernel version", ("details",
+           "kernel_version")), ("distribution", ("details", "distro")),
+           ("cpu", ("cpu_model",)), ("cpus", ("cpus",)), ("preempt", ("preempt",)),
+           ("kernel config read from", ("details", "kconfig_source")),
+           ("malloc.conf (FreeBSD)", ("details", "malloc_conf")),
+           ("TCP no_metrics_save (Linux host cache off = 1)",
+            ("details", "net.tcp_no_metrics_save")),
+           ("TCP hostcache.enable (FreeBSD)", ("details", "net.tcp_hostcache_enable")),
+           ("TCP congestion control", ("details", "net.tcp_congestion_control")),
+           ("CPU vulnerabilities / mitigations", ("details", "mitigations")),
+           ("kernel command line", ("details", "noise.cmdline")))
+_TOOLS = ("hyperfine", "zstd", "iperf3", "lzbench", "make", "gcc", "bpftrace", "dtrace")
+
+
+def _get(pf: dict, keys: tuple) -> object:
+    for k in keys:
+        pf = pf.get(k) if isinstance(pf, dict) else None
+    return pf
+
+
+def preflight_table(manifest: dict) -> pd.DataFrame:
+    """What the two arms' targets say about themselves, side by side: ``what``, ``A``,
+    ``B``, ``differs`` (besides the thing tested, these can explain a difference too).
+    Kernel debugging and tracing options: one row each, set on at least one side."""
+    q = manifest["parameters"]
+    pfs = {a: manifest["targets"].get(q["arms"][a]["target"], {}).get("preflight", {})
+           for a in ("A", "B")}
+    rows = [("target", q["arms"]["A"]["target"], q["arms"]["B"]["target"]),
+            ("always-on tracer", "none", q.get("tracer_script") or "none")]
+    rows += [(name, _get(pfs["A"], keys), _get(pfs["B"], keys)) for name, keys in _FIELDS]
+    rows += [(f"tool: {t}", (_get(pfs["A"], ("tools", t)) or {}).get("version"),
+              (_get(pfs["B"], ("tools", t)) or {}).get("version")) for t in _TOOLS]
+    rows += [(f"noise: {k}", v, pfs["B"].get("noise", {}).get(k))
+             for k, v in pfs["A"].get("noise", {}).items()]
+    opts = {a: set((_get(pfs[a], ("details", "kconfig.debug")) or "").split()) for a in pfs}
+    rows += [(f"kernel option {o}", "set" if o in opts["A"] else "not set",
+              "set" if o in opts["B"] else "not set") for o in sorted(opts["A"] | opts["B"])]
+    df = pd.DataFrame(rows, columns=["what", "A", "B"]).astype({"A": "object", "B": "object"})
+    df["differs"] = [str(a) != str(b) for a, b in zip(df["A"], df["B"])]
+    return df
+
+
+def highlight(table: pd.DataFrame):
+    """The preflight table with the rows that differ highlighted (a pandas Styler)."""
+    return table.style.apply(lambda r: ["background-color: #FCE4C4" if r["differs"] else ""
+                                        for _ in r], axis=1)
+
+
+# --------------------------------------------------------------------------- #
+# the report
+
+def summary(out: dict) -> str:
+    """The verdict in a few lines, and what else differs between the arms."""
+    labels, conf = out["labels"], out["confidence"]
+    lines = [f"A = {labels['A']}, B = {labels['B']}; B/A of median time per run, "
+             f"{conf:.0%} bootstrap CI; ABBA blocks"]
+    for _, r in out["table"].iterrows():
+        ci = f"{r['ratio_median']:.3f} [{r['ratio_median_ci_low']:.3f}, " \
+             f"{r['ratio_median_ci_high']:.3f}]"
+        if r["verdict"] == "no difference detectable":
+            v = f"no difference detectable (smallest detectable {r['smallest_detectable_pct']:.1f} %)"
+        else:
+            v = f"B {r['verdict']} ({r['difference_pct']:+.1f} %)"
+        thr = "" if not np.isfinite(r["throughput_a"]) else \
+            f"; {r['throughput_a']:,.2f} -> {r['throughput_b']:,.2f} {r['unit']}"
+        lines.append(f"{r['workload']:<12} {ci}  {v}{thr}")
+    diff = out["preflight"]
+    others = diff[diff["differs"] & (diff["what"] != "target")]["what"].tolist()
+    lines.append("other differences between the arms: " + (", ".join(others) or "none"))
+    if out["not_run"]:
+        lines += [f"not run: {k}: {v}" for k, v in out["not_run"].items()]
+    return "\n".join(lines)
+
+
+def report(campaign, *, data_dir=None, figures_dir=None, confidence: float = 0.95,
+           n_resamples: int = 4999, write: bool = True, skip_runs: Sequence[str] = ()) -> dict:
+    """Tables and figures of an A/B campaign, from its raw files alone (checked against
+    the manifest first). Returns ``table`` (B against A per workload), ``iterations``,
+    ``levels`` (zstd per level), ``preflight`` (both arms side by side; ``preflight_styled``
+    highlights the differences), ``summary`` and the paths ``written``."""
+    camp = open_for_report(campaign, data_dir, skip_runs)
+    q = camp.manifest["parameters"]
+    it = load_iterations(camp)
+    out = {"iterations": it, "levels": zstd_levels(camp), "labels": q["labels"],
+           "confidence": confidence, "not_run": q.get("skipped", {}), "written": [],
+           "table": compare(it, confidence=confidence, n_resamples=n_resamples),
+           "preflight": preflight_table(camp.manifest), "campaign": camp.name}
+    out["preflight_styled"] = highlight(out["preflight"])
+    lv = out["levels"]
+    out["levels_by_arm"] = lv.groupby(["arm", "level"])[["compress_mbps", "decompress_mbps"]] \
+        .median() if len(lv) else pd.DataFrame()
+    out["summary"] = summary(out)
+    if write:
+        _write(out, camp, data_dir, figures_dir, n_resamples)
+    return out
+
+
+def _write(out: dict, camp, data_dir, figures_dir, n_resamples: int) -> None:
+    from . import plots
+
+    proc = processed_dir(camp, data_dir)
+    for name in ("table", "iterations", "levels", "preflight"):
+        if len(out[name]):
+            stem = "comparison" if name == "table" else name
+            out["written"] += plots.write_frame(out[name], proc / stem)
+    stem, sources = plots.figure_stem("ab", camp.name), [camp.manifest_path]
+    tracer = camp.manifest["parameters"]["arms"]["B"]["tracer"]
+    figs = {"bars": plots.ab_bars(out["iterations"], out["table"], out["labels"],
+                                  confidence=out["confidence"], n_resamples=n_resamples,
+                                  tracer=tracer, title=f"A/B comparison, {camp.name}"),
+            "box": plots.ab_box(out["iterations"], out["labels"], tracer=tracer,
+                                title=f"A/B comparison, {camp.name}: every run")}
+    for name, fig in figs.items():
+        out["written"] += plots.save_figure(fig, f"{stem}-{name}", sources=sources,
+                                            figures_dir=figures_dir, close=False)
+        out[f"figure_{name}"] = fig
+    out["written"] += plots.export_table(_verdict_table(out), f"{stem}-verdict", sources=sources,
+                                         figures_dir=figures_dir, caption=_caption(out))
+
+
+def _verdict_table(out: dict) -> pd.DataFrame:
+    t = out["table"]
+
+    def ci(r, key):
+        return f"{r[key]:.3f} [{r[key + '_ci_low']:.3f}, {r[key + '_ci_high']:.3f}]"
+
+    def v(r):
+        if r["verdict"] == "no difference detectable":
+            return f"no difference detectable (< {r['smallest_detectable_pct']:.1f} %)"
+        return f"B {r['verdict']} ({r['difference_pct']:+.1f} %)"
+
+    def thr(r):
+        if not np.isfinite(r["throughput_a"]):
+            return "--"
+        return f"{r['throughput_a']:,.2f} / {r['throughput_b']:,.2f} {r['unit']}"
+
+    return pd.DataFrame({
+        "Workload": t["workload"], "Runs A/B": [f"{a}/{b}" for a, b in zip(t["n_a"], t["n_b"])],
+        "Median time A (s)": t["median_a_s"].map(lambda x: f"{x:,.4g}"),
+        "B/A median [CI]": [ci(r, "ratio_median") for _, r in t.iterrows()],
+        "B/A mean [CI]": [ci(r, "ratio_mean") for _, r in t.iterrows()],
+        "Throughput A / B (median)": [thr(r) for _, r in t.iterrows()],
+        "Verdict": [v(r) for _, r in t.iterrows()]})
+
+
+def _caption(out: dict) -> str:
+    lab = out["labels"]
+    return (f"A/B comparison: A = {lab['A']}, B = {lab['B']}. Ratios of B's to A's median and "
+            f"mean time per run with {out['confidence']:.0%} bootstrap CIs (BCa); verdict "
+            "from the ratio of medians: slower/faster when its CI excludes 1, otherwise the "
+            "smallest difference the CI would have detected")
