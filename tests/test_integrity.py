@@ -224,11 +224,13 @@ def test_two_processes_on_one_campaign_or_one_target(tmp_path, nothing_left_behi
     base = {"target": "local", "data_dir": str(tmp_path), "experiments": [4], "count": "200k",
             "runs": 3, "warmup": 0, "rounds": 2}
     first = _start({**base, "campaign": "shared"})
-    time.sleep(0.2)
-    t0 = time.monotonic()
+    lock = tmp_path / "raw" / "shared" / ".lock"
+    while f'"pid": {first.pid}' not in (lock.read_text() if lock.exists() else ""):
+        assert first.poll() is None, first.communicate()  # until the first holds the lock
+        time.sleep(0.05)
     second = _start({**base, "campaign": "shared"})
-    out, _ = second.communicate(timeout=60)
-    assert second.returncode == 3 and time.monotonic() - t0 < 5 + 3  # + interpreter start
+    out, _ = second.communicate(timeout=60)  # refused at once, not queued behind the first
+    assert second.returncode == 3, out
     assert "campaign 'shared' is in use by another process: pid" in out
     assert f"pid {first.pid} on " in out
     # another campaign on the same target while the first one runs

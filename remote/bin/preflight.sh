@@ -214,4 +214,29 @@ elif [ "$os" = FreeBSD ]; then
     say net.tcp_hostcache_enable "$(sysctl -n net.inet.tcp.hostcache.enable 2>/dev/null)"
     say net.tcp_cc_algorithm "$(sysctl -n net.inet.tcp.cc.algorithm 2>/dev/null)"
 fi
+# ---------------------------------------------------------------- virtualisation
+# virt: none, kvm, qemu-tcg (QEMU emulating the CPU: timings meaningless) or another
+# hypervisor's name; emulated: 1 when the CPU is emulated
+case $os in
+Linux) model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | sed -n 1p)
+       virt=$(systemd-detect-virt --vm 2>/dev/null)
+       if [ -z "$virt" ]; then
+           if grep -q '^flags.* hypervisor' /proc/cpuinfo 2>/dev/null; then
+               virt=$(read_file /sys/hypervisor/type)
+               [ -n "$virt" ] || virt=$(read_file /sys/class/dmi/id/sys_vendor | tr 'A-Z ' 'a-z-')
+               [ -n "$virt" ] || virt=hypervisor
+           else
+               virt=none
+           fi
+       fi ;;
+FreeBSD) model=$(sysctl -n hw.model 2>/dev/null); virt=$(sysctl -n kern.vm_guest 2>/dev/null) ;;
+*) model=; virt= ;;
+esac
+case $model in *"QEMU TCG"*) virt=qemu ;; esac
+case $virt in
+qemu) say virt qemu-tcg; say emulated 1 ;;
+"") say virt ""; say emulated "" ;;
+*) say virt "$virt"; say emulated 0 ;;
+esac
+
 say preflight_done 1

@@ -135,6 +135,48 @@ def _verify(args) -> int:
     return 1 if problems else 0
 
 
+def _vm(args) -> int:
+    from . import vm
+
+    if args.action == "build":
+        vm.build(args.kernel, args.name, rebuild=args.rebuild, lttng_modules=args.lttng_modules)
+    elif args.action == "start":
+        vm.start(args.name or "standard", accel=args.accel, cpus=args.cpus,
+                 memory_mb=args.memory)
+    elif args.action == "stop":
+        vm.stop(args.name or "standard")
+    else:
+        rows = vm.vms()
+        if not rows:
+            print("no VM images: `python -m analysis vm build` makes one", file=sys.stderr)
+        for r in rows:
+            where = (f"{r['accel']}, ssh 127.0.0.1:{r['port']}, QEMU pid {r['pid']}"
+                     if r["status"] == "running" else "")
+            old = "" if r["current"] in (None, True) else " (old recipe: rebuild)"
+            print(f"{r['target']:<14} {r['status']:<8} {r['kernel'] or '-':<9} "
+                  f"{r['kernel_release'] or '-':<22} built {r['built'] or '-'}{old} {where}")
+    return 0
+
+
+def _vm_parser(sub) -> None:
+    v = sub.add_parser("vm", help="disposable VM targets (QEMU): build, start, stop, list")
+    v.add_argument("action", choices=["build", "start", "stop", "list"])
+    v.add_argument("name", nargs="?", default=None,
+                   help="the VM (default: the kernel flavour, 'standard' or 'rt'); "
+                        "its target is vm-NAME")
+    v.add_argument("--name", dest="name_opt", default=None, help="same as NAME")
+    v.add_argument("--kernel", choices=["standard", "rt"], default="standard",
+                   help="build: the guest kernel (rt = PREEMPT_RT)")
+    v.add_argument("--rebuild", action="store_true", help="build: even if a current image exists")
+    v.add_argument("--lttng-modules", action="store_true",
+                   help="build: also build LTTng kernel modules for the guest (DKMS, minutes)")
+    v.add_argument("--accel", choices=["auto", "kvm", "tcg"], default="auto",
+                   help="start: KVM where a guest boots (probed once, remembered), else TCG")
+    v.add_argument("--cpus", type=int, default=None, help="start: guest CPUs (default 2)")
+    v.add_argument("--memory", type=int, default=2048, help="start: guest memory in MiB")
+    v.set_defaults(func=_vm)
+
+
 def _target_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", help='"local", user@host[:port] or an ~/.ssh/config alias')
     p.add_argument("--trust-new-host-keys", action="store_true",
@@ -187,6 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("campaign", help="the campaign's name (a folder of data/raw)")
     ver.add_argument("--data-dir", default=None, help="the folder holding raw/ (default data/)")
     ver.set_defaults(func=_verify)
+    _vm_parser(sub)
     summ = sub.add_parser("summarize", help="summarise .tsmp sample files")
     summ.add_argument("files", nargs="+")
     summ.set_defaults(func=_summarize)
@@ -197,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     args = parser.parse_args(argv)
+    if getattr(args, "name_opt", None):
+        args.name = args.name_opt
     ssh_config = getattr(args, "ssh_config", None)
     if ssh_config and not Path(ssh_config).expanduser().is_file():
         print(f"error: --ssh-config {ssh_config}: no such file", file=sys.stderr)

@@ -365,12 +365,25 @@ def report(campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
                                                                           data_dir=data_dir)
     if isinstance(campaign, Campaign) and data_dir is None:
         data_dir = camp.folder.parent.parent
-    out = for_campaign(camp).report(camp.name, data_dir=data_dir, figures_dir=figures_dir,
-                                    **kwargs)
+    from . import plots
+
+    with plots.timing_caveat(emulated_caveat(camp)):
+        out = for_campaign(camp).report(camp.name, data_dir=data_dir, figures_dir=figures_dir,
+                                        **kwargs)
     import matplotlib.pyplot as plt
 
     plt.close("all")  # saved and returned: a notebook shows them with analysis.show()
     return out
+
+
+def emulated_caveat(camp: Campaign) -> str | None:
+    """"<target>: emulated CPU: ..." for a campaign with targets whose preflight says their
+    CPU is emulated (QEMU TCG): its timings are not representative. None otherwise."""
+    from .preflight import TIMING_CAVEAT
+
+    emulated = [t for t, info in sorted(camp.manifest.get("targets", {}).items())
+                if ((info or {}).get("preflight") or {}).get("emulated")]
+    return f"{', '.join(emulated)}: {TIMING_CAVEAT}" if emulated else None
 
 
 def regenerate(data_dir=None, figures_dir=None) -> list[Path]:

@@ -530,6 +530,9 @@ class DD(Benchmark):
               precision.parse_precision),
         Param("budget", None, "wall time the whole campaign may use, e.g. '10 min'",
               "duration", precision.parse_budget),
+        Param.choice("bpf_stats", "auto", "auto: where the kernel allows it, an untimed run "
+                     "per experiment reads the BPF programs' own run time; off: skip it "
+                     "(with a count, no calibration runs at all)", ("auto", "off")),
     )
 
     def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
@@ -541,7 +544,8 @@ class DD(Benchmark):
         if not any(x.id == CONTROL and not x.skipped for x in planned):
             raise ValueError("the control cannot run: nothing to compare with")
         ids = [x.id for x in planned if not x.skipped]
-        bpf_stats = p["tracer"] == "bpftrace" and bool(pf.capabilities.get("bpf_stats"))
+        bpf_stats = (p["tracer"] == "bpftrace" and p["bpf_stats"] == "auto"
+                     and bool(pf.capabilities.get("bpf_stats")))
         table = plan_table(planned)
         params = {"notebook": self.notebook, "target": target, "tracer": p["tracer"],
                   "experiments": [x.id for x in planned], "count": p["count"],
@@ -702,7 +706,9 @@ def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None
            "planned": planned, "aa": aa, "written": [],
            "adaptive": camp.manifest.get("adaptive", {}),
            "noise_floor_ns_per_read": float(table["noise_floor_ns"].iloc[0])
-           if len(table) else float("nan")}
+           if len(table) else float("nan"),
+           "emulated": bool(((camp.manifest.get("targets", {}).get(target) or {})
+                             .get("preflight") or {}).get("emulated"))}
     out["summary"] = summary(out)
     if write:
         _write_report(out, camp, target, data_dir, figures_dir)
@@ -779,7 +785,8 @@ def _figures(out: dict, target: str, tracer: str) -> dict:
     from . import plots
 
     table, runs = out["table"], out["runs"].copy()
-    bars = long_for_bars(out["with_published"], f"{tracer} (this machine)")
+    label = f"{tracer} (this machine)"
+    bars = long_for_bars(out["with_published"], label)
     rel = table[table["experiment"] != CONTROL]["precision_reached"]
     rel = rel[np.isfinite(rel.to_numpy(float))]
     low = rel[rel > plots.LOW_PRECISION]
@@ -790,6 +797,7 @@ def _figures(out: dict, target: str, tracer: str) -> dict:
     fig = plots.per_event_cost_bars(
         bars, category="label", series="series", value="ns", ci=("low", "high"),
         substituted="substituted", title=f"Benchmark 1 per-event cost, {target}", note=note,
+        emulated=[label] if out.get("emulated") else (),
         caption="this machine: median per-event cost ((median time per read - the "
                 "control's) / events per read), whiskers: 95 % bootstrap CI (BCa); "
                 "published: as printed, no CI")

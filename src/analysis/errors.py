@@ -244,3 +244,16 @@ class LockError(AnalysisError):
 
     def __reduce__(self):
         return (type(self), (self.what, self.name, self.pid, self.host, self.since))
+
+
+class VMError(AnalysisError):
+    """A disposable VM target cannot be built, started or stopped (``name``: the VM;
+    ``problem``: what is wrong and what to do)."""
+
+    def __init__(self, name: str, problem: str):
+        self.name = name
+        self.problem = problem
+        super().__init__(f"vm {name!r}: {problem}")
+
+    def __reduce__(self):
+        return (type(self), (self.name, self.problem))

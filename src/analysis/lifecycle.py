@@ -313,12 +313,11 @@ def fetch(transport: Transport, remote_dir: str, local_dir: Path,
           exclude: Sequence[str] = ()) -> dict[str, str]:
     """Copy every regular file of ``remote_dir`` into ``local_dir`` (checksums verified);
     return name -> sha256. Sub-folders are not copied."""
-    listing = transport.run(["ls", "-1p", remote_dir], timeout=30).stdout.split("\n")
     sums = {}
-    for name in listing:
-        if not name or name.endswith("/") or name in exclude or name.endswith(".partial"):
+    for name, digest in transport.remote_sha256s(remote_dir).items():
+        if name in exclude or name.endswith(".partial"):
             continue
-        sums[name] = transport.get(f"{remote_dir}/{name}", Path(local_dir) / name)
+        sums[name] = transport.get(f"{remote_dir}/{name}", Path(local_dir) / name, digest)
     return sums
 
 

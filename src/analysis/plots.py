@@ -24,6 +24,7 @@ at most :data:`MAX_TABLE_COLUMNS` columns with formatted numbers;
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import io
 import re
 import textwrap
@@ -67,6 +68,39 @@ _FALLBACK = ["#999933", "#882255", "#44AA99", "#332288", "#AA4499"]
 #: the one meaning of a hatch in every figure: a substitute attach point
 SUBSTITUTE_HATCH = "///"
 _NOTE_COLOUR = "#D55E00"
+_CAVEAT: contextvars.ContextVar[str | None] = contextvars.ContextVar("caveat", default=None)
+
+
+@contextlib.contextmanager
+def timing_caveat(text: str | None):
+    """Within this block every saved figure and every exported or written table carries
+    ``text`` (e.g. "vm-standard: emulated CPU: functional check, timings not
+    representative"): a figure in its title, a LaTeX/Markdown table in its caption and
+    first line, a CSV/Parquet table as a ``caveat`` column. None: nothing to say."""
+    token = _CAVEAT.set(text)
+    try:
+        yield
+    finally:
+        _CAVEAT.reset(token)
+
+
+def caveat() -> str | None:
+    """The caveat in force (see :func:`timing_caveat`), or None."""
+    return _CAVEAT.get()
+
+
+def _stamp(fig) -> None:
+    """The caveat in force, on the figure: under its title, or as a red title."""
+    text = caveat()
+    if not text:
+        return
+    title = fig._suptitle.get_text() if fig._suptitle is not None else ""
+    if title and text in title:
+        return
+    if title:
+        fig.suptitle(f"{title}\n{text}", fontsize=fig._suptitle.get_fontsize())
+    else:
+        fig.suptitle(text, fontsize=8, color=_NOTE_COLOUR)
 
 
 def tracer_color(name: str) -> str:
@@ -469,6 +503,7 @@ def per_event_cost_bars(
     substituted: str | None = None,
     split: float = 15.0,
     note: str | None = None,
+    emulated: Sequence[str] = (),
 ):
     """Grouped bars on linear axes: one group per ``category``, one bar per ``series``,
     optional CI whiskers. When the categories' costs span more than ``split`` times
@@ -477,10 +512,17 @@ def per_event_cost_bars(
     A ``substituted`` column marks bars with the one hatch
     (``SUBSTITUTE_HATCH``). ``caption`` (in the legend) says what bars and whiskers
     are; ``note`` is a warning shown above the panels (e.g. low precision).
+    ``emulated`` names series measured on an emulated CPU: drawn next to other (published)
+    series only under a :func:`timing_caveat`, which the saved figure then carries.
     (``log`` is accepted for old callers and ignored.)"""
     del log
     cats = list(dict.fromkeys(table[category]))
     sers = list(dict.fromkeys(table[series]))
+    emulated = [s for s in emulated if s in sers]
+    if emulated and len(sers) > len(emulated) and not caveat():
+        raise ValueError(f"refusing to draw timings measured on an emulated CPU "
+                         f"({', '.join(emulated)}) next to {len(sers) - len(emulated)} other "
+                         "series without saying so: draw it within plots.timing_caveat(...)")
     peak = table.groupby(category)[value].max().reindex(cats).to_numpy(float)
     limit = _split_at(peak, split)
     groups = [[c for c, v in zip(cats, peak) if not v > limit],
@@ -829,7 +871,8 @@ def save_figure(
     if not name or "/" in name or name.startswith("."):
         raise ValueError(f"bad figure name {name!r}")
     out = paths.figures_dir(figures_dir)
-    prov = provenance(sources, note)
+    _stamp(fig)
+    prov = provenance(sources, "; ".join(t for t in (note, caveat()) if t) or None)
     written = []
     for fmt in formats:
         if fmt == "pdf":
@@ -995,6 +1038,8 @@ def write_frame(frame: pd.DataFrame, path_without_suffix: Path) -> list[Path]:
     holds no timestamp; its footer names the pyarrow version, so a pyarrow upgrade
     changes the bytes, not the data)."""
     flat = _arrow_safe(frame)
+    if caveat():
+        flat = flat.assign(caveat=caveat())
     buf = io.BytesIO()
     flat.to_parquet(buf, index=False, engine="pyarrow", compression="snappy")
     base = Path(path_without_suffix)
@@ -1026,8 +1071,11 @@ def export_table(
                          f"at most {max_columns}: split it, or keep the essential columns "
                          "(the full table belongs in CSV/Parquet)")
     out = paths.figures_dir(figures_dir)
-    prov = provenance(sources)
+    prov = provenance(sources, caveat())
+    if caveat():
+        caption = f"{caption} ({caveat()})" if caption else caveat()
     tex = f"% {prov}\n" + table_to_latex(frame, caption=caption, label=f"tab:{name}",
                                          floatfmt=floatfmt, formats=formats)
-    md = f"<!-- {prov} -->\n" + table_to_markdown(frame, floatfmt=floatfmt, formats=formats)
+    md = f"<!-- {prov} -->\n" + (f"**{caveat()}**\n\n" if caveat() else "") + \
+        table_to_markdown(frame, floatfmt=floatfmt, formats=formats)
     return [atomic_write(out / f"{name}.tex", tex), atomic_write(out / f"{name}.md", md)]

@@ -23,6 +23,8 @@ CAPABILITIES = ("kprobes", "uprobes", "tracepoints", "tracefs", "btf", "bpf", "b
                 "lttng_ust", "lttng_kernel", "dtrace")
 NOISE = ("governor", "turbo", "smt", "isolcpus", "nohz_full", "invariants", "witness")
 PREEMPT_MODELS = ("none", "voluntary", "full", "rt")
+#: what every table and figure measured on an emulated CPU says
+TIMING_CAVEAT = "emulated CPU: functional check, timings not representative"
 
 
 def _flag(value: str | None) -> bool | None:
@@ -45,6 +47,9 @@ class Preflight:
     preempt: str | None = None
     noise: dict = field(default_factory=dict)
     details: dict = field(default_factory=dict)
+    #: none, kvm, qemu-tcg (an emulated CPU) or another hypervisor's name; None if unknown
+    virtualization: str | None = None
+    emulated: bool | None = None  # True: timings on this target are not representative
 
     def __post_init__(self):
         missing = [k for k in TOOLS if k not in self.tools]
@@ -79,7 +84,8 @@ class Preflight:
         }
         preempt = facts.get("preempt") or None
         details = {k: v for k, v in facts.items()
-                   if not k.startswith(("tool.", "cap.", "noise.")) or k == "noise.cmdline"}
+                   if not (k.startswith(("tool.", "cap.", "noise.")) or k in ("virt", "emulated"))
+                   or k == "noise.cmdline"}
         if preempt not in PREEMPT_MODELS:
             details["preempt_detail"] = preempt
             preempt = None
@@ -89,6 +95,7 @@ class Preflight:
             cpu_model=facts.get("cpu_model") or None,
             cpus=int(cpus) if cpus and cpus.isdigit() else None,
             tools=tools, capabilities=caps, preempt=preempt, noise=noise, details=details,
+            virtualization=facts.get("virt") or None, emulated=_flag(facts.get("emulated")),
         )
 
     def as_dict(self) -> dict:
@@ -99,6 +106,7 @@ class Preflight:
             "tools": {k: self.tools.get(k) for k in TOOLS},
             "capabilities": {k: self.capabilities.get(k) for k in CAPABILITIES},
             "preempt": self.preempt,
+            "virtualization": self.virtualization, "emulated": self.emulated,
             "noise": {k: self.noise.get(k) for k in NOISE},
             "details": self.details,
         }
@@ -109,6 +117,8 @@ class Preflight:
     def warnings(self) -> list[str]:
         """What a reader of the numbers should know about this machine."""
         w = []
+        if self.emulated:
+            w.append(f"emulated CPU ({self.virtualization}): {TIMING_CAVEAT}")
         if self.noise.get("smt"):
             w.append("SMT on: sibling threads share a core and add noise")
         gov = self.noise.get("governor")
@@ -141,7 +151,8 @@ class Preflight:
     def to_frame(self) -> pd.DataFrame:
         """A readable two-column table (what, value) for notebooks."""
         rows = [("os", self.os), ("kernel", self.kernel), ("cpu", self.cpu_model),
-                ("cpus", self.cpus), ("preempt", self.preempt or self.details.get("preempt_detail"))]
+                ("cpus", self.cpus), ("virtualization", self.virtualization),
+                ("emulated", self.emulated), ("preempt", self.preempt or self.details.get("preempt_detail"))]
         rows += [(f"tool: {k}", (v or {}).get("version") if v else "missing")
                  for k, v in self.tools.items()]
         rows += [(f"capability: {k}", v) for k, v in self.capabilities.items()]

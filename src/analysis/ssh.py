@@ -74,10 +74,15 @@ class SSHTarget:
 
 
 def _config(path: str | os.PathLike | None) -> paramiko.SSHConfig:
+    """The ssh_config read: the running VMs' ``Host vm-<name>`` entries (analysis.vm), then
+    ``path`` (default ``~/.ssh/config``)."""
+    from .vm import ssh_config_text
+
     path = Path(path).expanduser() if path else Path("~/.ssh/config").expanduser()
+    text = ssh_config_text()
     if path.is_file():
-        return paramiko.SSHConfig.from_path(str(path))
-    return paramiko.SSHConfig()
+        text += "\n" + path.read_text()
+    return paramiko.SSHConfig.from_text(text)
 
 
 def parse_target(target: str, *, ssh_config: str | os.PathLike | None = None) -> SSHTarget:
@@ -102,7 +107,14 @@ def parse_target(target: str, *, ssh_config: str | os.PathLike | None = None) ->
         port = _port(port_text, f"target {target!r}")
     if not (_ALIAS.match(host) or _HOST.match(host)):
         raise ValueError(f"invalid host name in target {target!r}")
-    cfg = _config(ssh_config).lookup(host)
+    config = _config(ssh_config)
+    cfg = config.lookup(host)
+    if host not in config.get_hostnames():
+        from .vm import not_running_hint
+
+        hint = not_running_hint(host)
+        if hint:
+            raise ValueError(hint)
     identity = tuple(os.path.expanduser(p) for p in cfg.get("identityfile", []))
     known = cfg.get("userknownhostsfile")
     known_files = tuple(os.path.expanduser(p) for p in (known.split() if known else []))
@@ -415,12 +427,13 @@ class SSHTransport(Transport):
         _quietly(sftp.remove, tmp)
         return have
 
-    def get(self, remote, local) -> str:
+    def get(self, remote, local, sha256=None) -> str:
         """Download into a hidden ``.NAME.part`` beside ``local``, check its SHA-256
-        against the target's, then rename it to ``local``."""
+        against the target's (``sha256``, or computed there now), then rename it to
+        ``local``."""
         local = Path(local)
         local.parent.mkdir(parents=True, exist_ok=True)
-        want = self.remote_sha256(remote)
+        want = sha256 or self.remote_sha256(remote)
         tmp = local.with_name(f".{local.name}.part")
         try:
             sftp = self._sftp_client()

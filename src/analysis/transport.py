@@ -45,6 +45,17 @@ _SHA256_SH = (
 )
 
 
+# "<sha256> <name>" for the regular files of a folder ($1), in one process where the target
+# has a checksum tool taking many files (GNU/busybox sha256sum, FreeBSD sha256 -r, shasum)
+_SHA256S_SH = (
+    'cd -- "$1" || exit 1; set --; for f in *; do [ -f "$f" ] && set -- "$@" "$f"; done; '
+    '[ "$#" -eq 0 ] && exit 0; '
+    'if command -v sha256sum >/dev/null 2>&1; then sha256sum -- "$@"; '
+    'elif command -v sha256 >/dev/null 2>&1; then sha256 -r -- "$@"; '
+    'else shasum -a 256 -- "$@"; fi'
+)
+
+
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -74,8 +85,9 @@ class Transport:
         """Copy a local file to the target; return its SHA-256 (checked on both sides)."""
         raise NotImplementedError
 
-    def get(self, remote: str, local: str | Path) -> str:
-        """Copy a file from the target; return its SHA-256 (checked on both sides)."""
+    def get(self, remote: str, local: str | Path, sha256: str | None = None) -> str:
+        """Copy a file from the target; return its SHA-256 (checked on both sides;
+        ``sha256``: the target's checksum, already known, e.g. from :meth:`remote_sha256s`)."""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -94,6 +106,20 @@ class Transport:
         if len(out) != 64:
             raise TransferError(self.name, path, f"cannot checksum on the target: {out!r}")
         return out
+
+    def remote_sha256s(self, folder: str) -> dict[str, str]:
+        """name -> SHA-256 of every regular file (not hidden) in ``folder``, in one command
+        (a run's folder holds about ten files: one round trip instead of ten)."""
+        out = self.run(["sh", "-c", _SHA256S_SH, "sh", folder], timeout=120).stdout
+        sums = {}
+        for line in out.splitlines():
+            digest, _, name = line.partition(" ")
+            if name[:1] in (" ", "*"):  # "<sum>  <name>" (text mode), "<sum> *<name>"
+                name = name[1:]
+            if len(digest) != 64 or not name:
+                raise TransferError(self.name, folder, f"cannot checksum on the target: {line!r}")
+            sums[name] = digest
+        return sums
 
     def privilege_prefix(self) -> list[str]:
         """``[]`` when logged in as root, ``["sudo", "-n"]`` when passwordless sudo works.
@@ -165,11 +191,11 @@ class LocalTransport(Transport):
             raise RemoteCommandError(self.name, shlex.join(argv), proc.returncode, err)
         return result
 
-    def _copy(self, src: Path, dst: Path) -> str:
+    def _copy(self, src: Path, dst: Path, want: str | None = None) -> str:
         dst.parent.mkdir(parents=True, exist_ok=True)
         tmp = dst.with_name(f".{dst.name}.part")
         shutil.copyfile(src, tmp)
-        want, have = _sha256(src), _sha256(tmp)
+        want, have = want or _sha256(src), _sha256(tmp)
         if want != have:
             tmp.unlink(missing_ok=True)
             raise TransferError(self.name, str(src), "checksum mismatch after copy")
@@ -179,8 +205,8 @@ class LocalTransport(Transport):
     def put(self, local, remote) -> str:
         return self._copy(Path(local), Path(remote))
 
-    def get(self, remote, local) -> str:
-        return self._copy(Path(remote), Path(local))
+    def get(self, remote, local, sha256=None) -> str:
+        return self._copy(Path(remote), Path(local), sha256)
 
 
 def _kill_group(proc: subprocess.Popen, grace: float = 2.0) -> None:
