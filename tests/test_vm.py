@@ -328,8 +328,18 @@ def test_the_rt_image_boots_a_preempt_rt_kernel_and_runs_cyclictest(tmp_path):
         from analysis import run_benchmark
 
         res = run_benchmark("cyclictest", rt.target, data_dir=tmp_path, progress=False,
-                            configs=["none", "kernel-ebpf"], loops=2000, invocations=1)
+                            configs=["none", "kernel-ftrace"], loops=2000, invocations=1)
+        # (kernel-bpftrace is left out: on this emulated RT guest it recorded 1,865 of 2,000
+        # wake-ups with no loss reported, and the study refuses such a run: see README)
         assert res.complete, res.failed
+        from analysis import report as make_report
+
+        rep = make_report(res, figures_dir=tmp_path / "figures")
+        summary = (tmp_path / "processed" / res.campaign / "cyclictest_summary.csv").read_text()
+        assert TIMING_CAVEAT in summary, summary
+        manifest = json.loads((tmp_path / "raw" / res.campaign / "manifest.json").read_text())
+        assert manifest["targets"][rt.target]["preflight"]["preempt"] == "rt"
+        assert any(p.suffix == ".png" for p in rep["written"])
     finally:
         vm.stop("ci-rt")
     assert _qemus("ci-rt") == []
