@@ -114,7 +114,6 @@ def build_argv(tree: str, jobs: int, target: list[str], runs: int) -> list[str]:
 
 _MAP = re.compile(r"^@\[(.+)\]:\s*(\d+)\s*$")
 _ATTACHED = re.compile(r"^Attaching (\d+) probes?")
-_D_ROW = re.compile(r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\d+)\s*$")
 
 
 def parse_counts(tracer: str, stdout: str) -> dict[str, int]:
@@ -123,10 +122,16 @@ def parse_counts(tracer: str, stdout: str) -> dict[str, int]:
     for line in stdout.splitlines():
         if tracer == "bpftrace" and (m := _MAP.match(line)):
             out[m.group(1)] = out.get(m.group(1), 0) + int(m.group(2))
-        elif tracer == "dtrace" and (m := _D_ROW.match(line)):
-            key = ":".join(m.group(i) for i in range(1, 5))
-            out[key] = out.get(key, 0) + int(m.group(5))
+        elif tracer == "dtrace" and _d_row(line):
+            *key, count = line.split()  # an empty probefunc (sched:kernel::on-cpu) prints
+            out[":".join(key)] = out.get(":".join(key), 0) + int(count)  # as blank
     return out
+
+
+def _d_row(line: str) -> bool:
+    """A row of ``@[probeprov, probemod, probefunc, probename] = count()`` at exit."""
+    words = line.split()
+    return 2 <= len(words) <= 5 and words[-1].isdigit() and not words[0].isdigit()
 
 
 def parse_attached(stdout: str) -> int | None:
