@@ -187,6 +187,9 @@ def test_kbuild_notebook_local(tmp_path):
     manifest = json.loads((raw / "manifest.json").read_text())
     assert t.loc[2, "per_event_ns"] == pytest.approx(_by_hand(raw, manifest, "local", "02"),
                                                      rel=1e-9)
+    best = {e: min(json.loads(hf.read_text())["results"][0]["times"]) for e, hf in
+            ((hf.parent.name.rsplit("-s", 1)[1], hf) for hf in raw.glob("local/*/hyperfine.json"))}
+    assert t.loc[2, "slowdown_best_pct"] == pytest.approx((best["02"] / best["00"] - 1) * 100)
     tt = pd.read_csv(tmp_path / "data" / "processed" / "kb" / "tracer_times.csv")
     assert (tt["attach_s"] > 0).all() and (tt["stop_s"] > 0).all()
     assert not tt["stop_killed"].any() and (tt["nofile"] > 0).all()

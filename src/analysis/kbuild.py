@@ -218,6 +218,8 @@ def make_execute(q: dict, state: dict):
                               stop_timeout=q["stop_timeout"],
                               workload_timeout=7200)(transport, run, staging)
         info.update(info0)
+        if q["tracer"] == "dtrace" and spec.kind == "dtrace":
+            info["matched"] = info.get("probes")  # traced-run's dtrace -l count
         if spec.kind != "none":
             info.update(_observed(q["tracer"], staging))
         return info
@@ -322,6 +324,8 @@ def results_table(camp: Campaign, target: str, n_resamples: int = 4999) -> pd.Da
     events = {K.experiment(n): float(a) for n, a in per["activations"].items() if a > 0}
     ov = overhead_table(runs, control=K.experiment(0), events=events, estimator="median",
                         n_resamples=n_resamples).set_index("experiment")
+    best = overhead_table(runs, control=K.experiment(0), estimator="min").set_index("experiment")
+    mean = runs.groupby("experiment")["time_s"].mean()
     status = _status(camp, q)
     rows = []
     for n in K.SCENARIOS:
@@ -329,7 +333,10 @@ def results_table(camp: Campaign, target: str, n_resamples: int = 4999) -> pd.Da
         o = ov.loc[e] if e in ov.index else None
         p = per.loc[n] if n in per.index else None
         rows.append({"scenario": n, **K.components(n), "status": st[0], "reason": st[1],
-                     **_measured(o, p, n), **_published(n, q["tracer"])})
+                     **_measured(o, p, n), **_published(n, q["tracer"]),
+                     "build_mean_s": float(mean.get(e, np.nan)),
+                     "slowdown_best_pct": float(best.loc[e, "slowdown"]) * 100
+                     if e in best.index else np.nan})
     return pd.DataFrame(rows)
 
 
@@ -404,8 +411,9 @@ def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=No
 
 
 def paper_tables(table: pd.DataFrame, tracer: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Tables VI (build times, s) and VII (slowdown, %) in the paper's layout, ours as a
-    last column (partial scenarios marked ``*``, skipped ``--``)."""
+    """Tables VI (average build times, s) and VII (slowdown of best runs, %) in the
+    paper's layout, ours as the last columns with both estimators (mean and median build;
+    slowdown of best runs and of medians), partial scenarios marked ``*``, skipped ``--``."""
     label = [f"{r['scenario']}: " + (", ".join(f"{p} {r[p]}" for p in K.PROVIDERS if r[p])
                                       or "no tracing") for _, r in table.iterrows()]
     head = pd.DataFrame({"Scenario": label})
@@ -415,10 +423,13 @@ def paper_tables(table: pd.DataFrame, tracer: str) -> tuple[pd.DataFrame, pd.Dat
         col = {"cadets": "CADETS", "dtrace": "DTrace", "bpftrace": "bpftrace"}[who]
         vi[col] = table[f"paper_{who}_build_s"].to_numpy(float)
         vii[col] = table[f"paper_{who}_slowdown_pct"].to_numpy(float)
-    ours = f"{tracer} here"
-    vi[ours] = [f"{v:.2f}{m}" if np.isfinite(v) else "--" for v, m in zip(table["build_s"], mark)]
-    vii[ours] = [f"{v:.1f}{m}" if np.isfinite(v) else "--"
-                 for v, m in zip(table["slowdown_pct"], mark)]
+    def fmt(values, digits):
+        return [f"{v:.{digits}f}{m}" if np.isfinite(v) else "--" for v, m in zip(values, mark)]
+
+    vi[f"{tracer} here, mean"] = fmt(table["build_mean_s"], 2)
+    vi[f"{tracer} here, median"] = fmt(table["build_s"], 2)
+    vii[f"{tracer} here, best"] = fmt(table["slowdown_best_pct"], 1)
+    vii[f"{tracer} here, median"] = fmt(table["slowdown_pct"], 1)
     return vi, vii
 
 
