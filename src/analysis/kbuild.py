@@ -388,7 +388,23 @@ def _published(n: int, tracer: str) -> dict:
             "paper_dtrace_slowdown_pct": float(r["dtrace_slowdown_pct"]),
             "paper_bpftrace_slowdown_pct": float(r["bpftrace_slowdown_pct"]),
             "paper_bpftrace_probes": published_probes(n, "bpftrace"),
-            "paper_dtrace_probes": published_probes(n, "dtrace")}
+            "paper_dtrace_probes": published_probes(n, "dtrace"),
+            "paper_probes_by_selection": published_parts(n)}
+
+
+def published_parts(n: int, reference_dir=None) -> str:
+    """The published counts of a scenario's selections, bpftrace / DTrace (n/a: none)."""
+    from .published import load_reference
+
+    pc = load_reference("probe_counts", reference_dir)
+    out = []
+    for prov, sel in K.components(n).items():
+        row = pc[(pc["provider"] == prov) & (pc["selection"] == sel)]
+        if sel and len(row):
+            b, d = (row[c].iloc[0] for c in ("bpftrace_probes", "dtrace_probes"))
+            out.append(f"{prov} {sel}: " + " / ".join("n/a" if pd.isna(v) else f"{int(v):,}"
+                                                      for v in (b, d)))
+    return "; ".join(out)
 
 
 def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=None,
