@@ -49,6 +49,7 @@ def times_figure(tt: pd.DataFrame, target: str, tracer: str):
         ax.set_xlabel("probes attached")
         ax.set_ylabel(label)
         ax.set_ylim(bottom=0)
+        ax.set_xlim(left=0)
     killed = int(tt["stop_killed"].fillna(False).astype(bool).sum()) if len(tt) else 0
     fig.suptitle(f"Benchmark 2: {tracer} attach and stop times, {target}", fontsize=10)
     fig.text(0.01, 0.01, "points: every traced block (label: scenario); no error bars; stop "
