@@ -117,7 +117,8 @@ class KernelBuild(Benchmark):
         Param("sources", SOURCES, "kernel source tarball on the target", "str", _source),
         Param.integer("jobs", None, "make -j (None: the target's CPUs)", 1),
         Param.integer("runs", 1, "timed builds per traced block (hyperfine --runs)", 1),
-        Param.integer("rounds", 3, "interleaved rounds of every scenario", 1),
+        Param.integer("rounds", 2, "interleaved rounds of every scenario (one round of all ten: "
+                      "~21 min on a 2-vCPU VM)", 1),
         Param.integer("stop_timeout", 600, "seconds the tracer gets to print its map and "
                       "exit after SIGINT before SIGKILL (the paper: 10 minutes)", 1),
     )
