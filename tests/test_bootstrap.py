@@ -53,3 +53,26 @@ def test_cli_dry_run_on_this_machine():
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("local: ")
+
+
+def test_apt_installs_the_kernel_sources_for_benchmark_2():
+    p = plan(_linux(), "apt", kbuild=False)
+    assert p.packages == ("linux-source-6.1", "flex", "bison", "bc", "libelf-dev", "libssl-dev")
+    # FAKE FreeBSD preflight: /usr/src is not a package there, and is not asked for
+    pf = Preflight.from_lines("bsd", "os=FreeBSD\ncpus=4\ntool.cc.path=/usr/bin/cc\n"
+                              "tool.zstd.path=/usr/bin/zstd\ntool.hyperfine.path=/x\n"
+                              "tool.iperf3.path=/x")
+    assert plan(pf, "pkg", kbuild=False).packages == ()
+
+
+def test_kbuild_ready_on_this_machine_matches_the_files():
+    import os
+    import shutil
+
+    from analysis.bootstrap import KBUILD_SOURCES, kbuild_ready
+    from analysis.targets import connect
+
+    want = os.access(KBUILD_SOURCES, os.R_OK) and all(shutil.which(t) for t in
+                                                       ("flex", "bison", "bc"))
+    with connect("local") as transport:
+        assert kbuild_ready(transport) == bool(want)

@@ -22,6 +22,8 @@ APT = {
     "cc": ["gcc", "make"],
     "zstd": ["zstd"],  # the A/B comparison's compression workload
     "iperf3": ["iperf3"],  # the A/B comparison's network workload
+    # benchmark 2 (analysis.kbuild): the kernel's sources and what building them needs
+    "kbuild": ["linux-source-6.1", "flex", "bison", "bc", "libelf-dev", "libssl-dev"],
 }
 PKG = {  # FreeBSD: DTrace and cc are in base; no bpftrace, LTTng or rt-tests
     "bpftrace": None,
@@ -32,6 +34,7 @@ PKG = {  # FreeBSD: DTrace and cc are in base; no bpftrace, LTTng or rt-tests
     "cc": None,
     "zstd": ["zstd"],  # in base since FreeBSD 12: asked for only where missing
     "iperf3": ["iperf3"],
+    "kbuild": None,  # /usr/src comes with the base system's source distribution
 }
 
 
@@ -61,7 +64,20 @@ def _manager(transport: Transport) -> str | None:
     return None
 
 
-def plan(pf: Preflight, manager: str | None) -> BootstrapPlan:
+#: what benchmark 2 builds (Debian's package installs it there) and the tools it needs
+KBUILD_SOURCES = "/usr/src/linux-source-6.1.tar.xz"
+
+
+def kbuild_ready(transport: Transport) -> bool:
+    """Are the kernel sources and the build's tools (flex, bison, bc) on the target?"""
+    check = 'test -r "$1" && command -v flex && command -v bison && command -v bc'
+    return transport.run(["sh", "-c", check, "sh", KBUILD_SOURCES], timeout=30,
+                         check=False).exit_status == 0
+
+
+def plan(pf: Preflight, manager: str | None, kbuild: bool = True) -> BootstrapPlan:
+    """What to install (``kbuild``: False when benchmark 2's kernel sources or build
+    tools are missing)."""
     missing = []
     if pf.tools.get("bpftrace") is None and pf.os == "Linux":
         missing.append("bpftrace")
@@ -78,6 +94,8 @@ def plan(pf: Preflight, manager: str | None) -> BootstrapPlan:
     for tool in ("zstd", "iperf3"):
         if pf.tools.get(tool) is None:
             missing.append(tool)
+    if not kbuild and pf.os == "Linux":
+        missing.append("kbuild")
     table = {"apt": APT, "pkg": PKG}.get(manager or "", {})
     packages, unavailable = [], []
     for what in missing:
@@ -96,7 +114,7 @@ def bootstrap(target: str | Transport = "local", *, dry_run: bool = False, echo=
     transport = connect(target, trust_new_host_keys=trust_new_host_keys,
                         ssh_config=ssh_config) if own else target
     try:
-        p = plan(preflight(transport), _manager(transport))
+        p = plan(preflight(transport), _manager(transport), kbuild_ready(transport))
         echo(p.describe())
         if p.packages and not dry_run:
             if p.manager == "apt":

@@ -1,0 +1,158 @@
+"""Internals of benchmark 2 (:mod:`analysis.kbuild`): the CADETS scenarios, their
+scripts, what a kernel without kprobes keeps of them, command lines, and parsers of
+the tracers' output."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from .deploy import remote_source
+
+#: the paper's table of scenarios (seed 000 section V, slides "Benchmark 2: scripts"):
+#: number -> (fbt, syscall, vfs, sched); "" = not traced. 0 is the untraced build.
+SCENARIOS = {
+    0: ("", "", "", ""),
+    1: ("UFS", "all", "all", ""),
+    2: ("UFS-occ", "entry", "wroc", ""),
+    3: ("UFS-occ", "all", "wroc", ""),
+    4: ("UFS", "all", "all", "all"),
+    5: ("UFS-occ", "entry", "wroc", "all"),
+    6: ("UFS-occ", "all", "wroc", "all"),
+    7: ("UFS-a", "all", "", ""),
+    8: ("UFS-abv", "all", "", ""),
+    9: ("", "", "all", ""),
+}
+PROVIDERS = ("fbt", "syscall", "vfs", "sched")
+#: the limits the paper raised for bpftrace (recorded with every run)
+MAX_PROBES = 22000
+NOFILE = 200000
+KPROBE_KINDS = ("kprobe", "kretprobe")
+NOFILE_MARK = "__TRACELAB_NOFILE__"
+
+
+def experiment(n: int) -> str:
+    """The run's experiment id of scenario ``n`` (``"00"`` is the untraced control)."""
+    return f"{int(n):02d}"
+
+
+def script_path(n: int, tracer: str) -> Path:
+    """The scenario's script in ``remote/scripts/kernel-build/`` (.bt or .d)."""
+    ext = {"bpftrace": "bt", "dtrace": "d"}[tracer]
+    found = sorted((remote_source() / "scripts" / "kernel-build").glob(f"{int(n):02d}-*.{ext}"))
+    if len(found) != 1:
+        raise FileNotFoundError(f"no single {ext} script for kernel-build scenario {n}")
+    return found[0]
+
+
+def probe_descriptions(text: str) -> list[str]:
+    """The probe descriptions of a one-clause script (comments stripped, before ``{``)."""
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    text = re.sub(r"(?m)^\s*(//|#).*$", "", text)
+    head = text.split("{", 1)[0]
+    return [p for p in re.split(r"[\s,]+", head) if p]
+
+
+@dataclass(frozen=True)
+class Reduced:
+    """What runs of a bpftrace scenario on a kernel: the probes kept and dropped (and
+    why), and the program that runs (None: nothing remains, the scenario is skipped)."""
+
+    kept: tuple[str, ...]
+    dropped: tuple[str, ...]
+    reason: str
+    program: str | None
+
+    @property
+    def status(self) -> str:
+        if self.program is None:
+            return "skipped"
+        return "partial" if self.dropped else "ran"
+
+
+def reduce(probes: list[str], kprobes: bool) -> Reduced:
+    """The scenario's probes on a kernel with or without kprobes (fbt and vfs are kprobes
+    on Linux: without them only the syscall and sched tracepoints remain)."""
+    if kprobes:
+        kept, dropped = list(probes), []
+    else:
+        kept = [p for p in probes if p.split(":", 1)[0] not in KPROBE_KINDS]
+        dropped = [p for p in probes if p not in kept]
+    reason = ("no kprobes on this kernel: fbt and vfs probes (kprobe/kretprobe) dropped"
+              if dropped else "")
+    program = (",\n".join(kept) + "\n{\n\t@[probe] = count();\n}\n") if kept else None
+    return Reduced(tuple(kept), tuple(dropped), reason, program)
+
+
+def bpftrace_command(program: str) -> list[str]:
+    """The tracer's argv: the paper's raised limits (open files, BPFTRACE_MAX_PROBES,
+    BPFTRACE_MAX_BPF_PROGS), the limit in force printed for the record, then bpftrace;
+    everything on stdout (the runner waits for the attached token there)."""
+    sh = ("exec 2>&1; "  # the attached token on stdout, where the runner looks first
+          f"ulimit -n {NOFILE} 2>/dev/null || ulimit -n \"$(ulimit -Hn)\" 2>/dev/null; "
+          f"echo \"{NOFILE_MARK}=$(ulimit -n)\" >&2; "
+          f"exec env BPFTRACE_MAX_PROBES={MAX_PROBES} BPFTRACE_MAX_BPF_PROGS={MAX_PROBES} "
+          "__BPFTRACE_NOTIFY_PROBES_ATTACHED=1 bpftrace -e \"$1\"")
+    return ["sh", "-c", sh, "sh", program]
+
+
+def dtrace_command(script: str) -> list[str]:
+    """DTrace runs a scenario's script as it is (quiet; the aggregation printed at exit)."""
+    return ["dtrace", "-q", "-s", script]
+
+
+def build_argv(tree: str, jobs: int, target: list[str], runs: int) -> list[str]:
+    """hyperfine timing ``make -jN TARGET`` in the tree, the object tree cleaned before
+    every timed run (``--prepare``)."""
+    make = shlex.join(["make", "-s", "-C", tree, f"-j{int(jobs)}", *target])
+    clean = shlex.join(["make", "-s", "-C", tree, "clean"])
+    return ["hyperfine", "-N", "--style", "basic", "--runs", str(int(runs)), "--prepare",
+            clean, "--export-json", "{out}/hyperfine.json", make]
+
+
+_MAP = re.compile(r"^@\[(.+)\]:\s*(\d+)\s*$")
+_ATTACHED = re.compile(r"^Attaching (\d+) probes?")
+
+
+def parse_counts(tracer: str, stdout: str) -> dict[str, int]:
+    """probe -> activations from the map the tracer printed when it stopped."""
+    out: dict[str, int] = {}
+    for line in stdout.splitlines():
+        if tracer == "bpftrace" and (m := _MAP.match(line)):
+            out[m.group(1)] = out.get(m.group(1), 0) + int(m.group(2))
+        elif tracer == "dtrace" and _d_row(line):
+            *key, count = line.split()  # an empty probefunc (sched:kernel::on-cpu) prints
+            out[":".join(key)] = out.get(":".join(key), 0) + int(count)  # as blank
+    return out
+
+
+def _d_row(line: str) -> bool:
+    """A row of ``@[probeprov, probemod, probefunc, probename] = count()`` at exit."""
+    words = line.split()
+    return 2 <= len(words) <= 5 and words[-1].isdigit() and not words[0].isdigit()
+
+
+def parse_attached(stdout: str) -> int | None:
+    """bpftrace's "Attaching N probes..." (None if it did not say)."""
+    for line in stdout.splitlines():
+        if m := _ATTACHED.match(line):
+            return int(m.group(1))
+    return None
+
+
+def parse_nofile(stderr: str) -> int | None:
+    m = re.search(rf"{NOFILE_MARK}=(\d+|unlimited)", stderr)
+    if not m:
+        return None
+    return -1 if m.group(1) == "unlimited" else int(m.group(1))
+
+
+def top(counts: dict[str, int], n: int = 5) -> list[list]:
+    """The ``n`` most activated probes as [probe, count], most first."""
+    return [[k, v] for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n]]
+
+
+def components(n: int) -> dict[str, str]:
+    return dict(zip(PROVIDERS, SCENARIOS[n]))

@@ -1,0 +1,77 @@
+"""Benchmark 2's files: tables (CSV/Parquet, LaTeX) and figures (per-event cost, attach
+and stop time against probes attached)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from . import plots
+
+
+def write(out: dict, camp, target: str, proc: Path, figures_dir) -> list[Path]:
+    written: list[Path] = []
+    written += plots.write_frame(out["table"], proc / "benchmark2")
+    written += plots.write_frame(out["tracer_times"], proc / "tracer_times")
+    written += plots.write_frame(out["runs"], proc / "runs")
+    stem, sources = plots.figure_stem("kbuild", camp.name), [camp.manifest_path]
+    tracer = out["tracer"]
+    for key, name, cap in (("table_vi", "table-vi", "average kernel build times (s); ours: "
+                            "median"), ("table_vii", "table-vii", "relative slowdown (%); "
+                                        "ours: of medians")):
+        written += plots.export_table(out[key], f"{stem}-{name}", sources=sources,
+                                      figures_dir=figures_dir, caption=(
+            f"Benchmark 2 on {target} ({tracer}) next to the paper: {cap}; * partial "
+            "scenario (kprobe parts dropped), -- skipped"))
+    fig = times_figure(out["tracer_times"], target, tracer)
+    written += plots.save_figure(fig, f"{stem}-tracer-times", sources=sources,
+                                 figures_dir=figures_dir, close=False)
+    fig = cost_figure(out["table"], target, tracer)
+    if fig is not None:
+        written += plots.save_figure(fig, f"{stem}-per-event-cost", sources=sources,
+                                     figures_dir=figures_dir, close=False)
+    return written
+
+
+def times_figure(tt: pd.DataFrame, target: str, tracer: str):
+    """Attach and stop time of every traced block against the probes attached."""
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharex=True)
+    x = tt["attached"].astype(float)
+    for ax, col, label in ((axes[0], "attach_s", "attach time (s)"),
+                           (axes[1], "stop_s", "stop time, SIGINT to exit (s)")):
+        ax.scatter(x, tt[col].astype(float), s=18)
+        for _, r in tt.iterrows():
+            ax.annotate(str(r["scenario"]), (float(r["attached"] or 0), float(r[col] or 0)),
+                        fontsize=7, xytext=(3, 3), textcoords="offset points")
+        ax.set_xlabel("probes attached")
+        ax.set_ylabel(label)
+        ax.set_ylim(bottom=0)
+        ax.set_xlim(left=0)
+    killed = int(tt["stop_killed"].fillna(False).astype(bool).sum()) if len(tt) else 0
+    fig.suptitle(f"Benchmark 2: {tracer} attach and stop times, {target}", fontsize=10)
+    fig.text(0.01, 0.01, "points: every traced block (label: scenario); no error bars; stop "
+             f"includes printing the maps; SIGKILLed: {killed}", fontsize=7)
+    fig.tight_layout(rect=(0, 0.05, 1, 0.95))
+    return fig
+
+
+def cost_figure(table: pd.DataFrame, target: str, tracer: str):
+    """Per-activation cost per traced scenario with its 95 % CI."""
+    t = table[np.isfinite(table["per_event_ns"].astype(float))]
+    if t.empty:
+        return None
+    bars = pd.DataFrame({
+        "scenario": [f"{s}{'*' if st == 'partial' else ''}" for s, st in
+                     zip(t["scenario"], t["status"])],
+        "series": f"{tracer} (this machine)", "ns": t["per_event_ns"].to_numpy(float),
+        "low": t["per_event_ns_ci_low"].to_numpy(float),
+        "high": t["per_event_ns_ci_high"].to_numpy(float)})
+    return plots.per_event_cost_bars(
+        bars, category="scenario", series="series", value="ns", ci=("low", "high"),
+        ylabel="cost per activation (ns)", title=f"Benchmark 2: per-activation cost, {target}",
+        caption="(median build - median control build of the same rounds) / activations "
+                "per build, averaged over many different probes; whiskers: 95 % bootstrap "
+                "CI; * partial scenario")

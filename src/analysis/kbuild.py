@@ -1,0 +1,470 @@
+"""Benchmark 2: a kernel build under thousands of probes (the CADETS scenarios).
+
+The paper built the FreeBSD kernel on a memory disk while DTrace or bpftrace counted
+the activations of up to 18,268 probes (ten scenarios of fbt, syscall, vfs and sched
+probes, seed 000 section V). Here: the target's own kernel sources (Debian:
+``linux-source-6.1``) extracted once onto a tmpfs (FreeBSD: an md-backed UFS),
+configured once (``config``, default ``tinyconfig``), and ``make -jN build_target``
+timed by hyperfine with the object tree cleaned before every timed run
+(``--prepare 'make clean'``, and once more before the tracer attaches).
+
+Every run of a traced scenario attaches the scenario's script (``@[probe] =
+count()`` on every probe, the paper's raised limits), times the build, then stops the
+tracer with SIGINT: the map it prints gives the activations per probe. Recorded per
+run: probes matched (``bpftrace -l``) and attached ("Attaching N probes"), attach and
+stop time (SIGKILL after ``stop_timeout``, recorded), activations (total and top
+probes). Per-event cost = (build time - control build time) / activations: a cost
+per activation averaged over many different probes, not the price of one probe.
+
+Without kprobes (this lab's VM) the fbt and vfs parts (kprobes on Linux) are dropped
+with the reason and the scenario runs on what remains (status ``partial``), or is
+skipped when nothing remains (scenario 9). The kprobe versions are kept in the scripts
+for kernels that have kprobes.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import _kbuild as K
+from . import _params
+from .benchmarks import Benchmark, Param, Plan, register
+from .campaign import Campaign, RunSpec, open_for_report, processed_dir
+from .deploy import deploy, work_base
+from .errors import ParameterError
+from .hyperfine import load_hyperfine
+from .lifecycle import TracerSpec, traced_execute
+from .overhead import overhead_table
+
+TRACERS = ("bpftrace", "dtrace")
+SOURCES = "/usr/src/linux-source-6.1.tar.xz"
+#: the CI's tiny build: one object file after the build's preparation (seconds)
+TINY_TARGET = "init/version.o"
+
+
+def _scenarios(v):
+    if v is None:
+        return None
+    names = _params.names("scenarios", v)
+    out = []
+    for x in names:
+        if not str(x).isdigit() or int(x) not in K.SCENARIOS:
+            raise ParameterError("scenarios", v, "expected scenario numbers 0-9")
+        out.append(int(x))
+    return sorted(set(out) | {0})
+
+
+def _target(v):
+    names = _params.names("build_target", v)
+    for x in names:
+        if not x or x.startswith("-") or any(c in x for c in " \t\n;&|$`'\"\\"):
+            raise ParameterError("build_target", v, "expected make targets (no options)")
+    return names
+
+
+def _config(v):
+    if not isinstance(v, str) or not v.replace("_", "").isalnum():
+        raise ParameterError("config", v, "expected a make configuration target, e.g. "
+                             "tinyconfig")
+    return v
+
+
+def _source(v):
+    if not isinstance(v, str) or not v.startswith("/"):
+        raise ParameterError("sources", v, "expected an absolute path on the target")
+    return v
+
+
+def plan_scenarios(p: dict, pf) -> tuple[dict, dict]:
+    """scenario -> Reduced (what runs) and scenario -> reason (what cannot run)."""
+    kprobes = bool(pf.capabilities.get("kprobes"))
+    wanted = p["scenarios"] or list(K.SCENARIOS)
+    runs, not_run = {}, {}
+    for n in wanted:
+        if n == 0:
+            continue
+        if p["tracer"] == "dtrace":
+            runs[n] = K.Reduced((), (), "", K.script_path(n, "dtrace").read_text())
+            continue
+        red = K.reduce(K.probe_descriptions(K.script_path(n, "bpftrace").read_text()), kprobes)
+        if red.program is None:
+            not_run[K.experiment(n)] = red.reason + "; nothing remains"
+        else:
+            runs[n] = red
+    return runs, not_run
+
+
+@register
+class KernelBuild(Benchmark):
+    """Benchmark 2: kernel build time under the ten CADETS tracing scenarios."""
+
+    name = "kbuild"
+    notebook = "3.0-kernel-build"
+    description = "Benchmark 2: a kernel build under thousands of probes (CADETS scenarios)"
+    needs = ("bpftrace (dtrace on FreeBSD)", "hyperfine", "make, gcc, flex, bison, bc",
+             "kernel sources (bootstrap: linux-source-6.1)", "root (tmpfs mount)")
+    params = (
+        Param.choice("tracer", "bpftrace", "bpftrace, or dtrace on FreeBSD", TRACERS),
+        Param("scenarios", None, "CADETS scenario numbers (None = all ten; 0, the untraced "
+              "build, is always added)", "list", _scenarios),
+        Param("build_target", ["kernel/"], "make targets built per run (tiny, for CI: "
+              f"{TINY_TARGET!r})", "list", _target),
+        Param("config", "tinyconfig", "configuration made once in the tree", "str", _config),
+        Param("sources", SOURCES, "kernel source tarball on the target", "str", _source),
+        Param.integer("jobs", None, "make -j (None: the target's CPUs)", 1),
+        Param.integer("runs", 1, "timed builds per traced block (hyperfine --runs)", 1),
+        Param.integer("rounds", 2, "interleaved rounds of every scenario (one round of all ten: "
+                      "~21 min on a 2-vCPU VM)", 1),
+        Param.integer("stop_timeout", 600, "seconds the tracer gets to print its map and "
+                      "exit after SIGINT before SIGKILL (the paper: 10 minutes)", 1),
+    )
+
+    def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
+        (target, pf), = preflights.items()
+        if p["tracer"] == "dtrace" and not pf.capabilities.get("dtrace"):
+            raise ParameterError("tracer", "dtrace", f"DTrace is not available on {target} "
+                                 f"({pf.os}); its scripts are tested with a stand-in")
+        if p["tracer"] == "bpftrace" and not pf.tools.get("bpftrace"):
+            raise ParameterError("tracer", "bpftrace", f"{target} lacks bpftrace")
+        runnable, not_run = plan_scenarios(p, pf)
+        exps = [K.experiment(0)] + [K.experiment(n) for n in runnable]
+        rng = random.Random(str(campaign))
+        runs = []
+        for r in range(p["rounds"]):
+            order = list(exps)
+            rng.shuffle(order)
+            runs += [RunSpec(f"r{r:03d}-{i}-s{e}", e, {"round": r, "position": i})
+                     for i, e in enumerate(order)]
+        params = {"notebook": self.notebook, "target": target, "tracer": p["tracer"],
+                  "scenarios": p["scenarios"], "build_target": p["build_target"],
+                  "config": p["config"], "sources": p["sources"],
+                  "jobs": p["jobs"] or pf.cpus or 1, "runs": p["runs"], "rounds": p["rounds"],
+                  "stop_timeout": p["stop_timeout"], "kprobes": bool(
+                      pf.capabilities.get("kprobes")), "max_probes": K.MAX_PROBES,
+                  "nofile": K.NOFILE}
+        state = {"programs": {K.experiment(n): r.program for n, r in runnable.items()},
+                 "dropped": {K.experiment(n): list(r.dropped) for n, r in runnable.items()},
+                 "kept": {K.experiment(n): list(r.kept) for n, r in runnable.items()}}
+        table = status_frame(params, state, not_run)
+        return Plan(runs, params, not_run, table, state)
+
+    def execute(self, plan: Plan, p: dict, scratch: Path):
+        return make_execute(plan.parameters, plan.state)
+
+    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
+        return report(campaign, data_dir=data_dir, figures_dir=figures_dir, **kwargs)
+
+
+def status_frame(params: dict, state: dict, not_run: dict) -> pd.DataFrame:
+    """All ten scenarios: what each traces, whether it runs (ran / partial / skipped /
+    control / not chosen) and why."""
+    rows = []
+    chosen = params["scenarios"] or list(K.SCENARIOS)
+    for n in K.SCENARIOS:
+        e = K.experiment(n)
+        if n == 0:
+            status, reason = "control", "untraced build"
+        elif e in not_run:
+            status, reason = "skipped", not_run[e]
+        elif n not in chosen:
+            status, reason = "not chosen", "not in scenarios"
+        elif state["dropped"].get(e):
+            status, reason = "partial", ("no kprobes on this kernel: dropped "
+                                         + ", ".join(state["dropped"][e]))
+        else:
+            status, reason = "ran", ""
+        rows.append({"scenario": n, **K.components(n), "status": status, "reason": reason,
+                     "probes_kept": ", ".join(state["kept"].get(e, []))})
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- #
+# one run on the target
+
+def prepare_tree(transport, q: dict) -> str:
+    """The configured tree on the target's tmpfs (made once; see kbuild-tree.sh)."""
+    remote = deploy(transport)
+    mnt = f"{work_base(transport)}/kbuild-tmpfs"
+    out = transport.run(["sh", f"{remote}/workloads/kbuild-tree.sh", q["sources"], mnt,
+                         q["config"]], timeout=3600)
+    return out.stdout.strip().splitlines()[-1]
+
+
+def matched_probes(transport, kept: list[str]) -> int:
+    """How many probes the descriptions match (``bpftrace -l``, each description)."""
+    total = 0
+    for desc in kept:
+        out = transport.run(["bpftrace", "-l", desc], timeout=300, check=False)
+        total += sum(1 for line in out.stdout.splitlines() if line.strip())
+    return total
+
+
+def make_execute(q: dict, state: dict):
+    """The ``execute`` of a kbuild campaign: clean, attach, time the build, stop."""
+    cache: dict = {}
+
+    def execute(transport, run: RunSpec, staging: Path) -> dict:
+        if transport.name not in cache:
+            cache[transport.name] = {"tree": prepare_tree(transport, q)}
+        mine = cache[transport.name]
+        tree = mine["tree"]
+        transport.run(["make", "-s", "-C", tree, "clean"], timeout=600)
+        workload = K.build_argv(tree, q["jobs"], q["build_target"], q["runs"])
+        spec, info0 = _tracer(transport, run.experiment, q, state, mine)
+        info = traced_execute(spec, workload, attach_timeout=600,
+                              stop_timeout=q["stop_timeout"],
+                              workload_timeout=7200)(transport, run, staging)
+        info.update(info0)
+        if q["tracer"] == "dtrace" and spec.kind == "dtrace":
+            info["matched"] = info.get("probes")  # traced-run's dtrace -l count
+        if spec.kind != "none":
+            info.update(_observed(q["tracer"], staging))
+        return info
+
+    return execute
+
+
+def _tracer(transport, exp: str, q: dict, state: dict, mine: dict):
+    if exp == K.experiment(0):
+        return TracerSpec("none"), {"matched": 0}
+    if q["tracer"] == "dtrace":
+        return TracerSpec("dtrace", script=K.script_path(int(exp), "dtrace")), {}
+    key = f"matched-{exp}"
+    if key not in mine:
+        mine[key] = matched_probes(transport, state["kept"][exp])
+    spec = TracerSpec("command", command=tuple(K.bpftrace_command(state["programs"][exp])),
+                      ready="__BPFTRACE_NOTIFY_PROBES_ATTACHED")
+    return spec, {"matched": mine[key], "dropped": state["dropped"][exp]}
+
+
+def _observed(tracer: str, staging: Path) -> dict:
+    """From the tracer's files: probes attached, activations (total, top), open-file
+    limit in force."""
+    out = (staging / "tracer.stdout").read_text(errors="replace")
+    counts = K.parse_counts(tracer, out)
+    attached = K.parse_attached(out) if tracer == "bpftrace" else None
+    return {"attached": attached, "activations": int(sum(counts.values())),
+            "probes_fired": len(counts), "top_probes": K.top(counts),
+            "nofile": K.parse_nofile(out)}
+
+
+# --------------------------------------------------------------------------- #
+# from raw files to tables
+
+def load_runs(camp: Campaign, target: str) -> pd.DataFrame:
+    """Every timed build: experiment (scenario), round, position, run, time_s."""
+    rows = []
+    for run_id, entry in sorted(camp.manifest["runs"].get(target, {}).items()):
+        if entry.get("status") != "done":
+            continue
+        df = load_hyperfine(camp.run_dir(target, run_id) / "hyperfine.json")
+        df["experiment"] = entry["experiment"]
+        df["round"] = entry["params"]["round"]
+        df["position"] = entry["params"]["position"]
+        df["block"] = run_id
+        rows.append(df)
+    if not rows:
+        raise ValueError(f"campaign {camp.name} has no finished runs on {target}")
+    runs = pd.concat(rows, ignore_index=True)
+    return runs.sort_values(["round", "position", "run"], kind="stable").reset_index(drop=True)
+
+
+def tracer_frame(camp: Campaign, target: str) -> pd.DataFrame:
+    """Per traced block: scenario, probes matched/attached, activations per timed run,
+    attach and stop time, SIGKILLed or not."""
+    runs_per_block = int(camp.manifest["parameters"]["runs"])
+    rows = []
+    for run_id, entry in sorted(camp.manifest["runs"].get(target, {}).items()):
+        info = entry.get("info") or {}
+        if entry.get("status") != "done" or entry["experiment"] == K.experiment(0):
+            continue
+        rows.append({"block": run_id, "scenario": int(entry["experiment"]),
+                     "matched": info.get("matched"), "attached": info.get("attached"),
+                     "probes_fired": info.get("probes_fired"),
+                     "activations_per_run": (info.get("activations") or 0) / runs_per_block,
+                     "top_probes": info.get("top_probes"), "attach_s": info.get("attach_s"),
+                     "stop_s": info.get("stop_s"), "stop_killed": info.get("stop_killed"),
+                     "nofile": info.get("nofile")})
+    return pd.DataFrame(rows, columns=["block", "scenario", "matched", "attached",
+                                       "probes_fired", "activations_per_run", "top_probes",
+                                       "attach_s", "stop_s", "stop_killed", "nofile"])
+
+
+def published_probes(n: int, tracer: str, reference_dir=None) -> float:
+    """The published probe count of a scenario (sum of its selections; NaN where the
+    paper gives none, e.g. syscall, or for the control 0)."""
+    from .published import load_reference
+
+    pc = load_reference("probe_counts", reference_dir)
+    col = "bpftrace_probes" if tracer == "bpftrace" else "dtrace_probes"
+    total, known = 0.0, n != 0
+    for prov, sel in K.components(n).items():
+        if not sel:
+            continue
+        row = pc[(pc["provider"] == prov) & (pc["selection"] == sel)]
+        v = float(row[col].iloc[0]) if len(row) else np.nan
+        known = known and np.isfinite(v)
+        total += v if np.isfinite(v) else 0.0
+    return total if known else np.nan
+
+
+def results_table(camp: Campaign, target: str, n_resamples: int = 4999) -> pd.DataFrame:
+    """All ten scenarios: status, build time (median, CI), slowdown, probes matched and
+    attached, activations per timed run, per-event cost with CI, published figures."""
+    q = camp.manifest["parameters"]
+    runs = load_runs(camp, target)
+    tr = tracer_frame(camp, target)
+    per = tr.groupby("scenario").agg(matched=("matched", "max"), attached=("attached", "max"),
+                                     activations=("activations_per_run", "median"),
+                                     attach_s=("attach_s", "median"), stop_s=("stop_s", "median"),
+                                     killed=("stop_killed", "sum"))
+    events = {K.experiment(n): float(a) for n, a in per["activations"].items() if a > 0}
+    ov = overhead_table(runs, control=K.experiment(0), events=events, estimator="median",
+                        n_resamples=n_resamples).set_index("experiment")
+    best = overhead_table(runs, control=K.experiment(0), estimator="min").set_index("experiment")
+    mean = runs.groupby("experiment")["time_s"].mean()
+    status = _status(camp, q)
+    rows = []
+    for n in K.SCENARIOS:
+        e, st = K.experiment(n), status[n]
+        o = ov.loc[e] if e in ov.index else None
+        p = per.loc[n] if n in per.index else None
+        rows.append({"scenario": n, **K.components(n), "status": st[0], "reason": st[1],
+                     **_measured(o, p, n), **_published(n, q["tracer"]),
+                     "build_mean_s": float(mean.get(e, np.nan)),
+                     "slowdown_best_pct": float(best.loc[e, "slowdown"]) * 100
+                     if e in best.index else np.nan})
+    return pd.DataFrame(rows)
+
+
+def _status(camp: Campaign, q: dict) -> dict:
+    chosen = q["scenarios"] or list(K.SCENARIOS)
+    out = {}
+    for n in K.SCENARIOS:
+        probes = K.probe_descriptions(K.script_path(n, "bpftrace").read_text()) if n else []
+        red = K.reduce(probes, q["kprobes"]) if n else None
+        if n == 0:
+            out[n] = ("control", "untraced build")
+        elif n not in chosen:
+            out[n] = ("not chosen", "not in scenarios")
+        elif q["tracer"] == "dtrace":
+            out[n] = ("ran", "")
+        elif red.program is None:
+            out[n] = ("skipped", red.reason + "; nothing remains")
+        else:
+            out[n] = (red.status, red.reason and f"{red.reason}: " + ", ".join(red.dropped))
+    return out
+
+
+def _measured(o, p, n: int) -> dict:
+    nan = np.nan
+    def g(s, k):
+        return (float(s[k]) if s is not None and k in s and pd.notna(s[k]) else nan)
+    per_ns = g(o, "per_event_ns") if n else nan
+    return {"n_runs": int(g(o, "n_runs")) if o is not None else 0,
+            "build_s": g(o, "runtime_s"), "build_ci_low": g(o, "runtime_ci_low"),
+            "build_ci_high": g(o, "runtime_ci_high"),
+            "slowdown_pct": g(o, "slowdown") * 100 if n else (0.0 if o is not None else nan),
+            "probes_matched": g(p, "matched"), "probes_attached": g(p, "attached"),
+            "activations_per_run": g(p, "activations"),
+            "per_event_ns": per_ns, "per_event_ns_ci_low": g(o, "per_event_ns_ci_low") if n
+            else nan, "per_event_ns_ci_high": g(o, "per_event_ns_ci_high") if n else nan,
+            "attach_s": g(p, "attach_s"), "stop_s": g(p, "stop_s"),
+            "stop_killed": int(g(p, "killed")) if p is not None else 0}
+
+
+def _published(n: int, tracer: str) -> dict:
+    from .published import load_reference
+
+    kb = load_reference("kernel_build").set_index("scenario")
+    r = kb.loc[n]
+    return {"paper_cadets_build_s": float(r["cadets_build_s"]),
+            "paper_dtrace_build_s": float(r["dtrace_build_s"]),
+            "paper_bpftrace_build_s": float(r["bpftrace_build_s"]),
+            "paper_cadets_slowdown_pct": float(r["cadets_slowdown_pct"]),
+            "paper_dtrace_slowdown_pct": float(r["dtrace_slowdown_pct"]),
+            "paper_bpftrace_slowdown_pct": float(r["bpftrace_slowdown_pct"]),
+            "paper_bpftrace_probes": published_probes(n, "bpftrace"),
+            "paper_dtrace_probes": published_probes(n, "dtrace"),
+            "paper_probes_by_selection": published_parts(n)}
+
+
+def published_parts(n: int, reference_dir=None) -> str:
+    """The published counts of a scenario's selections, bpftrace / DTrace (n/a: none)."""
+    from .published import load_reference
+
+    pc = load_reference("probe_counts", reference_dir)
+    out = []
+    for prov, sel in K.components(n).items():
+        row = pc[(pc["provider"] == prov) & (pc["selection"] == sel)]
+        if sel and len(row):
+            b, d = (row[c].iloc[0] for c in ("bpftrace_probes", "dtrace_probes"))
+            out.append(f"{prov} {sel}: " + " / ".join("n/a" if pd.isna(v) else f"{int(v):,}"
+                                                      for v in (b, d)))
+    return "; ".join(out)
+
+
+def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=None,
+           n_resamples: int = 4999, write: bool = True, skip_runs=()) -> dict:
+    """Benchmark 2's tables (VI and VII next to the paper's, probe counts, activations,
+    per-event costs) and figures, from raw files alone."""
+    camp = open_for_report(campaign, data_dir, skip_runs)
+    target = target or next(iter(camp.manifest["runs"]))
+    table = results_table(camp, target, n_resamples)
+    out = {"table": table, "tracer_times": tracer_frame(camp, target),
+           "runs": load_runs(camp, target), "written": [],
+           "tracer": camp.manifest["parameters"]["tracer"]}
+    out["table_vi"], out["table_vii"] = paper_tables(table, out["tracer"])
+    out["summary"] = summary(table)
+    if write:
+        from ._kbuildplots import write
+
+        out["written"] += write(out, camp, target, processed_dir(camp, data_dir), figures_dir)
+    return out
+
+
+def paper_tables(table: pd.DataFrame, tracer: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Tables VI (average build times, s) and VII (slowdown of best runs, %) in the
+    paper's layout, ours as the last columns with both estimators (mean and median build;
+    slowdown of best runs and of medians), partial scenarios marked ``*``, skipped ``--``."""
+    label = [f"{r['scenario']}: " + (", ".join(f"{p} {r[p]}" for p in K.PROVIDERS if r[p])
+                                      or "no tracing") for _, r in table.iterrows()]
+    head = pd.DataFrame({"Scenario": label})
+    mark = table["status"].map({"partial": "*"}).fillna("")
+    vi, vii = head.copy(), head.copy()
+    for who in ("cadets", "dtrace", "bpftrace"):
+        col = {"cadets": "CADETS", "dtrace": "DTrace", "bpftrace": "bpftrace"}[who]
+        vi[col] = table[f"paper_{who}_build_s"].to_numpy(float)
+        vii[col] = table[f"paper_{who}_slowdown_pct"].to_numpy(float)
+    def fmt(values, digits):
+        return [f"{v:.{digits}f}{m}" if np.isfinite(v) else "--" for v, m in zip(values, mark)]
+
+    vi[f"{tracer} here, mean"] = fmt(table["build_mean_s"], 2)
+    vi[f"{tracer} here, median"] = fmt(table["build_s"], 2)
+    vii[f"{tracer} here, best"] = fmt(table["slowdown_best_pct"], 1)
+    vii[f"{tracer} here, median"] = fmt(table["slowdown_pct"], 1)
+    return vi, vii
+
+
+def summary(table: pd.DataFrame) -> str:
+    """One line per scenario."""
+    lines = []
+    for _, r in table.iterrows():
+        head = f"{r['scenario']}: {r['status']:<10}"
+        if not np.isfinite(r["build_s"]):
+            lines.append(f"{head} {r['reason']}")
+            continue
+        line = f"{head} build {r['build_s']:.2f} s"
+        if r["scenario"]:
+            line += (f", {r['slowdown_pct']:+.1f} %, {r['probes_attached']:.0f} probes "
+                     f"attached ({r['probes_matched']:.0f} matched), "
+                     f"{r['activations_per_run']:,.0f} activations per build")
+            if np.isfinite(r["per_event_ns"]):
+                line += (f", {r['per_event_ns']:.0f} ns per activation "
+                         f"[{r['per_event_ns_ci_low']:.0f}, {r['per_event_ns_ci_high']:.0f}]")
+        lines.append(line)
+    return "\n".join(lines)
