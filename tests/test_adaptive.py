@@ -60,8 +60,11 @@ def test_precision_on_demand_on_local(tmp_path):
     runs = rep["runs"]
     control = runs[runs["experiment"] == dd.CONTROL]["time_s"]
     assert np.median(control) >= 0.5 * 0.3, control.describe()
-    # the noise floor is positive and below the costs it sits next to
-    assert 0 < table.loc["04-tracepoint-entry", "noise_floor_ns"] < cheap["per_event_ns"].min()
+    # the noise floor is positive, and below the costs it sits next to once they are
+    # precise (a budget that ran out on a loaded machine can leave a cost within the noise)
+    assert table.loc["04-tracepoint-entry", "noise_floor_ns"] > 0
+    if decision.startswith("met"):
+        assert table.loc["04-tracepoint-entry", "noise_floor_ns"] < cheap["per_event_ns"].min()
     assert rep["aa"]["experiment"].tolist() == ["aa-control"]
     # the BPF program's own time is part of the cost, not all of it
     if b.preflight.capabilities.get("bpf_stats"):

@@ -518,11 +518,7 @@ def per_event_cost_bars(
     del log
     cats = list(dict.fromkeys(table[category]))
     sers = list(dict.fromkeys(table[series]))
-    emulated = [s for s in emulated if s in sers]
-    if emulated and len(sers) > len(emulated) and not caveat():
-        raise ValueError(f"refusing to draw timings measured on an emulated CPU "
-                         f"({', '.join(emulated)}) next to {len(sers) - len(emulated)} other "
-                         "series without saying so: draw it within plots.timing_caveat(...)")
+    _refuse_unlabelled_emulated(sers, emulated)
     peak = table.groupby(category)[value].max().reindex(cats).to_numpy(float)
     limit = _split_at(peak, split)
     groups = [[c for c, v in zip(cats, peak) if not v > limit],
@@ -553,6 +549,14 @@ def per_event_cost_bars(
         _fit_xticklabels(fig, axes, groups)
         _bars_legend(fig, table, sers, substituted, caption, ci)
         return fig
+
+
+def _refuse_unlabelled_emulated(sers: list, emulated: Sequence[str]) -> None:
+    emulated = [s for s in emulated if s in sers]
+    if emulated and len(sers) > len(emulated) and not caveat():
+        raise ValueError(f"refusing to draw timings measured on an emulated CPU "
+                         f"({', '.join(emulated)}) next to {len(sers) - len(emulated)} other "
+                         "series without saying so: draw it within plots.timing_caveat(...)")
 
 
 def _split_at(peak: np.ndarray, split: float) -> float:
