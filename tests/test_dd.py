@@ -213,3 +213,24 @@ def test_report_rebuilds_from_raw_files_alone(tmp_path):
     pd.testing.assert_frame_equal(first["table"], again["table"])
     pdf1 = (tmp_path / "f1" / "dd-rebuild-per-event-cost.pdf").read_bytes()
     assert pdf1 == (tmp_path / "f2" / "dd-rebuild-per-event-cost.pdf").read_bytes()
+
+
+def test_a_resume_after_the_counting_runs_still_plans_the_rounds():
+    """A controller killed during the counting runs: the manifest knows only the runs that
+    had started, so the resume must plan the rounds again (it once ended with none)."""
+    from types import SimpleNamespace
+
+    from analysis import _ddplan
+
+    ids = ["01-control", "04-tracepoint-entry"]
+    done = {f"count-{e}": {"experiment": e, "status": "done",
+                           "params": {"kind": "count", "count": 1000}} for e in ids}
+    camp = SimpleNamespace(manifest={"runs": {"local": done}},
+                           is_done=lambda target, rid: rid in done)
+    plan = SimpleNamespace(state={"target": "local", "ids": ids, "seed": "s"},
+                           parameters={"count": 1000, "rounds": 2, "run_s": None})
+    more = dd.DD().more(camp, plan, {"precision": None, "budget": None})
+    expected = [r.run_id for r in _ddplan.counting_and_rounds(dict.fromkeys(ids, 1000),
+                                                              dd.CONTROL, 2, "s")
+                if r.run_id not in done]
+    assert [r.run_id for r in more] == expected and len(expected) == 6  # 2 x (3 blocks)

@@ -567,12 +567,17 @@ class DD(Benchmark):
         entries = campaign.manifest["runs"].get(st["target"], {})
         decided = {rid: e for rid, e in entries.items()
                    if e.get("params", {}).get("kind") in ("count", "timed")}
-        if not decided:  # calibration done: sizes, counting, the first rounds
-            counts = ({e: q["count"] for e in st["ids"]} if q["count"] else
-                      _ddplan.counts_from_calibration(entries, CONTROL, q["run_s"]))
-            return _ddplan.counting_and_rounds(counts, CONTROL, q["rounds"], st["seed"])
-        pending = [RunSpec(rid, e["experiment"], e["params"]) for rid, e in sorted(
-            decided.items()) if not campaign.is_done(st["target"], rid)]
+        # calibration done: sizes, counting, the first rounds (planned again on a resume:
+        # the manifest knows only the runs that had started when a controller died)
+        counts = ({e: q["count"] for e in st["ids"]} if q["count"] else
+                  _ddplan.counts_from_calibration(entries, CONTROL, q["run_s"]))
+        first = _ddplan.counting_and_rounds(counts, CONTROL, q["rounds"], st["seed"])
+        if not decided:
+            return first
+        known = {r.run_id for r in first}
+        pending = [r for r in first if not campaign.is_done(st["target"], r.run_id)] + [
+            RunSpec(rid, e["experiment"], e["params"]) for rid, e in sorted(decided.items())
+            if rid not in known and not campaign.is_done(st["target"], rid)]
         if pending or (p["precision"] is None and p["budget"] is None):
             return pending or None
         counts = {e["experiment"]: e["params"]["count"] for e in decided.values()
