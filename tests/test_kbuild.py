@@ -65,6 +65,22 @@ def test_without_kprobes_the_tracepoints_remain():
     assert full.status == "ran" and len(full.kept) == 18
 
 
+def test_a_function_renamed_since_the_paper_gets_its_new_name():
+    # Linux 5.11 renamed __close_fd to close_fd (the listings predate it)
+    probes = K.probe_descriptions(K.script_path(2, "bpftrace").read_text())
+    assert "kprobe:__close_fd" in probes and "kretprobe:__close_fd" in probes
+    new = K.reduce(probes, True, "6.1.0-27-amd64")
+    assert new.status == "ran" and new.dropped == ()
+    assert "kprobe:close_fd" in new.kept and "kretprobe:close_fd" in new.kept
+    assert not any("__close_fd" in p for p in new.kept)
+    assert "kprobe:close_fd,\n" in new.program
+    assert new.reason == "renamed on Linux 6.1.0-27-amd64: __close_fd is close_fd"
+    old = K.reduce(probes, True, "5.10.0-9-amd64")
+    assert old.kept == tuple(probes) and old.reason == ""
+    assert K.reduce(probes, True, None).kept == tuple(probes)  # unknown release: as published
+    assert K.kernel_version("4.19.0-6-amd64") == (4, 19) and K.kernel_version("x") is None
+
+
 def test_limits_and_build_command():
     argv = K.bpftrace_command("tracepoint:sched:* { @[probe] = count(); }")
     assert argv[:2] == ["sh", "-c"] and argv[-1] == "tracepoint:sched:* { @[probe] = count(); }"
@@ -124,8 +140,9 @@ def test_dtrace_scenario_with_a_stand_in(tmp_path, monkeypatch):
     with connect("local") as transport:
         out = traced_execute(spec, ["sleep", "0.2"], stop_timeout=10)(
             transport, RunSpec("r000-0-s05", "05", {}), staging)
-    seen = kbuild._observed("dtrace", staging)
+    seen = kbuild._with_observed(spec, dict(out), staging)
     assert out["status"] == "ok" and out["probes"] == 5
+    assert seen["matched"] == seen["attached"] == 5  # what `dtrace -l -s script` listed
     assert seen["activations"] == 10
     assert seen["top_probes"] == [["syscall:freebsd:read:entry", 7], ["sched:kernel:on-cpu", 3]]
     calls = [p.read_text().splitlines() for p in sorted(tmp_path.glob("argv.*"))]

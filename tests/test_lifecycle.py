@@ -121,6 +121,25 @@ def test_ctrl_c_during_the_workload_stops_the_tracer(transport, count_script):
     assert not subprocess.run(["pgrep", "-fx", "sleep 120"], capture_output=True).stdout
 
 
+def test_a_workload_that_survives_sigterm_is_killed(transport, count_script):
+    # hyperfine 1.15 catches a SIGTERM that falls between two runs of its command and
+    # goes on benchmarking (4 of 15 TERMs here): a workload ignoring TERM stands for it
+    need_tool("bpftrace")
+    marker = "tracelab-deaf-workload"
+    workload = ["sh", "-c", f"trap '' TERM; while :; do sleep 0.1; done # {marker}"]
+    timer = threading.Timer(4.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            traced_run(transport, TracerSpec("bpftrace", script=count_script), workload)
+    finally:
+        timer.cancel()
+    deadline = time.monotonic() + 5
+    while subprocess.run(["pgrep", "-f", marker], capture_output=True).stdout:
+        assert time.monotonic() < deadline, "the workload outlived its runner"
+        time.sleep(0.1)
+
+
 def test_ctrl_c_during_ftrace_removes_the_instance(local):
     if not (TRACEFS / "events" / "syscalls").is_dir():
         pytest.skip("no syscall tracepoints in tracefs")

@@ -30,7 +30,12 @@ stop_process_tracer() {
     killed=0
     sent=1
     deadline=$(awk -v t="$t0" -v s="${STOP_TIMEOUT:-30}" 'BEGIN { printf "%.3f", t + s }')
-    resend=$(awk -v t="$t0" 'BEGIN { printf "%.3f", t + 5 }')
+    # a tracer that missed the signal (seen with bpftrace 0.17) gets it again: bpftrace's
+    # handler only sets a flag, so every second; dtrace(1) treats a second SIGINT as
+    # "impatient" and exits without printing its aggregations, so only every 5 s
+    every=5
+    case ${KIND:-} in bpftrace) every=1 ;; esac
+    resend=$(awk -v t="$t0" -v e="$every" 'BEGIN { printf "%.3f", t + e }')
     while kill -0 "$pgid" 2>/dev/null; do
         n=$(now)
         if awk -v n="$n" -v d="$deadline" 'BEGIN { exit !(n > d) }'; then
@@ -38,11 +43,10 @@ stop_process_tracer() {
             killed=1
             break
         fi
-        # a tracer that missed the signal (seen with bpftrace 0.17) gets it again every 5 s
         if awk -v n="$n" -v d="$resend" 'BEGIN { exit !(n > d) }'; then
             signal_group "$sig" "$pgid"
             sent=$((sent + 1))
-            resend=$(awk -v t="$n" 'BEGIN { printf "%.3f", t + 5 }')
+            resend=$(awk -v t="$n" -v e="$every" 'BEGIN { printf "%.3f", t + e }')
         fi
         sleep 0.05
     done

@@ -72,16 +72,44 @@ class Reduced:
         return "partial" if self.dropped else "ran"
 
 
-def reduce(probes: list[str], kprobes: bool) -> Reduced:
+#: kernel functions the published scripts name that a later Linux renamed:
+#: old name -> (new name, first release with the new name)
+RENAMED = {"__close_fd": ("close_fd", (5, 11))}
+
+
+def kernel_version(release: str | None) -> tuple[int, int] | None:
+    """``"6.1.0-27-amd64"`` -> ``(6, 1)``; None when it does not parse."""
+    m = re.match(r"(\d+)\.(\d+)", release or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def rename(probe: str, version: tuple[int, int] | None) -> str:
+    """A kprobe on a function the kernel ``version`` knows under a newer name, renamed
+    (``kprobe:__close_fd`` -> ``kprobe:close_fd`` from Linux 5.11 on)."""
+    kind, _, func = probe.partition(":")
+    if kind in KPROBE_KINDS and func in RENAMED and version is not None:
+        new, since = RENAMED[func]
+        if version >= since:
+            return f"{kind}:{new}"
+    return probe
+
+
+def reduce(probes: list[str], kprobes: bool, kernel: str | None = None) -> Reduced:
     """The scenario's probes on a kernel with or without kprobes (fbt and vfs are kprobes
-    on Linux: without them only the syscall and sched tracepoints remain)."""
+    on Linux: without them only the syscall and sched tracepoints remain). With kprobes,
+    functions renamed since the paper's listings get their name on this ``kernel``
+    (a release string; the renames are in the reason)."""
     if kprobes:
-        kept, dropped = list(probes), []
+        version = kernel_version(kernel)
+        kept, dropped = [rename(p, version) for p in probes], []
+        renamed = sorted({f"{p.split(':', 1)[1]} is {k.split(':', 1)[1]}"
+                          for p, k in zip(probes, kept) if p != k})
+        reason = (f"renamed on Linux {kernel}: " + ", ".join(renamed)) if renamed else ""
     else:
         kept = [p for p in probes if p.split(":", 1)[0] not in KPROBE_KINDS]
         dropped = [p for p in probes if p not in kept]
-    reason = ("no kprobes on this kernel: fbt and vfs probes (kprobe/kretprobe) dropped"
-              if dropped else "")
+        reason = ("no kprobes on this kernel: fbt and vfs probes (kprobe/kretprobe) dropped"
+                  if dropped else "")
     program = (",\n".join(kept) + "\n{\n\t@[probe] = count();\n}\n") if kept else None
     return Reduced(tuple(kept), tuple(dropped), reason, program)
 

@@ -90,7 +90,8 @@ def plan_scenarios(p: dict, pf) -> tuple[dict, dict]:
         if p["tracer"] == "dtrace":
             runs[n] = K.Reduced((), (), "", K.script_path(n, "dtrace").read_text())
             continue
-        red = K.reduce(K.probe_descriptions(K.script_path(n, "bpftrace").read_text()), kprobes)
+        red = K.reduce(K.probe_descriptions(K.script_path(n, "bpftrace").read_text()), kprobes,
+                       pf.kernel)
         if red.program is None:
             not_run[K.experiment(n)] = red.reason + "; nothing remains"
         else:
@@ -144,9 +145,11 @@ class KernelBuild(Benchmark):
                   "config": p["config"], "sources": p["sources"],
                   "jobs": p["jobs"] or pf.cpus or 1, "runs": p["runs"], "rounds": p["rounds"],
                   "stop_timeout": p["stop_timeout"], "kprobes": bool(
-                      pf.capabilities.get("kprobes")), "max_probes": K.MAX_PROBES,
+                      pf.capabilities.get("kprobes")), "kernel": pf.kernel,
+                  "max_probes": K.MAX_PROBES,
                   "nofile": K.NOFILE}
         state = {"programs": {K.experiment(n): r.program for n, r in runnable.items()},
+                 "reasons": {K.experiment(n): r.reason for n, r in runnable.items()},
                  "dropped": {K.experiment(n): list(r.dropped) for n, r in runnable.items()},
                  "kept": {K.experiment(n): list(r.kept) for n, r in runnable.items()}}
         table = status_frame(params, state, not_run)
@@ -176,7 +179,7 @@ def status_frame(params: dict, state: dict, not_run: dict) -> pd.DataFrame:
             status, reason = "partial", ("no kprobes on this kernel: dropped "
                                          + ", ".join(state["dropped"][e]))
         else:
-            status, reason = "ran", ""
+            status, reason = "ran", state.get("reasons", {}).get(e, "")
         rows.append({"scenario": n, **K.components(n), "status": status, "reason": reason,
                      "probes_kept": ", ".join(state["kept"].get(e, []))})
     return pd.DataFrame(rows)
@@ -219,11 +222,7 @@ def make_execute(q: dict, state: dict):
                               stop_timeout=q["stop_timeout"],
                               workload_timeout=7200)(transport, run, staging)
         info.update(info0)
-        if q["tracer"] == "dtrace" and spec.kind == "dtrace":
-            info["matched"] = info.get("probes")  # traced-run's dtrace -l count
-        if spec.kind != "none":
-            info.update(_observed(q["tracer"], staging))
-        return info
+        return _with_observed(spec, info, staging)
 
     return execute
 
@@ -239,6 +238,19 @@ def _tracer(transport, exp: str, q: dict, state: dict, mine: dict):
     spec = TracerSpec("command", command=tuple(K.bpftrace_command(state["programs"][exp])),
                       ready="__BPFTRACE_NOTIFY_PROBES_ATTACHED")
     return spec, {"matched": mine[key], "dropped": state["dropped"][exp]}
+
+
+def _with_observed(spec: TracerSpec, info: dict, staging: Path) -> dict:
+    """A run's info with what the tracer's files tell (nothing for the control)."""
+    if spec.kind == "none":
+        return info
+    tracer = "dtrace" if spec.kind == "dtrace" else "bpftrace"
+    info.update(_observed(tracer, staging))
+    if tracer == "dtrace":
+        # DTrace enables every probe its script matches, and its quiet mode (-q)
+        # suppresses "matched N probes": both are the runner's `dtrace -l -s` count
+        info["matched"] = info["attached"] = info.get("probes")
+    return info
 
 
 def _observed(tracer: str, staging: Path) -> dict:
@@ -346,7 +358,7 @@ def _status(camp: Campaign, q: dict) -> dict:
     out = {}
     for n in K.SCENARIOS:
         probes = K.probe_descriptions(K.script_path(n, "bpftrace").read_text()) if n else []
-        red = K.reduce(probes, q["kprobes"]) if n else None
+        red = K.reduce(probes, q["kprobes"], q.get("kernel")) if n else None
         if n == 0:
             out[n] = ("control", "untraced build")
         elif n not in chosen:
@@ -356,7 +368,8 @@ def _status(camp: Campaign, q: dict) -> dict:
         elif red.program is None:
             out[n] = ("skipped", red.reason + "; nothing remains")
         else:
-            out[n] = (red.status, red.reason and f"{red.reason}: " + ", ".join(red.dropped))
+            out[n] = (red.status, red.reason + (": " + ", ".join(red.dropped)
+                                                if red.dropped else ""))
     return out
 
 
