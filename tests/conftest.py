@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -24,6 +25,17 @@ def need_tool(name: str) -> str:
     if path is None:
         pytest.skip(f"{name} is not installed (.ci/run installs it)")
     return path
+
+
+def fake_dtrace(tmp_path, monkeypatch, script: str) -> None:
+    """A stand-in ``dtrace`` (DTrace cannot run here) first on PATH: ``script``, a sh
+    script that says it is a fake; FAKE_LOG names where it may record its argv."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "dtrace").write_text(script)
+    (bindir / "dtrace").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_LOG", str(tmp_path / "argv"))
 
 
 # --------------------------------------------------------------------------- #

@@ -38,7 +38,7 @@ def test_calibrated_sizes_follow_the_cost_per_read():
 @pytest.mark.slow
 def test_precision_on_demand_on_local(tmp_path):
     need_tool("bpftrace")
-    b = dd.run_benchmark1("local", experiments=[4, 5], precision=0.15, budget="2 min",
+    b = dd.run_benchmark1("local", experiments=[4, 5], precision=0.2, budget="90 s",
                           run_s=0.3, rounds=3, data_dir=tmp_path, campaign="prec",
                           progress=False)
     assert b.result.complete, b.result
@@ -53,8 +53,8 @@ def test_precision_on_demand_on_local(tmp_path):
     if decision.startswith("budget"):
         assert "NOT met" in rep["summary"] or cheap["target_met"].all()
     else:
-        assert decision.startswith("met: every experiment reached +-15%"), decision
-        assert (cheap["precision_reached"] <= 0.15).all() and cheap["target_met"].all()
+        assert decision.startswith("met: every experiment reached +-20%"), decision
+        assert (cheap["precision_reached"] <= 0.2).all() and cheap["target_met"].all()
     # the calibration sizes the control's runs to last about run_s (1.5 x run_s at the
     # calibration's speed; this machine's dd speed is bimodal, so allow half of run_s)
     runs = rep["runs"]
@@ -74,9 +74,9 @@ def test_precision_on_demand_on_local(tmp_path):
                                                         row["bpf_ns_per_event"])
     assert "noise floor" in rep["summary"] and "04-tracepoint-entry" in rep["summary"]
     # a resume decides the same: nothing more to run
-    again = dd.run_benchmark1("local", experiments=[4, 5], precision=0.15, budget="2 min",
+    again = dd.run_benchmark1("local", experiments=[4, 5], precision=0.2, budget="90 s",
                               run_s=0.3, rounds=3, data_dir=tmp_path, campaign="prec",
                               progress=False)
     assert again.result.complete and not any(again.result.done.values())
     manifest = json.loads(b.campaign.manifest_path.read_text())
-    assert manifest["adaptive"]["precision"] == 0.15
+    assert manifest["adaptive"]["precision"] == 0.2

@@ -21,7 +21,7 @@ from analysis.campaign import RunSpec
 from analysis.lifecycle import traced_execute
 from analysis.published import load_reference
 from analysis.targets import connect
-from conftest import FIXTURES, ROOT, need_tool
+from conftest import FIXTURES, ROOT, fake_dtrace, need_tool
 
 NOTEBOOK = ROOT / "notebooks" / "3.0-kernel-build.ipynb"
 
@@ -127,12 +127,7 @@ while :; do sleep 0.1; done
 
 
 def test_dtrace_scenario_with_a_stand_in(tmp_path, monkeypatch):
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    (bindir / "dtrace").write_text(FAKE_DTRACE)
-    (bindir / "dtrace").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
-    monkeypatch.setenv("FAKE_LOG", str(tmp_path / "argv"))
+    fake_dtrace(tmp_path, monkeypatch, FAKE_DTRACE)
     spec, info = kbuild._tracer(None, "05", {"tracer": "dtrace"}, {}, {})
     assert spec.kind == "dtrace" and spec.script == K.script_path(5, "dtrace")
     staging = tmp_path / "staging"

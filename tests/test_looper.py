@@ -5,7 +5,6 @@ recomputed by hand from the raw hyperfine files."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 
@@ -17,7 +16,7 @@ import pytest
 from analysis import looper
 from analysis.campaign import RunSpec
 from analysis.targets import connect
-from conftest import FIXTURES, ROOT, need_tool
+from conftest import FIXTURES, ROOT, fake_dtrace, need_tool
 
 NOTEBOOK = ROOT / "notebooks" / "4.0-looper.ipynb"
 CALLS = 10_000
@@ -76,12 +75,7 @@ printf '\n  hello DTrace                                              %s\n' "$FA
 
 def test_dtrace_command_lines_with_a_stand_in(tmp_path, monkeypatch):
     need_tool("hyperfine")
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    (bindir / "dtrace").write_text(FAKE_DTRACE)
-    (bindir / "dtrace").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
-    monkeypatch.setenv("FAKE_LOG", str(tmp_path / "argv"))
+    fake_dtrace(tmp_path, monkeypatch, FAKE_DTRACE)
     monkeypatch.setenv("FAKE_COUNT", "1000")
     execute = looper.make_execute(tracer="dtrace", calls=1000, runs=2, warmup=1, cpu=None,
                                   os_name="FreeBSD")

@@ -235,6 +235,27 @@ def test_benchmark1_runs_all_18_originals_on_the_vm(machine, tmp_path):
         assert stamp in csv
 
 
+def test_ktrace_flow_traces_a_cat_on_the_vm(machine, tmp_path):
+    """The smoking gun where kprobes exist: a kprobe and a kretprobe on every vfs_read*
+    function, one cat, attach/run/stop timed, the flow seen (a small pattern: TCG)."""
+    from analysis import report as make_report
+    from analysis import run_benchmark
+
+    result = run_benchmark("ktrace", TARGET, campaign="ci-vm-kt", data_dir=tmp_path,
+                           functions="vfs_read*", rounds=1, progress=False)
+    assert result.complete and not result.plan.not_run, result.plan.not_run
+    rep = make_report(result, figures_dir=tmp_path / "figures")
+    run = rep["runs"].iloc[0]
+    assert run["attached"] == run["matched"] >= 4  # >= 1 function x 2 + the 2 tracepoints
+    assert run["entries"] >= 1 and run["functions_entered"] >= 1
+    assert not run["stop_killed"]
+    out = next((tmp_path / "raw" / "ci-vm-kt").glob("*/*/tracer.stdout")).read_text()
+    assert "->kprobe:vfs_read" in out and " =>tracepoint:syscalls:sys_enter_read" in out
+    if machine.accel == "tcg":
+        md = (tmp_path / "figures" / "ktrace-ci-vm-kt-table.md").read_text()
+        assert f"{TARGET}: {TIMING_CAVEAT}" in md
+
+
 @pytest.mark.slow
 def test_start_twice_is_refused(machine):
     with pytest.raises(VMError, match="already running"):

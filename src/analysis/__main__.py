@@ -66,6 +66,8 @@ def _run(args) -> int:
                            ssh_config=args.ssh_config, progress=not args.no_progress,
                            **_param_pairs(args.param))
     print(result, file=sys.stderr)
+    for what, why in (getattr(result.plan, "not_run", None) or {}).items():
+        print(f"not run: {what}: {why}", file=sys.stderr)
     if any(result.done.values()) or any(result.skipped.values()):
         rep = report(result, figures_dir=args.figures_dir)
         _print_paths(rep["written"])

@@ -26,7 +26,9 @@ def write(out: dict, camp, target: str, proc: Path, figures_dir) -> list[Path]:
                                       figures_dir=figures_dir, caption=(
             f"Benchmark 2 on {target} ({tracer}) next to the paper: {cap}; * partial "
             "scenario (kprobe parts dropped), -- skipped"))
-    fig = times_figure(out["tracer_times"], target, tracer)
+    partial = [int(n) for n, st in zip(out["table"]["scenario"], out["table"]["status"])
+               if st == "partial"]
+    fig = times_figure(out["tracer_times"], target, tracer, partial)
     written += plots.save_figure(fig, f"{stem}-tracer-times", sources=sources,
                                  figures_dir=figures_dir, close=False)
     fig = cost_figure(out["table"], target, tracer)
@@ -36,24 +38,34 @@ def write(out: dict, camp, target: str, proc: Path, figures_dir) -> list[Path]:
     return written
 
 
-def times_figure(tt: pd.DataFrame, target: str, tracer: str):
-    """Attach and stop time of every traced block against the probes attached."""
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharex=True)
-    x = tt["attached"].astype(float)
+def times_figure(tt: pd.DataFrame, target: str, tracer: str, partial=()):
+    """Attach and stop time of every traced block against the probes attached, one
+    colour and marker per scenario (``partial``: scenarios marked with a star)."""
+    fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.8), sharex=True)
+    scen = sorted(int(s) for s in tt["scenario"].unique()) if len(tt) else []
+    colours = plt.get_cmap("tab10")
+    markers = "osD^vP*Xh"
     for ax, col, label in ((axes[0], "attach_s", "attach time (s)"),
                            (axes[1], "stop_s", "stop time, SIGINT to exit (s)")):
-        ax.scatter(x, tt[col].astype(float), s=18)
-        for _, r in tt.iterrows():
-            ax.annotate(str(r["scenario"]), (float(r["attached"] or 0), float(r[col] or 0)),
-                        fontsize=7, xytext=(3, 3), textcoords="offset points")
+        for i, n in enumerate(scen):
+            d = tt[tt["scenario"] == n]
+            ax.scatter(d["attached"].astype(float), d[col].astype(float), s=26, alpha=0.8,
+                       color=colours(i % 10), marker=markers[i % len(markers)],
+                       label=f"{n}{'*' if n in set(partial) else ''}")
         ax.set_xlabel("probes attached")
         ax.set_ylabel(label)
-        ax.set_ylim(bottom=0)
-        ax.set_xlim(left=0)
+        ax.set_ylim(bottom=0, top=max(1.0, float(tt[col].max() or 0) * 1.12) if len(tt) else 1)
+        ax.set_xlim(left=0, right=max(1.0, float(tt["attached"].max() or 0) * 1.08)
+                    if len(tt) else 1)
+        ax.grid(alpha=0.3)
+    if scen:
+        axes[1].legend(title="scenario", fontsize=7, title_fontsize=7, loc="center left",
+                       bbox_to_anchor=(1.02, 0.5), frameon=False)
     killed = int(tt["stop_killed"].fillna(False).astype(bool).sum()) if len(tt) else 0
     fig.suptitle(f"Benchmark 2: {tracer} attach and stop times, {target}", fontsize=10)
-    fig.text(0.01, 0.01, "points: every traced block (label: scenario); no error bars; stop "
-             f"includes printing the maps; SIGKILLed: {killed}", fontsize=7)
+    fig.text(0.01, 0.01, "points: every traced block; no error bars; stop includes printing "
+             f"the maps; SIGKILLed: {killed}; * partial scenario (kprobe parts dropped)",
+             fontsize=7)
     fig.tight_layout(rect=(0, 0.05, 1, 0.95))
     return fig
 

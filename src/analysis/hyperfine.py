@@ -57,6 +57,26 @@ def load_hyperfine_many(
     return _frame(columns, source=None)
 
 
+def load_blocks(camp, target: str) -> pd.DataFrame:
+    """Every timed run of a campaign's finished blocks (one ``hyperfine.json`` per run of
+    the campaign): experiment, round, position, block (the run id), run, time_s, ...,
+    in the order they ran. ``camp``: an :class:`analysis.campaign.Campaign`."""
+    rows = []
+    for run_id, entry in sorted(camp.manifest["runs"].get(target, {}).items()):
+        if entry.get("status") != "done":
+            continue
+        df = load_hyperfine(camp.run_dir(target, run_id) / "hyperfine.json")
+        df["experiment"] = entry["experiment"]
+        df["round"] = entry["params"]["round"]
+        df["position"] = entry["params"]["position"]
+        df["block"] = run_id
+        rows.append(df)
+    if not rows:
+        raise ValueError(f"campaign {camp.name} has no finished runs on {target}")
+    runs = pd.concat(rows, ignore_index=True)
+    return runs.sort_values(["round", "position", "run"], kind="stable").reset_index(drop=True)
+
+
 def _frame(columns: dict[str, list], source: str | None) -> pd.DataFrame:
     n = len(columns["run"])
     data = {

@@ -32,7 +32,7 @@ from .benchmarks import Benchmark, Param, Plan, register
 from .campaign import Campaign, RunSpec, open_for_report, processed_dir
 from .deploy import deploy, work_base
 from .errors import ParameterError
-from .hyperfine import load_hyperfine
+from .hyperfine import load_blocks
 from .lifecycle import TracerSpec, traced_execute
 from .overhead import overhead_table
 
@@ -227,20 +227,7 @@ class Looper(Benchmark):
 
 def load_runs(camp: Campaign, target: str) -> pd.DataFrame:
     """Every timed run: configuration (``experiment``), round, position, run, time_s."""
-    rows = []
-    for run_id, entry in sorted(camp.manifest["runs"].get(target, {}).items()):
-        if entry.get("status") != "done":
-            continue
-        df = load_hyperfine(camp.run_dir(target, run_id) / "hyperfine.json")
-        df["experiment"] = entry["experiment"]
-        df["round"] = entry["params"]["round"]
-        df["position"] = entry["params"]["position"]
-        df["block"] = run_id
-        rows.append(df)
-    if not rows:
-        raise ValueError(f"campaign {camp.name} has no finished runs on {target}")
-    runs = pd.concat(rows, ignore_index=True)
-    runs = runs.sort_values(["round", "position", "run"], kind="stable").reset_index(drop=True)
+    runs = load_blocks(camp, target)
     runs["order"] = np.arange(len(runs))
     return runs
 
