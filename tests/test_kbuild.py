@@ -18,6 +18,7 @@ import pytest
 from analysis import _kbuild as K
 from analysis import kbuild
 from analysis.campaign import RunSpec
+from analysis.errors import TargetError
 from analysis.lifecycle import traced_execute
 from analysis.published import load_reference
 from analysis.targets import connect
@@ -215,3 +216,18 @@ def test_kbuild_notebook_over_ssh(request, tmp_path):
                                  "ssh_config": str(sshd.ssh_config)})
     assert t.loc[0, "status"] == "control" and t.loc[0, "n_runs"] == 1
     assert t.loc[0, "build_s"] > 0 and t.loc[9, "status"] == "skipped"
+
+
+def test_a_description_this_kernel_has_nothing_for_is_left_out_and_recorded():
+    # e.g. the paper's kprobe:xfs_* where the xfs module is not loaded: bpftrace would
+    # refuse the whole program ("Code not generated for probe"), so the description goes
+    need_tool("bpftrace")
+    here, none = "tracepoint:syscalls:sys_enter_read", "tracepoint:syscalls:sys_enter_tracelab"
+    state = {"kept": {"02": [here, none]}, "programs": {"02": "not used"}, "dropped": {"02": []}}
+    with connect("local") as transport:
+        spec, info = kbuild._tracer(transport, "02", {"tracer": "bpftrace"}, state, {})
+        assert info["unmatched"] == [none] and info["matched"] == 1
+        assert spec.command[-1] == K.program([here]) and none not in spec.command[-1]
+        state["kept"]["02"] = [none]
+        with pytest.raises(TargetError, match="no probe description matches anything"):
+            kbuild._tracer(transport, "02", {"tracer": "bpftrace"}, state, {})

@@ -110,8 +110,12 @@ def reduce(probes: list[str], kprobes: bool, kernel: str | None = None) -> Reduc
         dropped = [p for p in probes if p not in kept]
         reason = ("no kprobes on this kernel: fbt and vfs probes (kprobe/kretprobe) dropped"
                   if dropped else "")
-    program = (",\n".join(kept) + "\n{\n\t@[probe] = count();\n}\n") if kept else None
-    return Reduced(tuple(kept), tuple(dropped), reason, program)
+    return Reduced(tuple(kept), tuple(dropped), reason, program(kept) if kept else None)
+
+
+def program(kept) -> str:
+    """The bpftrace program counting every activation of the probes ``kept``."""
+    return ",\n".join(kept) + "\n{\n\t@[probe] = count();\n}\n"
 
 
 def bpftrace_command(program: str) -> list[str]:

@@ -85,5 +85,9 @@ def cost_figure(table: pd.DataFrame, target: str, tracer: str):
         bars, category="scenario", series="series", value="ns", ci=("low", "high"),
         ylabel="cost per activation (ns)", title=f"Benchmark 2: per-activation cost, {target}",
         caption="(median build - median control build of the same rounds) / activations "
-                "per build, averaged over many different probes; whiskers: 95 % bootstrap "
-                "CI; * partial scenario")
+                "per build, averaged over many different probes; " + (
+                    "whiskers: 95 % bootstrap CI" if np.isfinite(bars["low"]).any() else
+                    "no whiskers: no CI from fewer than 3 builds per side") + (
+                    " (none where a side has fewer than 3 builds)"
+                    if np.isfinite(bars["low"]).any() and not np.isfinite(bars["low"]).all()
+                    else "") + "; * partial scenario")

@@ -35,7 +35,7 @@ from . import _params
 from .benchmarks import Benchmark, Param, Plan, register
 from .campaign import Campaign, RunSpec, open_for_report, processed_dir
 from .deploy import deploy, work_base
-from .errors import ParameterError
+from .errors import ParameterError, TargetError
 from .hyperfine import load_blocks
 from .lifecycle import TracerSpec, traced_execute
 from .overhead import overhead_table
@@ -198,13 +198,13 @@ def prepare_tree(transport, q: dict) -> str:
     return out.stdout.strip().splitlines()[-1]
 
 
-def matched_probes(transport, kept: list[str]) -> int:
-    """How many probes the descriptions match (``bpftrace -l``, each description)."""
-    total = 0
+def matched_probes(transport, kept: list[str]) -> dict[str, int]:
+    """How many probes each description matches on the target (``bpftrace -l``)."""
+    counts = {}
     for desc in kept:
         out = transport.run(["bpftrace", "-l", desc], timeout=300, check=False)
-        total += sum(1 for line in out.stdout.splitlines() if line.strip())
-    return total
+        counts[desc] = sum(1 for line in out.stdout.splitlines() if line.strip())
+    return counts
 
 
 def make_execute(q: dict, state: dict):
@@ -236,9 +236,20 @@ def _tracer(transport, exp: str, q: dict, state: dict, mine: dict):
     key = f"matched-{exp}"
     if key not in mine:
         mine[key] = matched_probes(transport, state["kept"][exp])
-    spec = TracerSpec("command", command=tuple(K.bpftrace_command(state["programs"][exp])),
+    counts = mine[key]
+    # a description this kernel has nothing for (a module not loaded: the paper's xfs_*
+    # functions on a tmpfs machine) would stop bpftrace from attaching anything: it goes,
+    # recorded as unmatched
+    unmatched = [d for d in state["kept"][exp] if counts.get(d, 0) == 0]
+    kept = [d for d in state["kept"][exp] if d not in unmatched]
+    if not kept:
+        raise TargetError(f"scenario {exp}: no probe description matches anything on "
+                          f"{transport.name} (bpftrace -l): {', '.join(unmatched)}")
+    program = K.program(kept) if unmatched else state["programs"][exp]
+    spec = TracerSpec("command", command=tuple(K.bpftrace_command(program)),
                       ready="__BPFTRACE_NOTIFY_PROBES_ATTACHED")
-    return spec, {"matched": mine[key], "dropped": state["dropped"][exp]}
+    return spec, {"matched": sum(counts.values()), "dropped": state["dropped"][exp],
+                  "unmatched": unmatched}
 
 
 def _with_observed(spec: TracerSpec, info: dict, staging: Path) -> dict:
@@ -336,6 +347,10 @@ def results_table(camp: Campaign, target: str, n_resamples: int = 4999) -> pd.Da
     best = overhead_table(runs, control=K.experiment(0), estimator="min").set_index("experiment")
     mean = runs.groupby("experiment")["time_s"].mean()
     status = _status(camp, q)
+    for n, gone in _unmatched(camp, target).items():  # what this kernel had nothing for
+        why = "not on this kernel (bpftrace -l matches nothing): " + ", ".join(gone)
+        st, reason = status[n]
+        status[n] = ("partial", f"{reason}; {why}" if reason else why)
     rows = []
     for n in K.SCENARIOS:
         e, st = K.experiment(n), status[n]
@@ -347,6 +362,17 @@ def results_table(camp: Campaign, target: str, n_resamples: int = 4999) -> pd.Da
                      "slowdown_best_pct": float(best.loc[e, "slowdown"]) * 100
                      if e in best.index else np.nan})
     return pd.DataFrame(rows)
+
+
+def _unmatched(camp: Campaign, target: str) -> dict[int, list[str]]:
+    """Scenario -> the probe descriptions its runs dropped because they matched nothing."""
+    out: dict[int, list[str]] = {}
+    for entry in camp.manifest["runs"].get(target, {}).values():
+        gone = (entry.get("info") or {}).get("unmatched") or []
+        if entry.get("status") == "done" and gone:
+            n = int(entry["experiment"])
+            out[n] = sorted(set(out.get(n, [])) | set(gone))
+    return out
 
 
 def _status(camp: Campaign, q: dict) -> dict:

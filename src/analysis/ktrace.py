@@ -231,8 +231,14 @@ def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=No
         proc = processed_dir(camp, data_dir)
         out["written"] += plots.write_frame(runs, proc / "ktrace_runs")
         out["written"] += plots.write_frame(table, proc / "ktrace")
+        printed = pd.DataFrame({
+            "System": table["system"], "Tracer": table["tracer"],
+            "Probes": [f"{v:,.0f} ({f})" if pd.notna(v) else f"-- ({f})"
+                       for v, f in zip(table["probes"], table["functions"])],
+            "Attach (s)": table.get("attach_s"), "cat (s)": table.get("workload_s"),
+            "Stop (s)": table.get("stop_s"), "Total (s)": table["total_s"]})
         out["written"] += plots.export_table(
-            table, f"{plots.figure_stem('ktrace', camp.name)}-table",
+            printed, f"{plots.figure_stem('ktrace', camp.name)}-table",
             sources=[camp.manifest_path], figures_dir=figures_dir, caption=(
                 f"ktrace on {target}: medians of {len(runs)} runs (attach, cat, stop by "
                 "SIGINT) next to the slides' `time` of the whole command"))
