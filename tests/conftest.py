@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -17,6 +18,11 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES
+
+
+# Tests that press Ctrl-C (os.kill(SIGINT)) need Python's own handler: a shell starts a
+# background job with SIGINT ignored, and Python then keeps it ignored (`make test &`).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def need_tool(name: str) -> str:

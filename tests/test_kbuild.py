@@ -151,7 +151,7 @@ def test_dtrace_scenario_with_a_stand_in(tmp_path, monkeypatch):
 # --------------------------------------------------------------------------- #
 # the notebook: a tiny build (seconds), locally and over SSH
 
-TINY = {"build_target": kbuild.TINY_TARGET, "rounds": 1, "stop_timeout": 120}
+TINY = {"build_target": kbuild.TINY_TARGET, "runs": 1, "rounds": 1, "stop_timeout": 120}
 
 
 def _by_hand(raw: dict, manifest: dict, target: str, n: str) -> float:

@@ -349,7 +349,7 @@ def results_table(camp: Campaign, target: str, n_resamples: int = 4999) -> pd.Da
     status = _status(camp, q)
     for n, gone in _unmatched(camp, target).items():  # what this kernel had nothing for
         why = "not on this kernel (bpftrace -l matches nothing): " + ", ".join(gone)
-        st, reason = status[n]
+        reason = status[n][1]
         status[n] = ("partial", f"{reason}; {why}" if reason else why)
     rows = []
     for n in K.SCENARIOS:
@@ -488,6 +488,7 @@ def paper_tables(table: pd.DataFrame, tracer: str) -> tuple[pd.DataFrame, pd.Dat
 def summary(table: pd.DataFrame) -> str:
     """One line per scenario."""
     lines = []
+    control_runs = int(table.loc[table["scenario"] == 0, "n_runs"].iloc[0])
     for _, r in table.iterrows():
         head = f"{r['scenario']}: {r['status']:<10}"
         if not np.isfinite(r["build_s"]):
@@ -502,6 +503,8 @@ def summary(table: pd.DataFrame) -> str:
                 line += f", {r['per_event_ns']:.0f} ns per activation "
                 line += (f"[{r['per_event_ns_ci_low']:.0f}, {r['per_event_ns_ci_high']:.0f}]"
                          if np.isfinite(r["per_event_ns_ci_low"]) else
-                         f"(no CI: fewer than {MIN_CI_RUNS} builds per side)")
+                         f"(no CI: fewer than {MIN_CI_RUNS} builds per side)"
+                         if r["n_runs"] < MIN_CI_RUNS or control_runs < MIN_CI_RUNS
+                         else "(no CI)")
         lines.append(line)
     return "\n".join(lines)
