@@ -38,7 +38,7 @@ def test_calibrated_sizes_follow_the_cost_per_read():
 @pytest.mark.slow
 def test_precision_on_demand_on_local(tmp_path):
     need_tool("bpftrace")
-    b = dd.run_benchmark1("local", experiments=[4, 5], precision=0.2, budget="90 s",
+    b = dd.run_benchmark1("local", experiments=[4, 5], precision=0.2, budget="60 s",
                           run_s=0.3, rounds=3, data_dir=tmp_path, campaign="prec",
                           progress=False)
     assert b.result.complete, b.result
@@ -74,7 +74,7 @@ def test_precision_on_demand_on_local(tmp_path):
                                                         row["bpf_ns_per_event"])
     assert "noise floor" in rep["summary"] and "04-tracepoint-entry" in rep["summary"]
     # a resume decides the same: nothing more to run
-    again = dd.run_benchmark1("local", experiments=[4, 5], precision=0.2, budget="90 s",
+    again = dd.run_benchmark1("local", experiments=[4, 5], precision=0.2, budget="60 s",
                               run_s=0.3, rounds=3, data_dir=tmp_path, campaign="prec",
                               progress=False)
     assert again.result.complete and not any(again.result.done.values())
