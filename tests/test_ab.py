@@ -20,9 +20,9 @@ import papermill
 import pytest
 
 import analysis
-from analysis import ab
-from analysis._abdata import parse_iperf3, parse_lzbench, parse_zstd, read_times
-from analysis._abreport import verdict
+from analysis.benchmarks import ab
+from analysis.benchmarks.ab.data import parse_iperf3, parse_lzbench, parse_zstd, read_times
+from analysis.benchmarks.ab.report import verdict
 from analysis.errors import DataFormatError, ParameterError
 from conftest import ROOT, need_tool
 
@@ -340,7 +340,7 @@ def test_ab_notebook_an_always_on_printf_costs_dd_not_compression(tmp_path,
     executed = json.loads(out.read_text())
     assert not [o for c in executed["cells"] for o in c.get("outputs", [])
                 if o.get("output_type") == "error"]
-    camp = analysis.benchmarks.Campaign.open("ab", data_dir=tmp_path / "data")
+    camp = analysis.campaign.Campaign.open("ab", data_dir=tmp_path / "data")
     runs = camp.manifest["runs"]["local"]
     assert len(runs) == 16 and all(e["status"] == "done" for e in runs.values()), \
         {r: e.get("error") for r, e in runs.items() if e["status"] != "done"}
@@ -387,7 +387,7 @@ def test_kernel_build_workload_on_a_small_real_tree(tmp_path):
                                  progress=False, workloads="kbuild", kbuild_tree=str(tree),
                                  rounds=2, runs=2, warmup=1, tracer_script=None)
     assert res.complete, str(res)
-    camp = analysis.benchmarks.Campaign.open("kb", data_dir=tmp_path / "data")
+    camp = analysis.campaign.Campaign.open("kb", data_dir=tmp_path / "data")
     first = camp.run_dir("local", "r000-00-kbuild-A")
     assert (first / "clean-0.out").exists() and (first / "clean-2.out").exists()
     for i in (1, 2):  # every timed run built everything again, after an untimed clean

@@ -8,7 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from analysis import _ddplan, dd, precision
+from analysis import precision
+from analysis.benchmarks import dd
+from analysis.benchmarks.dd import rounds as _ddplan
 from analysis.errors import ParameterError
 from conftest import need_tool
 

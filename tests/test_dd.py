@@ -12,7 +12,7 @@ import pandas as pd
 import papermill
 import pytest
 
-from analysis import dd
+from analysis.benchmarks import dd
 from analysis.lifecycle import parse_meta
 from analysis.preflight import Preflight
 from conftest import ROOT, need_tool
@@ -220,7 +220,7 @@ def test_a_resume_after_the_counting_runs_still_plans_the_rounds():
     had started, so the resume must plan the rounds again (it once ended with none)."""
     from types import SimpleNamespace
 
-    from analysis import _ddplan
+    from analysis.benchmarks.dd import rounds as _ddplan
 
     ids = ["01-control", "04-tracepoint-entry"]
     done = {f"count-{e}": {"experiment": e, "status": "done",

@@ -22,7 +22,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import dd, latency, plots, published, stats
+from analysis import plots, published, stats
+from analysis.benchmarks import cyclictest as latency
+from analysis.benchmarks import dd
 from analysis.cyclictest import load_cyclictest
 from analysis.hyperfine import load_hyperfine
 from analysis.preflight import Preflight

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis import dd
+from analysis.benchmarks import dd
 from analysis.campaign import Campaign, RunSpec, run_campaign, traced_execute
 from analysis.errors import (
     CampaignNotFound,

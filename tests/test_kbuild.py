@@ -15,8 +15,8 @@ import pandas as pd
 import papermill
 import pytest
 
-from analysis import _kbuild as K
-from analysis import kbuild
+from analysis.benchmarks import kbuild
+from analysis.benchmarks.kbuild import probes as K
 from analysis.campaign import RunSpec
 from analysis.errors import TargetError
 from analysis.lifecycle import traced_execute

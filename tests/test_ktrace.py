@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from analysis import ktrace, run_benchmark
 from analysis import report as make_report
+from analysis import run_benchmark
+from analysis.benchmarks import ktrace
 from analysis.campaign import RunSpec
 from analysis.errors import ParameterError
 from analysis.lifecycle import TracerSpec, traced_execute

@@ -8,7 +8,8 @@ import numpy as np
 import papermill
 import pytest
 
-from analysis import latency, stats
+from analysis import stats
+from analysis.benchmarks import cyclictest as latency
 from analysis.campaign import Campaign
 from conftest import ROOT, need_tool
 

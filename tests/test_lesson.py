@@ -8,8 +8,9 @@ import json
 import papermill
 import pytest
 
-from analysis import benchmarks, lesson
+from analysis import lesson
 from analysis.campaign import RunSpec
+from analysis.regenerate import regenerate
 from conftest import FIXTURES, ROOT, need_tool
 
 
@@ -58,7 +59,7 @@ def test_probe_effect_notebook_small(tmp_path):
              if "1,000,000/s" in "".join(o.get("data", {}).get("text/plain", ""))]
     assert len(rules) == 1  # the rules-of-thumb table, one row per traced configuration
     # `make figures` rebuilds the lesson's figures from the raw files, byte for byte
-    again = benchmarks.regenerate(data_dir=tmp_path / "data", figures_dir=tmp_path / "again")
+    again = regenerate(data_dir=tmp_path / "data", figures_dir=tmp_path / "again")
     assert sorted(p.name for p in again if p.suffix == ".png") == [
         *saved, "rules-of-thumb-local.png"]  # and the target's rules of thumb (every campaign)
     assert all((tmp_path / "again" / n).read_bytes() == (figures / n).read_bytes() for n in saved)

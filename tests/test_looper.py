@@ -13,7 +13,7 @@ import pandas as pd
 import papermill
 import pytest
 
-from analysis import looper
+from analysis.benchmarks import looper
 from analysis.campaign import RunSpec
 from analysis.targets import connect
 from conftest import FIXTURES, ROOT, fake_dtrace, need_tool

@@ -21,7 +21,7 @@ from pathlib import Path
 import paramiko
 import pytest
 
-from analysis import dd
+from analysis.benchmarks import dd
 from analysis.errors import TargetUnreachable, TransferError
 from analysis.ssh import _PUT_SH, SSHTransport
 from analysis.storage import sha256_file

@@ -10,7 +10,7 @@ import numpy as np
 import papermill
 import pytest
 
-from analysis import usdt
+from analysis.benchmarks import usdt
 from analysis.campaign import Campaign
 from analysis.elf import find_probe, usdt_probes
 from analysis.samples import load_sample_ticks

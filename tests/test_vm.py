@@ -203,8 +203,9 @@ def test_preflight_over_the_vm_reports_kprobes_and_emulation(machine):
 
 @pytest.mark.slow
 def test_benchmark1_runs_all_18_originals_on_the_vm(machine, tmp_path):
-    from analysis import dd, run_benchmark
     from analysis import report as make_report
+    from analysis import run_benchmark
+    from analysis.benchmarks import dd
 
     data, figures = tmp_path / "data", tmp_path / "figures"
     result = run_benchmark("dd", TARGET, campaign="ci-vm", data_dir=data, count=2000, runs=1,

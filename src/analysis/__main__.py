@@ -22,7 +22,7 @@ def _print_paths(written) -> None:
 
 def _figures(args) -> int:
     from . import published
-    from .benchmarks import regenerate
+    from .regenerate import regenerate
 
     start = time.perf_counter()
     written = published.regenerate(figures_dir=args.figures_dir)

@@ -25,6 +25,11 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from . import plots
+from .benchmarks.base import for_campaign
+from .campaign import Campaign, campaigns, target_slug
+from .plots import THESIS_WIDTH_IN, _caption, thesis_style
+
 #: the event rates of Gregg's rules (events per second)
 RATES = (1_000, 10_000, 100_000, 1_000_000)
 #: CPU shares (fractions of one CPU) where Gregg's words change: 6 us x 1k, 10k, 100k /s
@@ -82,9 +87,6 @@ def costs(target: str = "local", *, data_dir=None) -> pd.DataFrame:
     """Every measured per-event cost on ``target``: one row per experiment of every
     finished campaign whose benchmark knows its costs (campaign, benchmark, experiment,
     probe_type, action, per_event_ns with its 95 % CI), newest campaign first."""
-    from .benchmarks import for_campaign
-    from .campaign import Campaign, campaigns
-
     frames = []
     for name in campaigns(data_dir):
         camp = Campaign.open(name, data_dir=data_dir)
@@ -147,8 +149,6 @@ def figure(tab: pd.DataFrame, *, label: str = "experiment", rates: Sequence[floa
     Gregg's word for it."""
     import matplotlib.pyplot as plt
 
-    from .plots import THESIS_WIDTH_IN, _caption, thesis_style
-
     names = [_rate_name(r) for r in rates]
     n = len(tab)
     with thesis_style():
@@ -202,9 +202,6 @@ def _pct(v: float) -> str:
 def save(target: str = "local", *, data_dir=None, figures_dir=None) -> dict:
     """Gregg's table for every experiment of every finished campaign on ``target``: the
     table (:func:`table`) and its figure, ``figures/rules-of-thumb-<target>.pdf/png``."""
-    from . import plots
-    from .campaign import Campaign, target_slug
-
     tab = table(target, data_dir=data_dir)
     if tab.empty:
         return {"table": tab, "written": []}

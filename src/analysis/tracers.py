@@ -31,6 +31,10 @@ USER_SPACE = ("ftrace", "bpftrace", "lttng")
 #: the target capability each tracer needs for a user-space event
 USER_SPACE_NEEDS = {"ftrace": "uprobes", "bpftrace": "bpf", "lttng": "lttng_ust"}
 _ALIASES = {"ebpf": "bpftrace", "eBPF": "bpftrace", "bpf": "bpftrace"}
+#: the limits the paper raised for bpftrace (recorded with every run of a many-probe script)
+MAX_PROBES = 22000
+NOFILE = 200000
+_ATTACHED = re.compile(r"^Attaching (\d+) probes?")
 
 
 def canonical(name: str) -> str:
@@ -128,3 +132,11 @@ def recorded_events(tracer: str, meta: dict, folder: Path) -> tuple[int | None, 
             return None, None
         return int(meta["lttng_events"]), int(meta.get("lttng_discarded", 0))
     return None, None
+
+
+def parse_attached(stdout: str) -> int | None:
+    """bpftrace's "Attaching N probes..." (None if it did not say)."""
+    for line in stdout.splitlines():
+        if m := _ATTACHED.match(line):
+            return int(m.group(1))
+    return None

@@ -1,6 +1,6 @@
 """Run a benchmark-1 campaign in its own process (tests kill it, or race two of them).
 
-usage: python run_dd.py JSON   (keyword arguments of analysis.dd.run_benchmark1)
+usage: python run_dd.py JSON   (keyword arguments of analysis.benchmarks.dd.run_benchmark1)
 Prints ``started`` once parameters are checked, ``LockError: ...`` and exits 3 when
 the campaign or target is in use, ``done`` and exits 0 when the campaign completed.
 """
@@ -8,7 +8,7 @@ the campaign or target is in use, ``done`` and exits 0 when the campaign complet
 import json
 import sys
 
-from analysis.dd import run_benchmark1
+from analysis.benchmarks.dd import run_benchmark1
 from analysis.errors import LockError
 
 kwargs = json.loads(sys.argv[1])

@@ -23,12 +23,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import _kbuild as K
-from .benchmarks import Benchmark, Param, Plan, register
-from .campaign import Campaign, RunSpec, open_for_report, processed_dir
-from .deploy import deploy, remote_source
-from .errors import ParameterError
-from .lifecycle import TracerSpec, traced_execute
+from .. import plots
+from ..campaign import Campaign, RunSpec, open_for_report, processed_dir
+from ..deploy import deploy, remote_source
+from ..errors import ParameterError
+from ..lifecycle import TracerSpec, traced_execute
+from ..tracers import MAX_PROBES, NOFILE, parse_attached
+from .base import Benchmark, Param, Plan, register
 
 TRACERS = ("bpftrace", "dtrace")
 #: the slides' measurements (003, "Smoking gun"), real time of the whole command
@@ -74,9 +75,9 @@ def command(tracer: str, remote_script: str, syscall: str, functions: str) -> li
     the flow, and "matched N probes"), a BEGIN clause printing the token."""
     if tracer == "bpftrace":
         sh = ("exec 2>&1; "
-              f"ulimit -n {K.NOFILE} 2>/dev/null || ulimit -n \"$(ulimit -Hn)\" 2>/dev/null; "
-              f"exec env BPFTRACE_MAX_PROBES={K.MAX_PROBES} BPFTRACE_MAX_BPF_PROGS="
-              f"{K.MAX_PROBES} __BPFTRACE_NOTIFY_PROBES_ATTACHED=1 bpftrace \"$@\"")
+              f"ulimit -n {NOFILE} 2>/dev/null || ulimit -n \"$(ulimit -Hn)\" 2>/dev/null; "
+              f"exec env BPFTRACE_MAX_PROBES={MAX_PROBES} BPFTRACE_MAX_BPF_PROGS="
+              f"{MAX_PROBES} __BPFTRACE_NOTIFY_PROBES_ATTACHED=1 bpftrace \"$@\"")
         return ["sh", "-c", sh, "sh", remote_script, syscall, functions]
     return ["sh", "-c", "exec 2>&1; exec dtrace \"$@\"", "sh", "-s", remote_script,
             "-n", f'dtrace:::BEGIN {{ printf("{READY}\\n"); }}', syscall]
@@ -85,7 +86,7 @@ def command(tracer: str, remote_script: str, syscall: str, functions: str) -> li
 def parse(tracer: str, stdout: str) -> dict:
     """Probes attached (bpftrace "Attaching N probes", DTrace "matched N probes"), and
     the flow: lines, function entries, distinct functions entered."""
-    attached = K.parse_attached(stdout) if tracer == "bpftrace" else None
+    attached = parse_attached(stdout) if tracer == "bpftrace" else None
     if tracer == "dtrace" and (m := _MATCHED.search(stdout)):
         attached = int(m.group(1))
     flow = [m.groups() for line in stdout.splitlines() if (m := _FLOW.match(line))]
@@ -170,7 +171,7 @@ class Ktrace(Benchmark):
         runs = [] if not_run else [RunSpec(f"r{r:03d}-ktrace", "ktrace", {"round": r})
                                    for r in range(p["rounds"])]
         params = {"notebook": self.notebook, "target": target, **p, "kprobes": kprobes,
-                  "kernel": pf.kernel, "max_probes": K.MAX_PROBES, "nofile": K.NOFILE}
+                  "kernel": pf.kernel, "max_probes": MAX_PROBES, "nofile": NOFILE}
         table = pd.DataFrame([{"experiment": "ktrace", "status": "skipped" if not_run
                                else "runs", "reason": not_run.get("ktrace", ""),
                                "command": " ".join(command(p["tracer"], script(
@@ -226,8 +227,6 @@ def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=No
            "not_run": {"ktrace": reason} if reason else {}}
     out["summary"] = reason or summary(table, runs)
     if write and len(runs):
-        from . import plots
-
         proc = processed_dir(camp, data_dir)
         out["written"] += plots.write_frame(runs, proc / "ktrace_runs")
         out["written"] += plots.write_frame(table, proc / "ktrace")

@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from . import plots
+from ... import plots
 
 
 def write(out: dict, camp, target: str, proc: Path, figures_dir) -> list[Path]:

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from . import stats
-from ._abdata import load_iterations, zstd_levels
-from .campaign import open_for_report, processed_dir
+from ... import plots, stats
+from ...campaign import open_for_report, processed_dir
+from .data import load_iterations, zstd_levels
 
 COMPARISON_COLUMNS = [
     "workload", "n_a", "n_b", "median_a_s", "median_b_s", "mean_a_s", "mean_b_s",
@@ -172,8 +172,6 @@ def report(campaign, *, data_dir=None, figures_dir=None, confidence: float = 0.9
 
 
 def _write(out: dict, camp, data_dir, figures_dir, n_resamples: int) -> None:
-    from . import plots
-
     proc = processed_dir(camp, data_dir)
     for name in ("table", "iterations", "levels", "preflight"):
         if len(out[name]):

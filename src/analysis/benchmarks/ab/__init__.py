@@ -19,42 +19,18 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from . import _params, paths
-from .benchmarks import Benchmark, Param, Plan, register
-from .campaign import RunSpec
-from .errors import ParameterError, TargetError
-from .lifecycle import TracerSpec, traced_execute
-
-
-@dataclass(frozen=True)
-class Workload:
-    name: str
-    tool: str  # the preflight tool every arm's target needs
-    unit: str  # throughput unit ("" when the tool reports none)
-    description: str
-
-
-WORKLOADS = (
-    Workload("kbuild", "make", "", "kernel build: make -jN in a configured kernel tree "
-             "(kbuild_tree), make clean before every run, warmup runs = priming builds"),
-    Workload("iperf3", "iperf3", "Gbit/s", "iperf3 over loopback: server started and stopped "
-             "by the runner, client transfers iperf3_bytes (-n) per run, --json"),
-    Workload("compression", "zstd", "MB/s", "zstd -b<levels> -i<seconds> on a generated "
-             "compressible ASCII file (base64 of random bytes): lzbench's stand-in, the "
-             "user-space control"),
-    Workload("dd", "hyperfine", "MB/s", "dd if=/dev/zero of=/dev/null bs=1 count=dd_count "
-             "(benchmark 1's workload), timed by hyperfine"),
-)
-BY_NAME = {w.name: w for w in WORKLOADS}
-ARMS = ("A", "B")
-SCRIPTS = "remote/scripts/ab"
-TRACER_SUFFIX = {".bt": "bpftrace", ".d": "dtrace"}
-
+from ... import _params, paths
+from ...campaign import RunSpec
+from ...deploy import deploy, work_base
+from ...errors import ParameterError, TargetError
+from ...lifecycle import TracerSpec, traced_execute
+from ..base import Benchmark, Param, Plan, register
+from .report import report
+from .workloads import ARMS, BY_NAME, SCRIPTS, TRACER_SUFFIX, WORKLOADS, Workload  # noqa: F401
 
 # --------------------------------------------------------------------------- #
 # parameters
@@ -328,8 +304,6 @@ def workload_timeout(w: str, q: dict) -> float:
 def make_execute(q: dict, script: Path | None, scratch: Path):
     """The ``execute`` of an A/B campaign: one block (a workload, ``runs`` timed runs) of
     one arm; arm B's tracer is attached before the block and stopped after it."""
-    from .deploy import deploy, work_base
-
     scratch.mkdir(parents=True, exist_ok=True)
 
     def execute(transport, run: RunSpec, staging: Path) -> dict:
@@ -379,6 +353,4 @@ class AB(Benchmark):
         return make_execute(plan.parameters, plan.state["script"], scratch)
 
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
-        from ._abreport import report
-
         return report(campaign, data_dir=data_dir, figures_dir=figures_dir, **kwargs)

@@ -9,7 +9,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from .deploy import remote_source
+from ...deploy import remote_source
+from ...tracers import MAX_PROBES, NOFILE, parse_attached  # noqa: F401 - K.MAX_PROBES ...
 
 #: the paper's table of scenarios (seed 000 section V, slides "Benchmark 2: scripts"):
 #: number -> (fbt, syscall, vfs, sched); "" = not traced. 0 is the untraced build.
@@ -26,9 +27,6 @@ SCENARIOS = {
     9: ("", "", "all", ""),
 }
 PROVIDERS = ("fbt", "syscall", "vfs", "sched")
-#: the limits the paper raised for bpftrace (recorded with every run)
-MAX_PROBES = 22000
-NOFILE = 200000
 KPROBE_KINDS = ("kprobe", "kretprobe")
 NOFILE_MARK = "__TRACELAB_NOFILE__"
 
@@ -145,7 +143,6 @@ def build_argv(tree: str, jobs: int, target: list[str], runs: int) -> list[str]:
 
 
 _MAP = re.compile(r"^@\[(.+)\]:\s*(\d+)\s*$")
-_ATTACHED = re.compile(r"^Attaching (\d+) probes?")
 
 
 def parse_counts(tracer: str, stdout: str) -> dict[str, int]:
@@ -164,14 +161,6 @@ def _d_row(line: str) -> bool:
     """A row of ``@[probeprov, probemod, probefunc, probename] = count()`` at exit."""
     words = line.split()
     return 2 <= len(words) <= 5 and words[-1].isdigit() and not words[0].isdigit()
-
-
-def parse_attached(stdout: str) -> int | None:
-    """bpftrace's "Attaching N probes..." (None if it did not say)."""
-    for line in stdout.splitlines():
-        if m := _ATTACHED.match(line):
-            return int(m.group(1))
-    return None
 
 
 def parse_nofile(stderr: str) -> int | None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import random
 
-from .campaign import RunSpec
+from ...campaign import RunSpec
 
 CAL_COUNT = 100_000
 MIN_COUNT = 10_000

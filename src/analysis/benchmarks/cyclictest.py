@@ -17,14 +17,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import stats, tracers
-from .benchmarks import Benchmark, Param, Plan, register
-from .campaign import Campaign, RunSpec
-from .cyclictest import CyclictestRun, load_cyclictest
-from .deploy import build_workloads
-from .errors import TargetError
-from .lifecycle import TracerSpec, run_and_fetch
-from .transport import Transport
+from .. import _params, plots, stats, tracers
+from ..campaign import Campaign, RunSpec, open_for_report, processed_dir
+from ..cyclictest import CyclictestRun, load_cyclictest
+from ..deploy import build_workloads
+from ..errors import TargetError
+from ..lifecycle import TracerSpec, run_and_fetch
+from ..transport import Transport
+from .base import Benchmark, Param, Plan, register
+from .run import run_benchmark
 
 QUANTILES = (0.5, 0.9, 0.99, 0.999, 0.9999)
 EVENT = "syscalls/sys_exit_clock_nanosleep"
@@ -114,8 +115,6 @@ def make_execute(*, loops: int, interval_us: int, histogram_us: int, cpu, main_c
 
 
 def _configs(value) -> list[str] | None:
-    from . import _params
-
     return _params.names("configs", value, [c.name for c in CONFIGS])
 
 
@@ -175,8 +174,6 @@ def run_latency(targets=("local",), *, campaign: str | None = None, data_dir=Non
     configuration runs ``invocations`` times, interleaved invocation by invocation,
     on every target; configurations a target cannot run are not run, with the reason.
     """
-    from .benchmarks import run_benchmark
-
     result = run_benchmark("cyclictest", targets, campaign=campaign, data_dir=data_dir,
                            trust_new_host_keys=trust_new_host_keys, ssh_config=ssh_config,
                            progress=progress, **params)
@@ -298,9 +295,6 @@ def report(camp: Campaign | str, *, data_dir=None, figures_dir=None, skip_runs=(
 
     Full tables as CSV + Parquet in ``data/processed/<campaign>/``; for print, the
     percentiles (``-summary``) and the comparison with no tracing (``-tests``)."""
-    from . import plots
-    from .campaign import open_for_report, processed_dir
-
     camp = open_for_report(camp, data_dir, skip_runs)
     runs = load_runs(camp)
     inv = per_invocation(camp)

@@ -28,13 +28,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .benchmarks import Benchmark, Param, Plan, register
-from .campaign import Campaign, RunSpec, open_for_report, processed_dir
-from .deploy import deploy, work_base
-from .errors import ParameterError
-from .hyperfine import load_blocks
-from .lifecycle import TracerSpec, traced_execute
-from .overhead import overhead_table
+from .. import plots
+from ..campaign import Campaign, RunSpec, open_for_report, processed_dir
+from ..deploy import deploy, work_base
+from ..errors import ParameterError
+from ..hyperfine import load_blocks
+from ..lifecycle import TracerSpec, traced_execute
+from ..overhead import overhead_table
+from ..published import LOOPER_CALLS, looper_table
+from .base import Benchmark, Param, Plan, register
 
 CONFIGS = ("none", "startup", "count", "string-key")
 TRACERS = ("bpftrace", "dtrace")
@@ -287,8 +289,6 @@ def results_table(camp: Campaign, target: str, n_resamples: int = 4999) -> pd.Da
 
 def with_gregg(table: pd.DataFrame, reference_dir=None) -> pd.DataFrame:
     """Ours next to the post's (Solaris, DTrace pid provider, 100 million calls)."""
-    from .published import LOOPER_CALLS, looper_table
-
     ref = looper_table(reference_dir).set_index("configuration")
     startup = float(ref.loc["dtrace_startup", "runtime_s"])
     base = float(ref.loc["baseline", "runtime_s"])
@@ -334,8 +334,6 @@ def summary(table: pd.DataFrame, tracer: str) -> str:
 
 
 def _write(out: dict, camp: Campaign, target: str, data_dir, figures_dir) -> None:
-    from . import plots
-
     proc = processed_dir(camp, data_dir)
     out["written"] += plots.write_frame(out["with_gregg"], proc / "looper")
     out["written"] += plots.write_frame(out["runs"], proc / "runs")

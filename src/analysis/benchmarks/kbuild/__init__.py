@@ -30,15 +30,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import _kbuild as K
-from . import _params
-from .benchmarks import Benchmark, Param, Plan, register
-from .campaign import Campaign, RunSpec, open_for_report, processed_dir
-from .deploy import deploy, work_base
-from .errors import ParameterError, TargetError
-from .hyperfine import load_blocks
-from .lifecycle import TracerSpec, traced_execute
-from .overhead import overhead_table
+from ... import _params
+from ...campaign import Campaign, RunSpec, open_for_report, processed_dir
+from ...deploy import deploy, work_base
+from ...errors import ParameterError, TargetError
+from ...hyperfine import load_blocks
+from ...lifecycle import TracerSpec, traced_execute
+from ...overhead import overhead_table
+from ...published import load_reference
+from ..base import Benchmark, Param, Plan, register
+from . import figures as kbuild_figures
+from . import probes as K
 
 TRACERS = ("bpftrace", "dtrace")
 SOURCES = "/usr/src/linux-source-6.1.tar.xz"
@@ -308,8 +310,6 @@ def tracer_frame(camp: Campaign, target: str) -> pd.DataFrame:
 def published_probes(n: int, tracer: str, reference_dir=None) -> float:
     """The published probe count of a scenario (sum of its selections; NaN where the
     paper gives none, e.g. syscall, or for the control 0)."""
-    from .published import load_reference
-
     pc = load_reference("probe_counts", reference_dir)
     col = "bpftrace_probes" if tracer == "bpftrace" else "dtrace_probes"
     total, known = 0.0, n != 0
@@ -413,8 +413,6 @@ def _measured(o, p, n: int) -> dict:
 
 
 def _published(n: int, tracer: str) -> dict:
-    from .published import load_reference
-
     kb = load_reference("kernel_build").set_index("scenario")
     r = kb.loc[n]
     return {"paper_cadets_build_s": float(r["cadets_build_s"]),
@@ -430,8 +428,6 @@ def _published(n: int, tracer: str) -> dict:
 
 def published_parts(n: int, reference_dir=None) -> str:
     """The published counts of a scenario's selections, bpftrace / DTrace (n/a: none)."""
-    from .published import load_reference
-
     pc = load_reference("probe_counts", reference_dir)
     out = []
     for prov, sel in K.components(n).items():
@@ -456,9 +452,7 @@ def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=No
     out["table_vi"], out["table_vii"] = paper_tables(table, out["tracer"])
     out["summary"] = summary(table)
     if write:
-        from ._kbuildplots import write
-
-        out["written"] += write(out, camp, target, processed_dir(camp, data_dir), figures_dir)
+        out["written"] += kbuild_figures.write(out, camp, target, processed_dir(camp, data_dir), figures_dir)
     return out
 
 

@@ -15,10 +15,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._jsonio import read_json
-from .campaign import Campaign
-from .errors import DataFormatError
-from .hyperfine import load_hyperfine
+from ..._jsonio import read_json
+from ...campaign import Campaign
+from ...errors import DataFormatError
+from ...hyperfine import load_hyperfine
+from .workloads import BY_NAME
 
 ITERATION_COLUMNS = ["workload", "arm", "label", "target", "round", "position", "block", "run",
                      "order", "time_s", "wall_s", "throughput", "unit"]
@@ -138,8 +139,6 @@ def _block(camp: Campaign, target: str, run_id: str, w: str, q: dict) -> pd.Data
 def load_iterations(camp: Campaign) -> pd.DataFrame:
     """One row per timed run of every finished block, in the order the blocks ran."""
     q = camp.manifest["parameters"]
-    from .ab import BY_NAME
-
     parts = []
     for target, runs in camp.manifest["runs"].items():
         for run_id, entry in runs.items():

@@ -19,16 +19,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import _ddplan, _params, paths, precision
-from .benchmarks import Benchmark, Param, Plan, register
-from .campaign import Campaign, RunSpec, open_for_report, processed_dir
-from .errors import ParameterError, TargetError
-from .hyperfine import load_hyperfine
-from .lifecycle import TracerSpec, parse_meta, traced_execute
-from .overhead import overhead_table
-from .preflight import Preflight
-from .tracers import count_script
-from .tracers import parse_count as parse_events
+from ... import _params, paths, plots, precision
+from ...campaign import Campaign, RunSpec, open_for_report, processed_dir
+from ...errors import ParameterError, TargetError
+from ...hyperfine import load_hyperfine
+from ...lifecycle import TracerSpec, parse_meta, traced_execute
+from ...overhead import overhead_table
+from ...preflight import Preflight
+from ...published import load_reference
+from ...tracers import count_script
+from ...tracers import parse_count as parse_events
+from ..base import Benchmark, Param, Plan, register
+from ..run import run_benchmark
+from . import rounds as _rounds
 
 
 @dataclass(frozen=True)
@@ -306,7 +309,7 @@ def load_runs(campaign: Campaign, target: str) -> pd.DataFrame:
         if entry.get("status") != "done" or params.get("kind") != "timed":
             continue
         df = load_hyperfine(campaign.run_dir(target, run_id) / "hyperfine.json")
-        df["experiment"] = _ddplan.AA if params.get("aa") else entry["experiment"]
+        df["experiment"] = _rounds.AA if params.get("aa") else entry["experiment"]
         df["reads"] = int(params.get("count") or campaign.manifest["parameters"]["count"])
         df["s_per_read"] = df["time_s"] / df["reads"]
         df["round"] = params["round"]
@@ -390,12 +393,12 @@ def results_table(campaign: Campaign, target: str, planned: Sequence[PlannedExpe
     runs = load_runs(campaign, target)
     events, counts = load_events(campaign, target), load_counts(campaign, target)
     per_read = {e: events[e] / counts[e] for e in events if counts.get(e)}
-    per_read[_ddplan.AA] = 1.0
+    per_read[_rounds.AA] = 1.0
     table = overhead_table(runs, control=CONTROL, events=per_read, estimator=estimator,
                            n_resamples=n_resamples, value="s_per_read")
     reads = {e: counts.get(e) or int(runs.loc[runs["experiment"] == e, "reads"].iloc[0])
              for e in table["experiment"]}
-    reads[_ddplan.AA] = reads[CONTROL]
+    reads[_rounds.AA] = reads[CONTROL]
     scale = table["experiment"].map(reads)
     for col in ("runtime_s", "runtime_ci_low", "runtime_ci_high", "control_s"):
         table[col] = table[col] * scale
@@ -411,7 +414,7 @@ def _precision_columns(table: pd.DataFrame, campaign: Campaign, target: str,
     goal = campaign.manifest.get("adaptive", {}).get("precision")
     table["target_met"] = [None if not goal or e in (CONTROL,) else bool(w <= goal)
                            for e, w in zip(table["experiment"], table["precision_reached"])]
-    aa = table[table["experiment"] == _ddplan.AA]
+    aa = table[table["experiment"] == _rounds.AA]
     floor = float(aa["per_event_ns_ci_high"].iloc[0] - aa["per_event_ns_ci_low"].iloc[0]) / 2 \
         if len(aa) else np.nan  # ns per read: what the machine cannot tell from zero
     table["noise_floor_ns"] = [floor / per_read[e] if per_read.get(e) else np.nan
@@ -430,19 +433,17 @@ def _named(table: pd.DataFrame, planned: Sequence[PlannedExperiment]) -> pd.Data
     by_id = {p.id: p for p in planned}
     aa = PlannedExperiment(Experiment(0, "aa-control", "Control (A/A)", None, None), "", None,
                            None, False, "the control against itself")
-    by_id = {**by_id, _ddplan.AA: aa}
+    by_id = {**by_id, _rounds.AA: aa}
     table = table.copy()
     table.insert(1, "name", [by_id[e].experiment.name for e in table["experiment"]])
     table.insert(2, "attach_point", [by_id[e].attach_point or "BEGIN" for e in table["experiment"]])
     table.insert(3, "substituted", [by_id[e].substituted for e in table["experiment"]])
-    order = {**{e.id: i for i, e in enumerate(EXPERIMENTS)}, _ddplan.AA: len(EXPERIMENTS)}
+    order = {**{e.id: i for i, e in enumerate(EXPERIMENTS)}, _rounds.AA: len(EXPERIMENTS)}
     return table.sort_values("experiment", key=lambda s: s.map(order)).reset_index(drop=True)
 
 
 def with_published(table: pd.DataFrame, reference_dir=None) -> pd.DataFrame:
     """Our per-event cost next to Gregg's and Piotrowski's (data/reference)."""
-    from .published import load_reference
-
     ref = load_reference("dd", reference_dir)
     ref = ref.assign(experiment=[f"{n:02d}-{BY_ID_NUM[n].slug}" for n in ref["experiment"]])
     cols = {"gregg_bpftrace_per_event_ns": "gregg_bpftrace_ns",
@@ -554,9 +555,9 @@ class DD(Benchmark):
                   "workload_cpu": workload_cpu, "tracer_cpu": tracer_cpu,
                   "plan": table.to_dict(orient="records")}
         if p["count"] is None or bpf_stats:
-            runs = _ddplan.cal_runs(ids, p["count"])
+            runs = _rounds.cal_runs(ids, p["count"])
         else:
-            runs = _ddplan.counting_and_rounds({e: p["count"] for e in ids}, CONTROL,
+            runs = _rounds.counting_and_rounds({e: p["count"] for e in ids}, CONTROL,
                                                p["rounds"], campaign)
         return Plan(runs, params, {x.id: x.skipped for x in planned if x.skipped}, table,
                     {"planned": planned, "os": pf.os, "ids": ids, "seed": campaign,
@@ -570,8 +571,8 @@ class DD(Benchmark):
         # calibration done: sizes, counting, the first rounds (planned again on a resume:
         # the manifest knows only the runs that had started when a controller died)
         counts = ({e: q["count"] for e in st["ids"]} if q["count"] else
-                  _ddplan.counts_from_calibration(entries, CONTROL, q["run_s"]))
-        first = _ddplan.counting_and_rounds(counts, CONTROL, q["rounds"], st["seed"])
+                  _rounds.counts_from_calibration(entries, CONTROL, q["run_s"]))
+        first = _rounds.counting_and_rounds(counts, CONTROL, q["rounds"], st["seed"])
         if not decided:
             return first
         known = {r.run_id for r in first}
@@ -584,19 +585,19 @@ class DD(Benchmark):
                   if e["params"]["kind"] == "count"}
         table = results_table(campaign, st["target"], st["planned"], n_resamples=999)
         widths = dict(zip(table["experiment"], table["precision_reached"]))
-        widths.pop(_ddplan.AA, None)
+        widths.pop(_rounds.AA, None)
         timed = [e for e in decided.values() if e["params"]["kind"] == "timed"]
         rounds = sorted({e["params"]["round"] for e in timed})
         blocks: dict = {}
         for e in timed:
             blocks.setdefault(e["experiment"], []).append(e.get("duration_s") or 0.0)
         rule = precision.Rule(target=p["precision"], min_rounds=q["rounds"],
-                              budget_s=p["budget"], max_rounds=_ddplan.MAX_ROUNDS)
+                              budget_s=p["budget"], max_rounds=_rounds.MAX_ROUNDS)
         decision = rule.decide(widths, len(rounds), control=CONTROL, next_round=rounds[-1] + 1,
                                block_s={k: float(np.mean(v)) for k, v in blocks.items()},
                                spent_s=sum(e.get("duration_s") or 0 for e in entries.values()))
         reason = decision.reason
-        runs = None if decision.experiments is None else _ddplan.round_runs(
+        runs = None if decision.experiments is None else _rounds.round_runs(
             decision.experiments[1:], counts, CONTROL, rounds[-1] + 1, st["seed"])
         campaign.manifest["adaptive"] = {"precision": p["precision"], "budget_s": p["budget"],
                                          "last_decision": reason}
@@ -617,7 +618,7 @@ class DD(Benchmark):
         camp = open_for_report(campaign, data_dir)
         target = target or next(iter(camp.manifest["runs"]))
         t = results_table(camp, target, planned_from_manifest(camp))  # as its report
-        t = t[~t["experiment"].isin([CONTROL, _ddplan.AA])]
+        t = t[~t["experiment"].isin([CONTROL, _rounds.AA])]
         return pd.DataFrame({
             "experiment": t["experiment"].to_numpy(),
             "probe_type": [probe_type(a) for a in t["attach_point"]],
@@ -651,8 +652,6 @@ def run_benchmark1(target: str = "local", *, campaign: str | None = None, data_d
     ``runs``, ``warmup``, ``rounds``, ``workload_cpu``, ``tracer_cpu``). Rerunning
     with the same ``campaign`` resumes it.
     """
-    from .benchmarks import run_benchmark
-
     result = run_benchmark("dd", target, campaign=campaign, data_dir=data_dir,
                            trust_new_host_keys=trust_new_host_keys, ssh_config=ssh_config,
                            progress=progress, **params)
@@ -698,8 +697,8 @@ def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None
     target = target or next(iter(camp.manifest["runs"]))
     planned = planned_from_manifest(camp)
     median = results_table(camp, target, planned, estimator="median", n_resamples=n_resamples)
-    aa = median[median["experiment"] == _ddplan.AA].reset_index(drop=True)
-    median = median[median["experiment"] != _ddplan.AA]
+    aa = median[median["experiment"] == _rounds.AA].reset_index(drop=True)
+    median = median[median["experiment"] != _rounds.AA]
     fastest = results_table(camp, target, planned, estimator="min", n_resamples=100)
     table = median.merge(
         fastest[["experiment", "runtime_s", "per_event_ns", "slowdown"]].rename(columns={
@@ -745,8 +744,6 @@ def _write_report(out: dict, camp: Campaign, target: str, data_dir, figures_dir)
     """The processed tables (CSV + Parquet side by side), the figures and the LaTeX tables
     of :func:`report`. In the files, shares are percentages and say so (``slowdown_pct``,
     ``precision_reached_pct``); the in-memory ``out["table"]`` keeps the fractions."""
-    from . import plots
-
     table, published, times, runs = (out[k] for k in ("table", "with_published",
                                                       "tracer_times", "runs"))
     proc = processed_dir(camp, data_dir)
@@ -783,12 +780,10 @@ def _labels(planned) -> dict:
     """Experiment id -> ``NN Name`` (`` *`` for a substitute attach point), as in the tables."""
     names = {p.id: f"{p.id[:2]} {p.experiment.name}" + (" *" if p.substituted else "")
              for p in planned}
-    return {**names, _ddplan.AA: "A/A control"}
+    return {**names, _rounds.AA: "A/A control"}
 
 
 def _figures(out: dict, target: str, tracer: str) -> dict:
-    from . import plots
-
     table, runs = out["table"], out["runs"].copy()
     label = f"{tracer} (this machine)"
     bars = long_for_bars(out["with_published"], label)
@@ -821,8 +816,6 @@ def _figures(out: dict, target: str, tracer: str) -> dict:
 def _latex_tables(out, table, published, times, target):
     """Thesis tables of at most 7 columns, numbers formatted, human column names:
     (name, frame, caption, per-column formats)."""
-    from . import plots
-
     def ci(r):
         if not np.isfinite(r["per_event_ns_ci_low"]):
             return "--"

@@ -16,13 +16,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import tracers
-from .benchmarks import Benchmark, Param, Plan, register
-from .campaign import Campaign, RunSpec
-from .deploy import build_workloads
-from .lifecycle import TracerSpec, run_and_fetch
-from .samples import summarize_samples
-from .transport import Transport
+from .. import plots, tracers
+from ..campaign import Campaign, RunSpec, open_for_report, processed_dir
+from ..deploy import build_workloads
+from ..lifecycle import TracerSpec, run_and_fetch
+from ..published import load_reference
+from ..samples import summarize_samples
+from ..transport import Transport
+from .base import Benchmark, Param, Plan, register
+from .run import run_benchmark
 
 TRACERS = tracers.USER_SPACE
 
@@ -144,8 +146,6 @@ def run_microbenchmark(target: str = "local", *, campaign: str | None = None, da
                        trust_new_host_keys=False, ssh_config=None, progress: bool = True,
                        **params):
     """``run_benchmark("usdt", target, ...)`` -> (campaign, result, tracers not run)."""
-    from .benchmarks import run_benchmark
-
     result = run_benchmark("usdt", target, campaign=campaign, data_dir=data_dir,
                            trust_new_host_keys=trust_new_host_keys, ssh_config=ssh_config,
                            progress=progress, **params)
@@ -194,8 +194,6 @@ def table31(inv: pd.DataFrame) -> pd.DataFrame:
 
 
 def with_thesis(t31: pd.DataFrame, reference_dir=None) -> pd.DataFrame:
-    from .published import load_reference
-
     ref = load_reference("usdt", reference_dir).rename(columns={
         "min_ns": "thesis_min_ns", "max_ns": "thesis_max_ns", "mean_ns": "thesis_mean_ns",
         "sd_ns": "thesis_sd_ns"})
@@ -209,9 +207,6 @@ def report(camp: Campaign | str, target: str | None = None, *, data_dir=None, fi
 
     Full tables as CSV + Parquet in ``data/processed/<campaign>/``; for print, table 3.1
     (<= 7 columns) and its comparison with the thesis."""
-    from . import plots
-    from .campaign import open_for_report, processed_dir
-
     camp = open_for_report(camp, data_dir, skip_runs)
     target = target or next(iter(camp.manifest["runs"]))
     inv = invocation_table(camp, target)

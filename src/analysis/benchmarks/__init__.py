@@ -1,0 +1,13 @@
+"""Every benchmark: the registry and base class (:mod:`.base`), the one run path
+(:mod:`.run`), the reports (:mod:`.report`), then one module or folder per benchmark
+holding its plan, run, report and figures. A benchmark imports no other benchmark; what
+two share lives a layer down (loaders, statistics, plots, tracers)."""
+
+from __future__ import annotations
+
+from .base import Benchmark, Param, Plan, for_campaign, get, register, registry
+from .report import emulated_caveat, report
+from .run import run_benchmark
+
+__all__ = ["Benchmark", "Param", "Plan", "register", "registry", "get", "for_campaign",
+           "run_benchmark", "report", "emulated_caveat"]

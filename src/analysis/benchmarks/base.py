@@ -1,0 +1,175 @@
+"""The registry and the base class of every benchmark, with its typed parameters.
+
+A benchmark is a class that registers itself (the ``register`` class decorator) with its name,
+notebook, typed parameters, what it needs from a target, how it plans runs
+from the targets' preflights, how one run executes, and how its report is
+rebuilt from raw files. :func:`run_benchmark` does the shared path once:
+validate the parameters, connect and preflight each target once (the preflight
+is handed down, never redone), plan, lock, run, write the manifest.
+:func:`report` dispatches on the benchmark recorded in a campaign's manifest.
+Notebooks, the command line (``python -m analysis run``) and ``make figures``
+all go through here (:mod:`.run`, :mod:`.report`). Benchmarks are found by importing
+the modules and folders of :mod:`analysis.benchmarks`: nothing keeps a list of them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from .. import _params
+from ..campaign import Campaign, Execute, RunSpec
+from ..errors import ParameterError
+
+_REGISTRY: dict[str, Benchmark] = {}
+#: the modules of this subpackage that hold no benchmark
+_INFRASTRUCTURE = ("base", "run", "report")
+_DISCOVERED = False
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a benchmark: its default, a one-line description, and a check
+    that turns any accepted form (a papermill literal, a command-line string) into the
+    canonical value or raises :class:`ParameterError`."""
+
+    name: str
+    default: Any
+    description: str
+    kind: str = "str"  # for listings: int, str, list, size, ...
+    check: Callable[[Any], Any] | None = None
+
+    def parse(self, value):
+        if value is None and self.default is None:
+            return None
+        return self.check(value) if self.check else value
+
+    @classmethod
+    def integer(cls, name: str, default, description: str, minimum: int | None = None,
+                maximum: int | None = None) -> Param:
+        def check(v):
+            return _params.optional_integer(name, v, minimum, maximum)
+        return cls(name, default, description, "int", check)
+
+    @classmethod
+    def choice(cls, name: str, default, description: str, allowed: Sequence[str]) -> Param:
+        return cls(name, default, description, "|".join(allowed),
+                   lambda v: _params.choice(name, v, allowed))
+
+    @classmethod
+    def names(cls, name: str, default, description: str,
+              allowed: Sequence[str] | None = None) -> Param:
+        return cls(name, default, description, "list",
+                   lambda v: _params.names(name, v, allowed))
+
+
+@dataclass
+class Plan:
+    """What a benchmark will run: the runs, the parameters that identify the campaign
+    (recorded in the manifest; resuming with others is refused), what it cannot run and
+    why, a table for people, and whatever its ``execute`` needs (``state``)."""
+
+    runs: list[RunSpec]
+    parameters: dict
+    not_run: dict = field(default_factory=dict)
+    table: Any = None
+    state: dict = field(default_factory=dict)
+    #: several targets: the order in which they take turns, as steps of (target -> its
+    #: runs); each step's targets run in parallel, the steps one after the other (an A/B
+    #: comparison alternates its two targets block by block). None: every target runs
+    #: ``runs``, all targets in parallel.
+    steps: list[dict[str, list[RunSpec]]] | None = None
+
+
+class Benchmark:
+    """Base class of a benchmark. Subclasses set the class attributes and implement
+    :meth:`plan`, :meth:`execute` and :meth:`report`, then register themselves with the
+    ``register`` decorator."""
+
+    name: ClassVar[str]
+    notebook: ClassVar[str]
+    description: ClassVar[str]
+    needs: ClassVar[tuple[str, ...]] = ()
+    params: ClassVar[tuple[Param, ...]] = ()
+    several_targets: ClassVar[bool] = False
+
+    def check(self, p: dict) -> dict:
+        """Checks across parameters (after each one's own); returns them."""
+        return p
+
+    def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
+        raise NotImplementedError
+
+    def execute(self, plan: Plan, p: dict, scratch: Path) -> Execute:
+        raise NotImplementedError
+
+    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs):
+        raise NotImplementedError
+
+    def costs(self, campaign, *, data_dir=None, target: str | None = None):
+        """Per-event costs a finished campaign measured (for the rules of thumb and for
+        pricing a probe): a DataFrame[experiment, probe_type, action, per_event_ns,
+        per_event_ns_ci_low, per_event_ns_ci_high]; benchmarks without per-event costs
+        raise NotImplementedError."""
+        raise NotImplementedError(f"{self.name} measures no per-event costs")
+
+    def more(self, campaign: Campaign, plan: Plan, p: dict) -> list[RunSpec] | None:
+        """Runs to add once the planned ones are done (adaptive benchmarks), decided from
+        the campaign's finished runs alone so that a resume decides the same; None: done."""
+        return None
+
+    def parse(self, given: dict) -> dict:
+        """Every parameter checked and in canonical form, defaults filled in."""
+        known = {p.name: p for p in self.params}
+        for name in given:
+            if name not in known:
+                raise ParameterError(name, given[name], f"not a parameter of {self.name}; "
+                                     f"its parameters: {', '.join(known) or 'none'}")
+        return self.check({n: p.parse(given.get(n, p.default)) for n, p in known.items()})
+
+
+def register(cls: type[Benchmark]) -> type[Benchmark]:
+    """Class decorator: make a benchmark known under its ``name``."""
+    _REGISTRY[cls.name] = cls()
+    return cls
+
+
+def _discover() -> None:
+    """Import every module and folder of this subpackage (each registers its benchmark)."""
+    global _DISCOVERED
+    if _DISCOVERED:
+        return
+    package = __name__.rsplit(".", 1)[0]
+    for mod in pkgutil.iter_modules(importlib.import_module(package).__path__):
+        if not mod.name.startswith("_") and mod.name not in _INFRASTRUCTURE:
+            importlib.import_module(f"{package}.{mod.name}")
+    _DISCOVERED = True
+
+
+def registry() -> dict[str, Benchmark]:
+    """Every registered benchmark by name."""
+    _discover()
+    return dict(sorted(_REGISTRY.items()))
+
+
+def get(name: str) -> Benchmark:
+    known = registry()
+    if name not in known:
+        raise ParameterError("benchmark", name, f"expected one of {', '.join(known)}")
+    return known[name]
+
+
+def for_campaign(camp: Campaign) -> Benchmark:
+    """The benchmark that made a campaign (from its manifest)."""
+    m = camp.manifest
+    name = m.get("benchmark")
+    if name is None:  # manifests older than the registry name only their notebook
+        name = next((b.name for b in registry().values() if b.notebook == m.get("notebook")),
+                    None)
+    if name is None:
+        raise ValueError(f"campaign {camp.name} names no benchmark in its manifest")
+    return get(name)

@@ -1,0 +1,302 @@
+"""Price a probe before you switch it on: its live event rate x its measured per-event cost.
+
+:func:`price_probe` (notebook ``4.1-price-a-probe``) counts how often a bpftrace
+probe fires on the live target for ``duration`` seconds (the ``probe-rate``
+benchmark: a count-only script, no workload started, raw files in a campaign
+like any other), looks up the per-event cost of that probe type and action on
+that target among the finished campaigns (benchmark 1 for tracepoints and
+kprobes, the looper for uprobes; a short campaign is run when there is none),
+and predicts the overhead: rate x cost, in % of one CPU and CPU time per
+second, with the cost's 95 % CI, and Gregg's words for it (:mod:`analysis.rules`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import plots, rules
+from ..campaign import Campaign, RunSpec, open_for_report
+from ..errors import ParameterError, TargetError
+from ..lifecycle import TracerSpec, traced_execute
+from .base import Benchmark, Param, Plan, register
+from .run import run_benchmark
+
+ACTIONS = ("count", "map with key", "histogram", "stack", "printf")
+_TYPES = {"t": "tracepoint", "tracepoint": "tracepoint", "k": "kprobe", "kprobe": "kprobe",
+          "kr": "kprobe", "kretprobe": "kprobe", "u": "uprobe", "uprobe": "uprobe",
+          "ur": "uprobe", "uretprobe": "uprobe", "U": "usdt", "usdt": "usdt",
+          "rawtracepoint": "rawtracepoint", "rt": "rawtracepoint"}
+_PROBE = re.compile(r"(?P<spec>(?P<kind>[A-Za-z]+):[A-Za-z0-9_.:*/+,@$-]+?)"
+                    r"(?:\s*/(?P<pred>[^{}/\n;]+)/)?")
+
+
+def parse_probe(probe) -> tuple[str, str, str | None]:
+    """(attach spec, probe type, predicate) of ``probe``: a bpftrace probe such as
+    ``tracepoint:syscalls:sys_enter_openat``, optionally with a filter:
+    ``t:syscalls:sys_enter_openat /pid == 42/``. Anything else (an action block,
+    several statements, an unknown probe type) is refused."""
+    allowed = ("expected a bpftrace probe such as 'tracepoint:syscalls:sys_enter_openat', "
+               "optionally followed by a /filter/, of type " + ", ".join(sorted(set(_TYPES))))
+    if not isinstance(probe, str):
+        raise ParameterError("probe", probe, allowed)
+    m = _PROBE.fullmatch(probe.strip())
+    if not m or m.group("kind") not in _TYPES:
+        raise ParameterError("probe", probe, allowed)
+    return m.group("spec"), _TYPES[m.group("kind")], (m.group("pred") or "").strip() or None
+
+
+def rate_script(probe: str) -> str:
+    """A count-only bpftrace script: the probe's events and the window they were counted in.
+
+    BEGIN fires once every probe is attached (measured: the first event of a 2,000/s
+    loop 0.5 ms after it). The window ends at the last tick of a 5 ms timer, not at END:
+    bpftrace 0.17 detaches the probes on SIGINT some 70 ms before END runs, and counting
+    that gap as part of the window made a 2,000/s rate read 3 % low. The timer is detached
+    with the probe, so the window is at most 5 ms short (+0.2 % on a 3 s count)."""
+    spec, _, pred = parse_probe(probe)
+    return ("BEGIN { @t0 = nsecs; @t1 = nsecs; }\n"
+            "interval:ms:5 { @t1 = nsecs; }\n"
+            f"{spec} {f'/{pred}/ ' if pred else ''}{{ @events = count(); }}\n"
+            "END { @window_ns = @t1 - @t0; delete(@t0); delete(@t1); }\n")
+
+
+def parse_rate(stdout: str) -> tuple[int, float]:
+    """(events, window in s) from the rate script's output (no ``@events``: none fired)."""
+    window = re.search(r"^@window_ns:\s*(\d+)\s*$", stdout, re.M)
+    if not window:
+        raise ValueError("the rate script printed no @window_ns (was the tracer killed?)")
+    events = re.search(r"^@events:\s*(\d+)\s*$", stdout, re.M)
+    return (int(events.group(1)) if events else 0), int(window.group(1)) / 1e9
+
+
+def _duration(value) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = 0.0
+    if not 0 < v <= 3600:
+        raise ParameterError("duration", value, "expected seconds, > 0 and <= 3600")
+    return v
+
+
+@register
+class ProbeRate(Benchmark):
+    """How often a probe fires on a live target: a count-only script for ``duration`` s."""
+
+    name = "probe-rate"
+    notebook = "4.1-price-a-probe"
+    description = "a probe's live event rate (count only, no workload started)"
+    needs = ("bpftrace",)
+    params = (
+        Param("probe", "tracepoint:syscalls:sys_enter_openat", "a bpftrace probe, optionally "
+              "with a /filter/", "probe", lambda v: parse_probe(v) and v.strip()),
+        Param("duration", 10.0, "seconds to count for", "seconds", _duration),
+    )
+
+    def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
+        (target, pf), = preflights.items()
+        if not pf.tools.get("bpftrace"):
+            raise ParameterError("target", target, "bpftrace is not installed there")
+        params = {"target": target, "probe": p["probe"], "duration": p["duration"],
+                  "script": rate_script(p["probe"])}
+        return Plan([RunSpec("rate", "rate", {})], params)
+
+    def execute(self, plan: Plan, p: dict, scratch: Path):
+        scratch.mkdir(parents=True, exist_ok=True)
+        script = scratch / "rate.bt"
+        script.write_text(plan.parameters["script"])
+        spec = TracerSpec("bpftrace", script=script)
+        run = traced_execute(spec, ["sleep", f"{plan.parameters['duration']:g}"],
+                             stop_timeout=30, workload_timeout=plan.parameters["duration"] + 60)
+
+        def execute(transport, spec_run, staging):
+            info = run(transport, spec_run, staging)
+            if info.get("stop_killed"):
+                raise TargetError(f"{transport.name}: the tracer was killed before it printed "
+                                  "its count; the run will be repeated")
+            info["events"], info["window_s"] = parse_rate((staging / "tracer.stdout").read_text())
+            return info
+
+        return execute
+
+    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
+        camp = open_for_report(campaign, data_dir)
+        target = next(iter(camp.manifest["runs"]))
+        events, window = parse_rate((camp.run_dir(target, "rate") / "tracer.stdout").read_text())
+        q = camp.manifest["parameters"]
+        table = pd.DataFrame([{"probe": q["probe"], "events": events, "window_s": window,
+                               "events_per_s": events / window}])
+        return {"table": table, "written": []}
+
+
+# --------------------------------------------------------------------------- #
+# the price
+
+#: benchmark and experiment that measure each (probe type, action) when nothing has yet
+_MEASURE = {("kernel", "count"): ("dd", "09-map"), ("kernel", "map with key"): ("dd", "10"),
+            ("kernel", "histogram"): ("dd", "15"), ("kernel", "stack"): ("dd", "13"),
+            ("kernel", "printf"): ("dd", "18"), ("uprobe", "count"): ("looper", None),
+            ("uprobe", "map with key"): ("looper", None)}
+
+
+@dataclass(frozen=True)
+class Price:
+    """What a probe would cost: its measured rate x the per-event cost of its type and
+    action on the target (``cost_source``: the campaign and experiment it came from)."""
+
+    target: str
+    probe: str
+    probe_type: str
+    action: str
+    events: int
+    window_s: float
+    rate_campaign: str
+    per_event_ns: float
+    per_event_ns_ci_low: float
+    per_event_ns_ci_high: float
+    cost_source: str
+    cost_note: str
+    count_overhead_pct: float
+    extra: dict = field(default_factory=dict, compare=False)
+
+    def __post_init__(self):
+        if self.window_s <= 0 or self.events < 0:
+            raise ValueError("a price needs a positive window and a non-negative event count")
+
+    @property
+    def rate(self) -> float:
+        """Events per second, as measured."""
+        return self.events / self.window_s
+
+    @property
+    def cpu_pct(self) -> float:
+        return self.rate * self.per_event_ns * 1e-9 * 100
+
+    @property
+    def cpu_pct_ci(self) -> tuple[float, float]:
+        return (self.rate * self.per_event_ns_ci_low * 1e-7,
+                self.rate * self.per_event_ns_ci_high * 1e-7)
+
+    @property
+    def verdict(self) -> str:
+        return rules.verdict(self.cpu_pct / 100)
+
+    def table(self) -> pd.DataFrame:
+        """The measured rate and Gregg's standard rates, with expected overhead and words."""
+        rates = sorted({*rules.RATES, self.rate}) if self.rate > 0 else list(rules.RATES)
+        t = rules.expected_overhead(self.per_event_ns, self.per_event_ns_ci_low,
+                                    self.per_event_ns_ci_high, rates)
+        t.insert(1, "measured_here", np.isclose(t["events_per_s"], self.rate))
+        return t
+
+    def __str__(self) -> str:
+        lo, hi = self.cpu_pct_ci
+        return (f"{self.probe} on {self.target}: {self.rate:,.1f} events/s ({self.events:,} in "
+                f"{self.window_s:.2f} s)\n"
+                f"{self.action} on a {self.probe_type}: {self.per_event_ns:,.0f} ns per event "
+                f"[{self.per_event_ns_ci_low:,.0f}, {self.per_event_ns_ci_high:,.0f}] "
+                f"({self.cost_source}{'; ' + self.cost_note if self.cost_note else ''})\n"
+                f"expected overhead: {self.cpu_pct:.3g} % of one CPU [{lo:.3g}, {hi:.3g}] = "
+                f"{self.cpu_pct * 10:.3g} ms of CPU per second: {self.verdict} "
+                f"(95 % CI: {rules.verdict_range(lo / 100, hi / 100)})\n"
+                f"the count that measured the rate cost about {self.count_overhead_pct:.3g} % of "
+                "one CPU itself")
+
+
+def price_probe(target: str = "local", probe: str = "tracepoint:syscalls:sys_enter_openat",
+                action: str = "count", duration: float = 10.0, *, campaign: str | None = None,
+                data_dir=None, measure: bool = True, trust_new_host_keys: bool = False,
+                ssh_config=None, progress: bool = True) -> Price:
+    """Count ``probe``'s events on ``target`` for ``duration`` s, find the per-event cost
+    of its type and ``action`` there (or measure it with a short campaign when ``measure``),
+    and predict the overhead (:class:`Price`)."""
+    _, ptype, _ = parse_probe(probe)
+    action = _action(action)
+    _duration(duration)
+    if ptype not in ("tracepoint", "kprobe", "uprobe"):
+        raise ParameterError("probe", probe, f"no per-event cost is measured for {ptype} "
+                             "probes (tracepoint, kprobe and uprobe are)")
+    conn = {"data_dir": data_dir, "trust_new_host_keys": trust_new_host_keys,
+            "ssh_config": ssh_config, "progress": progress}
+    result = run_benchmark("probe-rate", target, campaign=campaign, probe=probe,
+                           duration=duration, **conn)
+    rate = ProbeRate().report(result.campaign, data_dir=result.folder.parent.parent)["table"]
+    found = rules.costs(target, data_dir=data_dir)  # every campaign's costs, computed once
+    cost, note = _cost(found, ptype, action)
+    if cost is None and measure:
+        _measure(target, ptype, action, conn)
+        found = rules.costs(target, data_dir=data_dir)
+        cost, note = _cost(found, ptype, action)
+    if cost is None:
+        raise ValueError(f"no per-event cost of '{action}' on a {ptype} is measured on {target}"
+                         + ("" if measure else " (measure=True runs a short campaign)"))
+    count_cost, _ = _cost(found, ptype, "count")
+    events, window = int(rate["events"].iloc[0]), float(rate["window_s"].iloc[0])
+    count_pct = events / window * count_cost["per_event_ns"] * 1e-7 if count_cost is not None \
+        else float("nan")
+    return Price(target, probe.strip(), ptype, action, events, window, result.campaign,
+                 float(cost["per_event_ns"]), float(cost["per_event_ns_ci_low"]),
+                 float(cost["per_event_ns_ci_high"]),
+                 f"campaign {cost['campaign']}, {cost['benchmark']} {cost['experiment']}",
+                 note, count_pct, {"sources": [
+                     Campaign.open(c, data_dir=data_dir).manifest_path
+                     for c in (result.campaign, cost["campaign"])]})
+
+
+def _action(value) -> str:
+    aliases = {"key": "map with key", "map": "map with key", "hist": "histogram",
+               "map-key": "map with key", "map_with_key": "map with key"}
+    value = aliases.get(value, value) if isinstance(value, str) else value
+    if value not in ACTIONS:
+        raise ParameterError("action", value, f"expected one of {', '.join(ACTIONS)}")
+    return value
+
+
+def _cost(found: pd.DataFrame, ptype: str, action: str):
+    """The newest measured cost of (type, action) among ``found`` (:func:`rules.costs`),
+    else a kernel probe's of the other kernel type (said in the note); (None, "") when none."""
+    found = found[(found["action"] == action) & np.isfinite(found["per_event_ns"].astype(float))]
+    exact = found[found["probe_type"] == ptype]
+    if len(exact):
+        return exact.iloc[0], ""
+    if ptype in ("tracepoint", "kprobe"):
+        other = found[found["probe_type"].isin(["tracepoint", "kprobe"])]
+        if len(other):
+            r = other.iloc[0]
+            return r, f"nearest measured: a {r['probe_type']}, not a {ptype}"
+    return None, ""
+
+
+def _measure(target, ptype, action, conn) -> None:
+    """A short campaign that measures (type, action) on the target."""
+    key = ("kernel" if ptype in ("tracepoint", "kprobe") else ptype, action)
+    if key not in _MEASURE:
+        raise ValueError(f"nothing here measures '{action}' on a {ptype}: benchmark 1 measures "
+                         "every action on kernel probes, the looper count and map with key on "
+                         "uprobes")
+    bench, experiment = _MEASURE[key]
+    if bench == "dd":
+        run_benchmark("dd", target, experiments=experiment, count="200k", runs=3, warmup=1,
+                      rounds=3, **conn)
+    else:
+        run_benchmark("looper", target, calls=50_000, runs=3, rounds=3, **conn)
+
+
+def save_figure(price: Price, *, figures_dir=None) -> list[Path]:
+    """The price as a rules-of-thumb figure: the measured rate next to Gregg's rates
+    (``figures/price-<rate campaign>.pdf/png``)."""
+    rates = sorted({*rules.RATES, round(price.rate)}) if price.rate >= 1 else list(rules.RATES)
+    found = pd.DataFrame([{"experiment": f"{price.action} on a {price.probe_type}",
+                           "per_event_ns": price.per_event_ns,
+                           "per_event_ns_ci_low": price.per_event_ns_ci_low,
+                           "per_event_ns_ci_high": price.per_event_ns_ci_high}])
+    fig = rules.figure(rules.table(found=found, rates=rates), rates=rates,
+                       title=f"{price.probe}: {price.rate:,.0f} events/s measured")
+    return plots.save_figure(fig, f"price-{price.rate_campaign}", figures_dir=figures_dir,
+                             sources=price.extra.get("sources", ()),
+                             note=f"cost: {price.cost_source}")

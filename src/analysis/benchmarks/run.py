@@ -1,0 +1,176 @@
+"""The one run path of every benchmark: validate, connect and preflight each target once,
+plan, lock, run (or resume), write the manifest."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import warnings
+from collections.abc import Callable, Sequence
+
+from .. import _params
+from .._progress import progress_bar
+from ..campaign import Campaign, CampaignResult, Execute, new_campaign_id, run_campaign
+from ..errors import LockError, ParameterError
+from ..locks import TargetLock
+from ..preflight import preflight
+from ..storage import check_name
+from ..targets import check_target, connect
+from .base import Benchmark, get
+
+
+def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
+                  campaign: str | None = None, data_dir=None, trust_new_host_keys: bool = False,
+                  ssh_config=None, progress: bool = True, on_run: Callable | None = None,
+                  **params) -> CampaignResult:
+    """Validate, connect and preflight each target once, plan, lock, run (or resume).
+
+    ``targets``: ``"local"``, ``user@host[:port]``, an ssh_config alias, or a list
+    of them (for benchmarks that compare targets). ``params``: the benchmark's own
+    (``python -m analysis benchmarks`` lists them). ``on_run(run, staging, info)`` is
+    called after each run's files are complete (e.g. to draw a figure as runs arrive; what
+    it raises is reported as a warning, never fails the run). Returns the campaign's
+    result with the ``preflights`` and ``plan`` it ran with.
+    """
+    bench = get(name)
+    p = bench.parse(params)
+    _params.folder("data_dir", data_dir)
+    targets = _targets(bench, targets, ssh_config)
+    camp_name = check_name(campaign or new_campaign_id(bench.name), "campaign name")
+    for t in targets:
+        check_target(t, ssh_config=ssh_config)
+    transports: dict = {}
+    try:
+        for t in targets:
+            transports[t] = connect(t, trust_new_host_keys=trust_new_host_keys,
+                                    ssh_config=ssh_config)
+        pfs = {t: preflight(tr) for t, tr in transports.items()}
+        plan = bench.plan(pfs, p, camp_name)
+        camp = Campaign(camp_name, data_dir=data_dir, notebook=bench.notebook,
+                        benchmark=bench.name, parameters=plan.parameters)
+        execute = _observed(bench.execute(plan, p, camp.folder / ".scratch"), on_run)
+        with camp.locked():
+            result = _run_phases(bench, camp, plan, p, targets, transports, pfs, execute,
+                                 progress)
+    finally:
+        for tr in transports.values():
+            tr.close()
+    result.benchmark, result.preflights, result.plan = bench.name, pfs, plan
+    result.parameters = plan.parameters
+    return result
+
+
+def _run_phases(bench, camp, plan, p, targets, transports, pfs, execute, progress):
+    """The planned runs, then whatever :meth:`Benchmark.more` adds, round after round. One
+    target: its lock is held throughout; several: each run of the campaign locks them."""
+    if plan.steps is not None and len(targets) > 1:
+        return _run_steps(camp, plan, targets, transports, pfs, execute, progress)
+    lock = TargetLock(transports[targets[0]], camp.name).acquire() if len(targets) == 1 else None
+    try:
+        runs = list(plan.runs)
+        result = run_campaign(camp, targets, runs, execute, connector=transports.__getitem__,
+                              preflights=pfs, progress=progress, keep_open=True,
+                              target_lock=lock is None)
+        while result.complete and (extra := bench.more(camp, plan, p)):
+            runs += extra
+            plan.runs = runs
+            step = run_campaign(camp, targets, extra, execute, connector=transports.__getitem__,
+                                preflight=False, progress=progress, keep_open=True,
+                                target_lock=lock is None)
+            _merge(result, step)
+            if not step.complete:
+                break
+        return result
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _observed(execute: Execute, on_run: Callable | None) -> Execute:
+    """``execute``, then ``on_run`` with the finished run's staging folder and info."""
+    if on_run is None:
+        return execute
+
+    def observed(transport, run, staging):
+        info = execute(transport, run, staging)
+        try:
+            on_run(run, staging, info)
+        except Exception as exc:  # an observer never fails a measurement
+            warnings.warn(f"on_run failed for {run.run_id}: {exc}", stacklevel=2)
+        return info
+
+    return observed
+
+
+def _run_steps(camp, plan, targets, transports, pfs, execute, progress) -> CampaignResult:
+    """The plan's steps one after the other (the targets of a step in parallel), with every
+    target's lock held throughout (:func:`_hold_locks`). A step that does not complete (a
+    failed run, a lost target) stops the rest: rerun the campaign to resume it."""
+    result = None
+    bar = progress_bar(total=sum(len(r) for step in plan.steps for r in step.values()),
+                       desc=f"campaign {camp.name}", disable=not progress)
+    locks = _hold_locks(camp, targets, transports)
+    try:
+        for step in plan.steps:
+            ts = [t for t in targets if t in step]
+            out = run_campaign(camp, ts, step, execute, connector=transports.__getitem__,
+                               preflights=pfs, progress=False, keep_open=True,
+                               target_lock=False)
+            bar.update(sum(len(r) for r in step.values()))
+            if result is None:
+                result = out
+            else:
+                _merge(result, out)
+                for t, kept in out.skipped.items():
+                    result.skipped.setdefault(t, []).extend(kept)
+            if not out.complete:
+                break
+    finally:
+        bar.close()
+        for lock in reversed(locks):
+            lock.release()
+    for t in targets:
+        for part in (result.done, result.skipped):
+            part.setdefault(t, [])
+        result.failed.setdefault(t, {})
+    return result
+
+
+def _hold_locks(camp, targets, transports) -> list:
+    """Every target's lock for the whole campaign, in one group. A target that is the same
+    machine as one already locked (``local`` and a loopback alias) is refused by its own
+    group: it runs under that lock (its runners check the holder's token)."""
+    group, held = secrets.token_hex(6), []
+    at_once = threading.Event()
+    at_once.set()  # refused by our own group: do not wait, it is the same machine
+    try:
+        for t in targets:
+            try:
+                held.append(TargetLock(transports[t], camp.name, group).acquire(stop=at_once))
+            except LockError as exc:
+                if getattr(exc, "group", None) != group or not held:
+                    raise
+                transports[t]._lock_token = held[0].token  # the same machine's lock
+    except BaseException:
+        for lock in reversed(held):
+            lock.release()
+        raise
+    return held
+
+
+def _merge(result: CampaignResult, step: CampaignResult) -> None:
+    for t, runs in step.done.items():
+        result.done.setdefault(t, []).extend(runs)
+    for t, failed in step.failed.items():
+        result.failed.setdefault(t, {}).update(failed)
+    result.unreachable.update(step.unreachable)
+
+
+def _targets(bench: Benchmark, targets, ssh_config) -> list[str]:
+    listed = _params.names("targets", targets)
+    if not listed:
+        raise ParameterError("targets", targets, "expected one or more targets")
+    listed = list(dict.fromkeys(listed))
+    if len(listed) > 1 and not bench.several_targets:
+        raise ParameterError("targets", targets, f"{bench.name} runs on one target at a time")
+    return listed
