@@ -79,7 +79,6 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="issue 21: ssh <-> vm still a cycle")
 def test_no_import_cycles():
     mods = _modules()
     graph = {m: _imports(mods, m) for m in mods}

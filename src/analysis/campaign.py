@@ -49,7 +49,7 @@ from .errors import (
     TargetUnreachable,
 )
 from .storage import FileLock, atomic_write, check_name, mkdirs, sha256_file
-from .targets import connect
+from .targets import check_target, connect
 from .transport import Transport
 
 MANIFEST = "manifest.json"
@@ -497,10 +497,7 @@ def run_campaign(
         _check_plan(runs)
     for t in targets:  # refuse bad names before connecting anywhere
         target_slug(t)
-        if t != "local":
-            from .ssh import parse_target
-
-            parse_target(t, ssh_config=ssh_config)
+        check_target(t, ssh_config=ssh_config)
     connector = connector or (lambda t: connect(t, trust_new_host_keys=trust_new_host_keys,
                                                 ssh_config=ssh_config))
     with campaign.locked():

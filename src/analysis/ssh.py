@@ -21,6 +21,7 @@ import re
 import shlex
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,23 +74,25 @@ class SSHTarget:
             raise ValueError(f"invalid port {self.port}")
 
 
-def _config(path: str | os.PathLike | None) -> paramiko.SSHConfig:
-    """The ssh_config read: the running VMs' ``Host vm-<name>`` entries (analysis.vm), then
-    ``path`` (default ``~/.ssh/config``)."""
-    from .vm import ssh_config_text
-
+def _config(path: str | os.PathLike | None, extra: str = "") -> paramiko.SSHConfig:
+    """The ssh_config read: ``extra`` entries first (the running VMs' ``Host vm-<name>``,
+    handed down by :mod:`analysis.targets`), then ``path`` (default ``~/.ssh/config``)."""
     path = Path(path).expanduser() if path else Path("~/.ssh/config").expanduser()
-    text = ssh_config_text()
+    text = extra
     if path.is_file():
         text += "\n" + path.read_text()
     return paramiko.SSHConfig.from_text(text)
 
 
-def parse_target(target: str, *, ssh_config: str | os.PathLike | None = None) -> SSHTarget:
+def parse_target(target: str, *, ssh_config: str | os.PathLike | None = None,
+                 extra_config: str = "",
+                 unknown_hint: Callable[[str], str | None] | None = None) -> SSHTarget:
     """``user@host``, ``user@host:port``, ``host`` or an ssh_config alias -> :class:`SSHTarget`.
 
     Names containing anything but letters, digits and ``._-@:[]`` are refused
-    before any connection is made.
+    before any connection is made. ``extra_config``: ssh_config entries read before
+    ``ssh_config``; ``unknown_hint(host)``: for a host no entry names, why (a VM that is not
+    running) or None.
     """
     if not isinstance(target, str) or not target:
         raise ValueError("target must be a non-empty string")
@@ -107,12 +110,10 @@ def parse_target(target: str, *, ssh_config: str | os.PathLike | None = None) ->
         port = _port(port_text, f"target {target!r}")
     if not (_ALIAS.match(host) or _HOST.match(host)):
         raise ValueError(f"invalid host name in target {target!r}")
-    config = _config(ssh_config)
+    config = _config(ssh_config, extra_config)
     cfg = config.lookup(host)
-    if host not in config.get_hostnames():
-        from .vm import not_running_hint
-
-        hint = not_running_hint(host)
+    if unknown_hint is not None and host not in config.get_hostnames():
+        hint = unknown_hint(host)
         if hint:
             raise ValueError(hint)
     identity = tuple(os.path.expanduser(p) for p in cfg.get("identityfile", []))
@@ -191,16 +192,17 @@ class SSHTransport(Transport):
     CHANNEL_TIMEOUT_S = 60.0
 
     def __init__(self, target: SSHTarget | str, *, trust_new_host_keys: bool = False,
-                 ssh_config: str | os.PathLike | None = None):
+                 ssh_config: str | os.PathLike | None = None, extra_config: str = ""):
         if isinstance(target, str):
-            target = parse_target(target, ssh_config=ssh_config)
+            target = parse_target(target, ssh_config=ssh_config, extra_config=extra_config)
         self.target = target
         self.name = target.name
         self._jumps: list[paramiko.SSHClient] = []
         self._sftp = None
         self._no_sftp = False
         trust = trust_new_host_keys or target.strict_host_key_checking in ("accept-new", "no", "off")
-        hops = [parse_target(h, ssh_config=ssh_config) for h in target.proxy_jump]
+        hops = [parse_target(h, ssh_config=ssh_config, extra_config=extra_config)
+                for h in target.proxy_jump]
         chain = [*hops, target]
         sock = None
         try:

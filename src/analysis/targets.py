@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from . import vm
+from .ssh import SSHTransport, parse_target
 from .transport import LocalTransport, Transport
 
 LOCAL = "local"
@@ -12,9 +14,8 @@ LOCAL = "local"
 def check_target(target: str, *, ssh_config: str | os.PathLike | None = None) -> str:
     """Refuse a malformed target name (ValueError) without contacting anything."""
     if target != LOCAL:
-        from .ssh import parse_target
-
-        parse_target(target, ssh_config=ssh_config)
+        parse_target(target, ssh_config=ssh_config, extra_config=vm.ssh_config_text(),
+                     unknown_hint=vm.not_running_hint)
     return target
 
 
@@ -27,6 +28,5 @@ def connect(target: str = LOCAL, *, trust_new_host_keys: bool = False,
     """
     if target == LOCAL:
         return LocalTransport()
-    from .ssh import SSHTransport
-
-    return SSHTransport(target, trust_new_host_keys=trust_new_host_keys, ssh_config=ssh_config)
+    return SSHTransport(target, trust_new_host_keys=trust_new_host_keys, ssh_config=ssh_config,
+                        extra_config=vm.ssh_config_text())

@@ -33,7 +33,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import _qemu, _vmimage
-from .errors import VMError
+from .errors import AnalysisError, VMError
+from .ssh import SSHTransport
 from .storage import FileLock, atomic_write, check_name, mkdirs
 
 PREFIX = "vm-"
@@ -335,8 +336,6 @@ def _wait_kernel(pid: int, folder: Path, seconds: float) -> bool:
 
 def _wait_ssh(name: str, pid: int, port: int, folder: Path, deadline: float) -> None:
     """Until sshd answers and a real login (host key checked) runs ``true``."""
-    from .ssh import SSHTransport
-
     while True:
         if not _qemu.alive(pid):
             raise VMError(name, "QEMU exited while booting: "
@@ -392,11 +391,9 @@ def _power_off(vm: VM, timeout: float) -> str:
 def _ask_guest(vm: VM) -> bool:
     import paramiko
 
-    from .errors import AnalysisError
-    from .ssh import SSHTransport
-
     try:
-        with SSHTransport(vm.target) as t:  # ConnectTimeout 20 (its ssh_config)
+        # ConnectTimeout 20: its ssh_config entry
+        with SSHTransport(vm.target, extra_config=ssh_config_text()) as t:
             t.run(["systemctl", "poweroff", "--no-block"], timeout=20, check=False)
         return True
     except (OSError, EOFError, paramiko.SSHException, AnalysisError):
