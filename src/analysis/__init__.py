@@ -9,19 +9,12 @@ the errors. Everything else stays in its module (``analysis.campaign``,
 README.
 """
 
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _version
-
-try:
-    __version__ = _version("tracer-overhead-lab")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0.0.0+unknown"
-
-from . import benchmarks, lesson, paths, plots, published, rules, stats  # noqa: E402
-from ._display import show  # noqa: E402
-from .benchmarks import report, run_benchmark  # noqa: E402
-from .cyclictest import CyclictestRun, load_cyclictest  # noqa: E402
-from .errors import (  # noqa: E402
+from . import benchmarks, lesson, paths, plots, published, rules, stats
+from ._display import show
+from ._version import __version__
+from .benchmarks import report, run_benchmark
+from .cyclictest import CyclictestRun, load_cyclictest
+from .errors import (
     AnalysisError,
     CampaignNotFound,
     DataFormatError,
@@ -33,13 +26,13 @@ from .errors import (  # noqa: E402
     TargetError,
     TargetUnreachable,
 )
-from .hyperfine import load_hyperfine, load_hyperfine_many  # noqa: E402
-from .overhead import overhead_table, per_event_cost_ns, relative_slowdown  # noqa: E402
-from .plots import export_table, save_figure  # noqa: E402
-from .preflight import preflight  # noqa: E402
-from .pricing import price_probe  # noqa: E402
-from .samples import load_samples, summarize_samples  # noqa: E402
-from .targets import connect  # noqa: E402
+from .hyperfine import load_hyperfine, load_hyperfine_many
+from .overhead import overhead_table, per_event_cost_ns, relative_slowdown
+from .plots import export_table, save_figure
+from .preflight import preflight
+from .pricing import price_probe
+from .samples import load_samples, summarize_samples
+from .targets import connect
 
 __all__ = [
     # loaders

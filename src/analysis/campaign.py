@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import __version__, paths
+from . import paths
+from ._version import __version__
 from .errors import (
     AnalysisError,
     CampaignNotFound,
