@@ -168,7 +168,7 @@ def test_a_counting_run_whose_tracer_was_killed_is_not_trusted(tmp_path, monkeyp
     from analysis.transport import LocalTransport
 
     planned = [p for p in dd.plan_experiments(_local_pf(), experiments=[4])]
-    monkeypatch.setattr(dd, "traced_execute", killed)
+    monkeypatch.setattr(dd.experiments, "traced_execute", killed)
     execute = dd.make_execute(planned, count=100, runs=1, warmup=0, workload_cpu=None,
                               tracer_cpu=None, os_name="Linux", scratch=tmp_path / "s")
     staging = tmp_path / "st"

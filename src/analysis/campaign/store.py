@@ -1,4 +1,4 @@
-"""Campaigns: one run of a notebook's plan on one or more targets, kept in ``data/raw``.
+"""The campaign store: one run of a notebook's plan on one or more targets, kept in ``data/raw``.
 
 Layout of ``data/raw/<campaign>/``::
 
@@ -25,33 +25,27 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import shutil
 import sys
 import threading
 import time
-import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import paths
-from ._version import __version__
-from .errors import (
+from .. import paths
+from .._version import __version__
+from ..errors import (
     AnalysisError,
     CampaignNotFound,
     DataFormatError,
     IntegrityError,
     ParameterMismatch,
     StorageError,
-    TargetError,
-    TargetUnreachable,
 )
-from .storage import FileLock, atomic_write, check_name, mkdirs, sha256_file
-from .targets import check_target, connect
-from .transport import Transport
+from ..storage import FileLock, atomic_write, check_name, mkdirs, sha256_file
+from ..transport import Transport
 
 MANIFEST = "manifest.json"
 #: version of the manifest's layout; a newer one is refused, an older one is read
@@ -459,166 +453,3 @@ def _describe(exc: BaseException) -> str:
         return "interrupted"
     text = f"{type(exc).__name__}: {exc}"
     return text if len(text) < 2000 else text[:2000] + "..."
-
-
-def run_campaign(
-    campaign: Campaign,
-    targets: Sequence[str],
-    plan: Sequence[RunSpec] | Mapping[str, Sequence[RunSpec]],
-    execute: Execute,
-    *,
-    trust_new_host_keys: bool = False,
-    ssh_config=None,
-    preflight: bool = True,
-    progress: bool = True,
-    connector: Callable[[str], Transport] | None = None,
-    target_lock: bool = True,
-    preflights: dict | None = None,
-    keep_open: bool = False,
-) -> CampaignResult:
-    """Run ``plan`` on every target (in parallel, one connection each); resume what exists.
-
-    ``plan``: the runs every target does, or a mapping target -> its own runs (e.g. the
-    two arms of an A/B comparison running in parallel).
-
-    ``execute(transport, run, staging_dir)`` does one run and writes its raw
-    files into ``staging_dir``; it returns a small JSON-able dict for the
-    manifest. A failed run is recorded and the target goes on with the next
-    one; a lost connection stops that target (rerun the campaign to resume).
-    Ctrl-C stops everything, after the running unit has cleaned up. The
-    campaign's lock is held throughout, and each target's lock while it runs
-    (:class:`~analysis.errors.LockError` when another process has either).
-    ``preflights`` (target -> Preflight) are recorded instead of asking again;
-    ``keep_open``: the connector's transports are the caller's to close.
-    """
-    targets = list(dict.fromkeys(targets))
-    plans = {t: list(plan[t]) for t in targets} if isinstance(plan, Mapping) else \
-        {t: list(plan) for t in targets}
-    for runs in plans.values():
-        _check_plan(runs)
-    for t in targets:  # refuse bad names before connecting anywhere
-        target_slug(t)
-        check_target(t, ssh_config=ssh_config)
-    connector = connector or (lambda t: connect(t, trust_new_host_keys=trust_new_host_keys,
-                                                ssh_config=ssh_config))
-    with campaign.locked():
-        runner = _Runner(campaign, plans, execute, connector, preflight=preflight,
-                         target_lock=target_lock, progress=progress,
-                         preflights=preflights or {})
-        runner.keep_open = keep_open
-        try:
-            runner.all(targets)
-        finally:
-            runner.bar.close()
-    return runner.result
-
-
-def _check_plan(plan: Sequence[RunSpec]) -> None:
-    ids = [r.run_id for r in plan]
-    if len(set(ids)) != len(ids):
-        raise ValueError("run ids in a plan must be unique")
-
-
-class _Runner:
-    """The per-target loop of :func:`run_campaign` and its fan-out over targets."""
-
-    def __init__(self, campaign: Campaign, plans: dict, execute, connector, *,
-                 preflight: bool, target_lock: bool, progress: bool, preflights: dict):
-        from ._progress import progress_bar
-
-        self.campaign, self.plans, self.execute, self.connector = campaign, plans, execute, \
-            connector
-        self.preflight, self.target_lock, self.preflights = preflight, target_lock, preflights
-        self.result = CampaignResult(campaign.name, campaign.folder, {}, {}, {}, {})
-        self.bar = progress_bar(total=sum(len(v) for v in plans.values()),
-                                desc=f"campaign {campaign.name}", disable=not progress)
-        self._bar_lock = threading.Lock()
-        self.stop = threading.Event()
-        self.group = secrets.token_hex(6)  # this run's target locks take turns, never fail
-
-    def tick(self, target: str, text: str) -> None:
-        with self._bar_lock:
-            self.bar.update(1)
-            self.bar.set_postfix_str(f"{target}: {text}", refresh=False)
-
-    def all(self, targets: list[str]) -> None:
-        if len(targets) == 1:
-            self.one(targets[0])
-            return
-        with ThreadPoolExecutor(max_workers=len(targets)) as pool:
-            futures = [pool.submit(self.one, t) for t in targets]
-            try:
-                for f in futures:
-                    f.result()
-            except BaseException:
-                self.stop.set()
-                raise
-
-    def one(self, target: str) -> None:
-        r = self.result
-        r.done[target], r.failed[target], r.skipped[target] = [], {}, []
-        plan = self.plans[target]
-        todo = [run for run in plan if not self.campaign.is_done(target, run.run_id)]
-        for run in plan:
-            if run not in todo:
-                r.skipped[target].append(run.run_id)
-                self.tick(target, f"{run.run_id} kept")
-        if not todo:
-            return
-        try:
-            transport = self.connector(target)
-        except TargetError as exc:
-            r.unreachable[target] = str(exc)
-            self.campaign.record_target(target, {"last_error": str(exc), "last_error_at": _now()})
-            return
-        try:
-            lock = None
-            if self.target_lock:
-                from .locks import TargetLock
-
-                lock = TargetLock(transport, self.campaign.name, self.group).acquire(
-                    stop=self.stop)
-            try:
-                self._preflight(transport, target)
-                self._runs(transport, target, todo)
-            finally:
-                if lock is not None:
-                    lock.release()
-        finally:
-            if not self.keep_open:
-                transport.close()
-
-    def _preflight(self, transport: Transport, target: str) -> None:
-        if not self.preflight:
-            return
-        from .preflight import preflight as run_preflight
-
-        pf = self.preflights.get(target) or run_preflight(transport)
-        self.campaign.record_target(target, {
-            "preflight": pf.as_dict(),
-            "tool_versions": {k: (v or {}).get("version") for k, v in pf.tools.items()},
-            "preflight_at": _now()})
-
-    def _runs(self, transport: Transport, target: str, todo: list[RunSpec]) -> None:
-        failed = self.result.failed[target]
-        for run in todo:
-            if self.stop.is_set():
-                return
-            try:
-                self.campaign.execute(transport, target, run, self.execute)
-                self.result.done[target].append(run.run_id)
-                self.tick(target, f"{run.run_id} done")
-            except TargetUnreachable as exc:
-                self.result.unreachable[target] = str(exc)
-                return
-            except StorageError:
-                raise  # the local disk: every further run would fail the same way
-            except TargetError as exc:
-                failed[run.run_id] = str(exc)
-                self.tick(target, f"{run.run_id} FAILED")
-            except Exception as exc:  # a bug in execute: record it, keep the others
-                failed[run.run_id] = "".join(traceback.format_exception_only(type(exc), exc))
-                self.tick(target, f"{run.run_id} FAILED")
-
-
-from .lifecycle import traced_execute  # noqa: E402,F401 - kept importable from here

@@ -1,0 +1,106 @@
+"""Benchmark 1's figures and thesis tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ... import plots
+from . import rounds as _rounds
+from .experiments import CONTROL
+from .results import long_for_bars
+
+_PERCENT = {"slowdown": "slowdown_pct", "slowdown_ci_low": "slowdown_pct_ci_low",
+            "slowdown_ci_high": "slowdown_pct_ci_high", "slowdown_fastest": "slowdown_pct_fastest",
+            "precision_reached": "precision_reached_pct"}
+
+
+def _percent_columns(table: pd.DataFrame) -> pd.DataFrame:
+    """benchmark1.csv: every share as a percentage, named ``..._pct`` where it stands."""
+    frame = table.copy()
+    for col in _PERCENT:
+        frame[col] = frame[col] * 100
+    return frame.rename(columns=_PERCENT)
+
+
+def _labels(planned) -> dict:
+    """Experiment id -> ``NN Name`` (`` *`` for a substitute attach point), as in the tables."""
+    names = {p.id: f"{p.id[:2]} {p.experiment.name}" + (" *" if p.substituted else "")
+             for p in planned}
+    return {**names, _rounds.AA: "A/A control"}
+
+
+def _figures(out: dict, target: str, tracer: str) -> dict:
+    table, runs = out["table"], out["runs"].copy()
+    label = f"{tracer} (this machine)"
+    bars = long_for_bars(out["with_published"], label)
+    rel = table[table["experiment"] != CONTROL]["precision_reached"]
+    rel = rel[np.isfinite(rel.to_numpy(float))]
+    low = rel[rel > plots.LOW_PRECISION]
+    note = None
+    if len(low):
+        note = (f"low precision: 95 % CI wider than ±{plots.LOW_PRECISION * 100:.0f} % for "
+                f"{len(low)} of {len(rel)} experiments (up to ±{low.max() * 100:.0f} %)")
+    fig = plots.per_event_cost_bars(
+        bars, category="label", series="series", value="ns", ci=("low", "high"),
+        substituted="substituted", title=f"Benchmark 1 per-event cost, {target}", note=note,
+        emulated=[label] if out.get("emulated") else (),
+        caption="this machine: median per-event cost ((median time per read - the "
+                "control's) / events per read), whiskers: 95 % bootstrap CI (BCa); "
+                "published: as printed, no CI")
+    labels = _labels(out["planned"])
+    runs["ns_per_read"] = runs["s_per_read"] * 1e9
+    box = plots.runs_box(runs, value="ns_per_read", ylabel="time per dd read (ns)",
+                         title=f"Benchmark 1 runs, {target}", tracer=tracer, labels=labels,
+                         caption="points: every timed run (its time divided by its reads); "
+                                 + plots.BOX_CAPTION)
+    order = plots.run_order_grid(runs, order="order", value="ns_per_read", reference=CONTROL,
+                                 ylabel="time per dd read (ns)", tracer=tracer, labels=labels,
+                                 title=f"Benchmark 1 run order, {target}")
+    return {"per-event-cost": fig, "runs": box, "run-order": order}
+
+
+def _latex_tables(out, table, published, times, target):
+    """Thesis tables of at most 7 columns, numbers formatted, human column names:
+    (name, frame, caption, per-column formats)."""
+    def ci(r):
+        if not np.isfinite(r["per_event_ns_ci_low"]):
+            return "--"
+        return f"{r['per_event_ns']:,.0f} [{r['per_event_ns_ci_low']:,.0f}, " \
+               f"{r['per_event_ns_ci_high']:,.0f}]"
+
+    labels = _labels(out["planned"])
+    rows = table[table["experiment"] != CONTROL]
+    main = pd.DataFrame({
+        "Experiment": [labels.get(e, e) for e in rows["experiment"]],
+        "Events": rows["events"].astype("Int64").to_numpy(),
+        "Cost (ns) [95 % CI]": [ci(r) for _, r in rows.iterrows()],
+        "Fastest run (ns)": rows["per_event_ns_fastest"].to_numpy(float),
+        "Slowdown (%)": rows["slowdown"].to_numpy(float) * 100,
+        "Precision (±%)": rows["precision_reached"].to_numpy(float) * 100})
+    pub = published[published["experiment"] != CONTROL]
+    side = pd.DataFrame({"Experiment": main["Experiment"].to_list(),
+                         "This machine (ns)": pub["per_event_ns"].to_numpy(float),
+                         "Gregg, bpftrace (ns)": pub["gregg_bpftrace_ns"].to_numpy(float),
+                         "Piotrowski, bpftrace (ns)": pub["piotrowski_bpftrace_ns"].to_numpy(float),
+                         "Piotrowski, DTrace (ns)": pub["piotrowski_dtrace_ns"].to_numpy(float)})
+    tt = times.rename(columns={"experiment": "Experiment", "blocks": "Blocks",
+                               "attach_median_s": "Attach median (s)",
+                               "attach_max_s": "Attach max (s)", "stop_median_s": "Stop median (s)",
+                               "stop_max_s": "Stop max (s)", "killed": "Killed"})
+    tt = tt[["Experiment", "Blocks", "Attach median (s)", "Attach max (s)", "Stop median (s)",
+             "Stop max (s)", "Killed"]].copy()
+    tt["Experiment"] = [labels.get(e, e) for e in tt["Experiment"]]
+    floor = out.get("noise_floor_ns_per_read", float("nan"))
+    floor_text = (f"; noise floor (the control against itself): {floor:,.0f} ns per read"
+                  if np.isfinite(floor) else "")
+    return [("table", main, f"Benchmark 1 on {target}: per-event cost, median with 95 % "
+             "bootstrap CI (BCa), fastest run as published, slowdown of the median; precision: "
+             f"the CI's half-width relative to the cost (above ±{plots.LOW_PRECISION * 100:.0f} % "
+             f"is low){floor_text}; "
+             "* = substitute attach point",
+             {"Fastest run (ns)": ",.0f", "Slowdown (%)": ",.1f", "Precision (±%)": ",.1f"}),
+            ("published", side, f"Benchmark 1: per-event cost (ns) on {target} next to the "
+             "published figures (* = substitute attach point here)", {c: ",.0f" for c in side}),
+            ("tracer-times", tt, f"Benchmark 1 on {target}: tracer attach and stop times",
+             {c: ",.2f" for c in tt.columns if c.endswith("(s)")})]

@@ -1,0 +1,101 @@
+"""Benchmark 1's report: the tables, the summary, and what is written."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ... import plots
+from ...campaign import Campaign, open_for_report, processed_dir
+from . import rounds as _rounds
+from .experiments import CONTROL
+from .figures import _figures, _latex_tables, _percent_columns
+from .results import (
+    TABLE_COLUMNS,
+    load_runs,
+    planned_from_manifest,
+    results_table,
+    tracer_times,
+    with_published,
+)
+
+
+def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None,
+           figures_dir=None, n_resamples: int = 4999, write: bool = True,
+           skip_runs: Sequence[str] = ()) -> dict:
+    """Tables and figures of a benchmark-1 campaign, from its raw files alone.
+
+    Returns ``table`` (median estimator with 95 % CIs, plus the published-style
+    "fastest run" columns), ``with_published``, ``tracer_times``, ``runs`` and
+    the paths written: ``data/processed/<campaign>/benchmark1.csv`` (+ runs,
+    tracer times) and ``figures/dd-<campaign>-*.pdf/png/tex``. Every raw file is
+    checked against the manifest first (:class:`~analysis.errors.IntegrityError`);
+    ``skip_runs`` leaves named runs out instead.
+    """
+    camp = open_for_report(campaign, data_dir, skip_runs)
+    target = target or next(iter(camp.manifest["runs"]))
+    planned = planned_from_manifest(camp)
+    median = results_table(camp, target, planned, estimator="median", n_resamples=n_resamples)
+    aa = median[median["experiment"] == _rounds.AA].reset_index(drop=True)
+    median = median[median["experiment"] != _rounds.AA]
+    fastest = results_table(camp, target, planned, estimator="min", n_resamples=100)
+    table = median.merge(
+        fastest[["experiment", "runtime_s", "per_event_ns", "slowdown"]].rename(columns={
+            "runtime_s": "fastest_s", "per_event_ns": "per_event_ns_fastest",
+            "slowdown": "slowdown_fastest"}), on="experiment")
+    table = table[TABLE_COLUMNS]
+    out = {"table": table, "with_published": with_published(table),
+           "tracer_times": tracer_times(camp, target), "runs": load_runs(camp, target),
+           "planned": planned, "aa": aa, "written": [],
+           "adaptive": camp.manifest.get("adaptive", {}),
+           "noise_floor_ns_per_read": float(table["noise_floor_ns"].iloc[0])
+           if len(table) else float("nan"),
+           "emulated": bool(((camp.manifest.get("targets", {}).get(target) or {})
+                             .get("preflight") or {}).get("emulated"))}
+    out["summary"] = summary(out)
+    if write:
+        _write_report(out, camp, target, data_dir, figures_dir)
+    return out
+
+
+def summary(out: dict) -> str:
+    """What the campaign measured, in a few lines: the noise floor, then per experiment
+    the per-event cost with its CI and the precision reached (against the target)."""
+    table, adaptive = out["table"], out.get("adaptive") or {}
+    goal = adaptive.get("precision")
+    lines = [f"noise floor (A/A, the control against itself): "
+             f"{out['noise_floor_ns_per_read']:.1f} ns per read; smaller costs are not "
+             "distinguishable from zero here"]
+    if adaptive.get("last_decision"):
+        lines.append(f"rounds: {adaptive['last_decision']}")
+    for _, r in table.iterrows():
+        if r["experiment"] == CONTROL:
+            continue
+        met = "" if not goal else (" (target met)" if r["target_met"] else
+                                   f" (target +-{goal:.0%} NOT met)")
+        lines.append(f"{r['experiment']:<22} {r['per_event_ns']:>9.0f} ns "
+                     f"[{r['per_event_ns_ci_low']:.0f}, {r['per_event_ns_ci_high']:.0f}]  "
+                     f"+-{r['precision_reached']:.1%}{met}")
+    return "\n".join(lines)
+
+
+def _write_report(out: dict, camp: Campaign, target: str, data_dir, figures_dir) -> None:
+    """The processed tables (CSV + Parquet side by side), the figures and the LaTeX tables
+    of :func:`report`. In the files, shares are percentages and say so (``slowdown_pct``,
+    ``precision_reached_pct``); the in-memory ``out["table"]`` keeps the fractions."""
+    table, published, times, runs = (out[k] for k in ("table", "with_published",
+                                                      "tracer_times", "runs"))
+    proc = processed_dir(camp, data_dir)
+    for name, frame in (("benchmark1", _percent_columns(table)), ("tracer_times", times),
+                        ("runs", runs)):
+        out["written"] += plots.write_frame(frame, proc / name)
+    sources = [camp.manifest_path]
+    stem = plots.figure_stem("dd", camp.name)  # dd-<campaign>, never dd-dd-...
+    tracer = out["planned"][0].tracer
+    for name, fig in _figures(out, target, tracer).items():
+        out["written"] += plots.save_figure(fig, f"{stem}-{name}", sources=sources,
+                                            figures_dir=figures_dir, close=False)
+        out[f"figure_{name.replace('-', '_')}"] = fig
+    for name, frame, caption, formats in _latex_tables(out, table, published, times, target):
+        out["written"] += plots.export_table(frame, f"{stem}-{name}", sources=sources,
+                                             figures_dir=figures_dir, caption=caption,
+                                             formats=formats)

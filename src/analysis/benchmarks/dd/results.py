@@ -1,0 +1,215 @@
+"""Benchmark 1's tables from a campaign's raw files: runs, events, tracer times, the
+per-event costs with their CIs and precision, next to the published figures."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ... import paths
+from ...campaign import Campaign
+from ...hyperfine import load_hyperfine
+from ...lifecycle import parse_meta
+from ...overhead import overhead_table
+from ...published import load_reference
+from ...tracers import parse_count as parse_events
+from . import rounds as _rounds
+from .experiments import BY_ID, CONTROL, EXPERIMENTS, Experiment, PlannedExperiment
+
+
+def load_runs(campaign: Campaign, target: str) -> pd.DataFrame:
+    """Every timed run: experiment, round, position, run (within its block), order, time_s."""
+    rows = []
+    for run_id, entry in sorted(campaign.manifest["runs"].get(target, {}).items()):
+        params = entry.get("params", {})
+        if entry.get("status") != "done" or params.get("kind") != "timed":
+            continue
+        df = load_hyperfine(campaign.run_dir(target, run_id) / "hyperfine.json")
+        df["experiment"] = _rounds.AA if params.get("aa") else entry["experiment"]
+        df["reads"] = int(params.get("count") or campaign.manifest["parameters"]["count"])
+        df["s_per_read"] = df["time_s"] / df["reads"]
+        df["round"] = params["round"]
+        df["position"] = params["position"]
+        df["block"] = run_id
+        rows.append(df)
+    if not rows:
+        raise ValueError(f"campaign {campaign.name} has no finished timed runs on {target}")
+    runs = pd.concat(rows, ignore_index=True)
+    runs = runs.sort_values(["round", "position", "run"], kind="stable").reset_index(drop=True)
+    runs["order"] = np.arange(len(runs))
+    return runs
+
+
+def load_events(campaign: Campaign, target: str) -> dict[str, int]:
+    """Events per experiment from the counting runs (never from one whose tracer was killed)."""
+    events = {}
+    for run_id, entry in campaign.manifest["runs"].get(target, {}).items():
+        if entry.get("status") == "done" and entry.get("params", {}).get("kind") == "count":
+            meta = parse_meta((campaign.run_dir(target, run_id) / "meta").read_text())
+            if meta.get("stop_killed") == "1":
+                continue
+            n = parse_events((campaign.run_dir(target, run_id) / "tracer.stdout").read_text())
+            if n:
+                events[entry["experiment"]] = n
+    return events
+
+
+def tracer_times(campaign: Campaign, target: str) -> pd.DataFrame:
+    """Per experiment: how long the tracer took to attach and to stop (all its blocks)."""
+    rows = []
+    for run_id, entry in campaign.manifest["runs"].get(target, {}).items():
+        if entry.get("status") != "done" or entry.get("params", {}).get("kind") != "timed":
+            continue
+        meta = parse_meta((campaign.run_dir(target, run_id) / "meta").read_text())
+        rows.append({"experiment": entry["experiment"],
+                     "attach_s": float(meta.get("attach_s") or np.nan),
+                     "stop_s": float(meta.get("stop_s") or np.nan),
+                     "killed": meta.get("stop_killed") == "1",
+                     "probes": int(meta["probes"]) if meta.get("probes") else np.nan})
+    df = pd.DataFrame(rows)
+    return df.groupby("experiment").agg(
+        blocks=("attach_s", "size"), probes=("probes", "max"),
+        attach_median_s=("attach_s", "median"), attach_max_s=("attach_s", "max"),
+        stop_median_s=("stop_s", "median"), stop_max_s=("stop_s", "max"),
+        killed=("killed", "sum")).reset_index()
+
+
+def load_counts(campaign: Campaign, target: str) -> dict[str, int]:
+    """dd's count per experiment (from its counting run; the campaign's count before)."""
+    default = campaign.manifest.get("parameters", {}).get("count")
+    counts = {}
+    for entry in campaign.manifest["runs"].get(target, {}).values():
+        if entry.get("params", {}).get("kind") == "count":
+            counts[entry["experiment"]] = int(entry["params"].get("count") or default)
+    return counts
+
+
+def bpf_per_event(campaign: Campaign, target: str, events_per_read: dict) -> dict[str, float]:
+    """The BPF programs' own run time per event, from the calibration runs' statistics."""
+    out = {}
+    for entry in campaign.manifest["runs"].get(target, {}).values():
+        info, params = entry.get("info") or {}, entry.get("params", {})
+        e = entry["experiment"]
+        if params.get("kind") == "cal" and info.get("bpf_run_time_ns") and e in events_per_read:
+            out[e] = info["bpf_run_time_ns"] / (params["count"] * events_per_read[e])
+    return out
+
+
+def results_table(campaign: Campaign, target: str, planned: Sequence[PlannedExperiment],
+                  *, estimator: str = "median", n_resamples: int = 4999) -> pd.DataFrame:
+    """The paper's table (runtime, per-event cost, slowdown) with CIs and measured events.
+
+    Runs are compared per dd read (each experiment may run its own count), so the
+    per-event cost is (time per read - the control's time per read) / events per read.
+    Columns added: ``count``, ``precision_reached`` (the 95 % CI half-width relative to
+    the cost), ``target_met``, ``noise_floor_ns`` (the A/A comparison of the control
+    with itself: costs below it are not distinguishable from zero here),
+    ``bpf_ns_per_event`` (the BPF program's own time) and ``mechanism_ns`` (the rest).
+    """
+    runs = load_runs(campaign, target)
+    events, counts = load_events(campaign, target), load_counts(campaign, target)
+    per_read = {e: events[e] / counts[e] for e in events if counts.get(e)}
+    per_read[_rounds.AA] = 1.0
+    table = overhead_table(runs, control=CONTROL, events=per_read, estimator=estimator,
+                           n_resamples=n_resamples, value="s_per_read")
+    reads = {e: counts.get(e) or int(runs.loc[runs["experiment"] == e, "reads"].iloc[0])
+             for e in table["experiment"]}
+    reads[_rounds.AA] = reads[CONTROL]
+    scale = table["experiment"].map(reads)
+    for col in ("runtime_s", "runtime_ci_low", "runtime_ci_high", "control_s"):
+        table[col] = table[col] * scale
+    table["events"] = table["experiment"].map(events)
+    table.insert(5, "count", scale)
+    return _named(_precision_columns(table, campaign, target, per_read), planned)
+
+
+def _precision_columns(table: pd.DataFrame, campaign: Campaign, target: str,
+                       per_read: dict) -> pd.DataFrame:
+    half = (table["per_event_ns_ci_high"] - table["per_event_ns_ci_low"]) / 2
+    table["precision_reached"] = half / table["per_event_ns"].abs()
+    goal = campaign.manifest.get("adaptive", {}).get("precision")
+    table["target_met"] = [None if not goal or e in (CONTROL,) else bool(w <= goal)
+                           for e, w in zip(table["experiment"], table["precision_reached"])]
+    aa = table[table["experiment"] == _rounds.AA]
+    floor = float(aa["per_event_ns_ci_high"].iloc[0] - aa["per_event_ns_ci_low"].iloc[0]) / 2 \
+        if len(aa) else np.nan  # ns per read: what the machine cannot tell from zero
+    table["noise_floor_ns"] = [floor / per_read[e] if per_read.get(e) else np.nan
+                               for e in table["experiment"]]
+    bpf = bpf_per_event(campaign, target, per_read)
+    table["bpf_ns_per_event"] = table["experiment"].map(bpf)
+    table["mechanism_ns"] = table["per_event_ns"] - table["bpf_ns_per_event"]
+    table = table.copy()
+    table["flags"] = [f if e == CONTROL or e in per_read else
+                      [*f, "no event count (counting run lost or missing): no per-event cost"]
+                      for e, f in zip(table["experiment"], table["flags"])]
+    return table
+
+
+def _named(table: pd.DataFrame, planned: Sequence[PlannedExperiment]) -> pd.DataFrame:
+    by_id = {p.id: p for p in planned}
+    aa = PlannedExperiment(Experiment(0, "aa-control", "Control (A/A)", None, None), "", None,
+                           None, False, "the control against itself")
+    by_id = {**by_id, _rounds.AA: aa}
+    table = table.copy()
+    table.insert(1, "name", [by_id[e].experiment.name for e in table["experiment"]])
+    table.insert(2, "attach_point", [by_id[e].attach_point or "BEGIN" for e in table["experiment"]])
+    table.insert(3, "substituted", [by_id[e].substituted for e in table["experiment"]])
+    order = {**{e.id: i for i, e in enumerate(EXPERIMENTS)}, _rounds.AA: len(EXPERIMENTS)}
+    return table.sort_values("experiment", key=lambda s: s.map(order)).reset_index(drop=True)
+
+
+def with_published(table: pd.DataFrame, reference_dir=None) -> pd.DataFrame:
+    """Our per-event cost next to Gregg's and Piotrowski's (data/reference)."""
+    ref = load_reference("dd", reference_dir)
+    ref = ref.assign(experiment=[f"{n:02d}-{BY_ID_NUM[n].slug}" for n in ref["experiment"]])
+    cols = {"gregg_bpftrace_per_event_ns": "gregg_bpftrace_ns",
+            "piotrowski_bpftrace_per_event_ns": "piotrowski_bpftrace_ns",
+            "piotrowski_dtrace_per_event_ns": "piotrowski_dtrace_ns"}
+    return table.merge(ref[["experiment", *cols]].rename(columns=cols), on="experiment", how="left")
+
+
+BY_ID_NUM = {e.number: e for e in EXPERIMENTS}
+
+
+def long_for_bars(table: pd.DataFrame, ours_label: str) -> pd.DataFrame:
+    """Per-event cost of every experiment for the bar chart: ours (with CI) and published.
+    Labels are ``NN Name``, with `` *`` for a substitute attach point (as in the tables);
+    only our bar is hatched (the published ones ran at the original attach point)."""
+    rows = []
+    for _, r in table.iterrows():
+        if r["experiment"] == CONTROL:
+            continue
+        label = f"{r['experiment'][:2]} {r['name']}" + (" *" if bool(r["substituted"]) else "")
+        rows.append({"label": label, "series": ours_label, "ns": r["per_event_ns"],
+                     "low": r["per_event_ns_ci_low"], "high": r["per_event_ns_ci_high"],
+                     "substituted": bool(r["substituted"])})
+        for col, series in (("gregg_bpftrace_ns", "bpftrace (Gregg, 2019)"),
+                            ("piotrowski_bpftrace_ns", "bpftrace (Piotrowski)"),
+                            ("piotrowski_dtrace_ns", "DTrace (Piotrowski)")):
+            if col in r and pd.notna(r[col]):
+                rows.append({"label": label, "series": series, "ns": r[col], "low": np.nan,
+                             "high": np.nan, "substituted": False})
+    return pd.DataFrame(rows)
+
+
+def planned_from_manifest(campaign: Campaign) -> list[PlannedExperiment]:
+    """The plan a campaign was run with, from its manifest (no target needed)."""
+    rows = campaign.manifest.get("parameters", {}).get("plan")
+    if not rows:
+        raise ValueError(f"campaign {campaign.name} has no benchmark-1 plan in its manifest")
+    root = paths.project_root()
+    return [PlannedExperiment(BY_ID[r["experiment"]], r["tracer"],
+                              root / r["script"] if r.get("script") else None,
+                              None if r["attach_point"] == "BEGIN" else r["attach_point"],
+                              bool(r["substituted"]), r["note"], r["skipped"] or None)
+            for r in rows]
+
+
+TABLE_COLUMNS = ["experiment", "name", "attach_point", "substituted", "count", "events", "n_runs",
+                 "runtime_s", "runtime_ci_low", "runtime_ci_high", "per_event_ns",
+                 "per_event_ns_ci_low", "per_event_ns_ci_high", "slowdown", "slowdown_ci_low",
+                 "slowdown_ci_high", "fastest_s", "per_event_ns_fastest", "slowdown_fastest",
+                 "mwu_p", "p_holm", "cliffs_delta", "flags", "precision_reached", "target_met",
+                 "noise_floor_ns", "bpf_ns_per_event", "mechanism_ns"]
