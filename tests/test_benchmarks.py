@@ -8,18 +8,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
 import analysis
 from analysis import benchmarks
 from analysis.__main__ import main
-from analysis.benchmarks import Benchmark, Param, Plan, register
-from analysis.campaign import RunSpec, open_for_report, processed_dir
+from analysis.benchmarks import Benchmark, Param, Plan, Report, register
+from analysis.campaign import RunSpec, open_for_report
 from analysis.errors import ParameterError
 from analysis.lifecycle import TracerSpec, parse_meta, traced_execute
 from analysis.regenerate import regenerate
-from analysis.storage import atomic_write
 from conftest import ROOT, need_tool
 
 SRC = ROOT / "src" / "analysis"
@@ -49,8 +49,12 @@ class Naps(Benchmark):
                                          ["ftrace_entries"])}
                 for t, runs in camp.manifest["runs"].items() for r in sorted(runs)]
         table = pd.DataFrame(rows)
-        out = processed_dir(camp, data_dir) / "naps.csv"
-        return {"table": table, "written": [atomic_write(out, table.to_csv(index=False))]}
+        rep = Report(camp, {"table": table}, summary=f"{len(table)} naps")
+        rep.frame("naps", table)  # written by the one writer, never by the benchmark
+        fig, ax = plt.subplots()
+        ax.bar(table["run"], table["events"])
+        rep.figure(f"naps-{camp.name}", fig)
+        return rep
 
 
 @pytest.fixture
@@ -79,14 +83,18 @@ def test_a_benchmark_plugs_in_from_the_test_suite(naps, tmp_path, capsys, nothin
                                     campaign="naps1", naps=3)
     assert result.complete and result.done["local"] == ["nap0", "nap1", "nap2"]
     assert result.benchmark == "test-naps" and result.preflights["local"].os == "Linux"
-    rep = analysis.report(result)
+    rep = analysis.report(result, figures_dir=tmp_path / "fig1")
     assert (rep["table"]["events"] >= 1).all()  # sleep's clock_nanosleep, counted by ftrace
     # the command line, the same functions underneath
     assert main(["run", "test-naps", "--target", "local", "--param", "naps=2", "--campaign",
-                 "naps2", "--data-dir", str(tmp_path), "--no-progress"]) == 0
-    assert "naps.csv" in capsys.readouterr().out
+                 "naps2", "--data-dir", str(tmp_path), "--figures-dir", str(tmp_path / "fig2"),
+                 "--no-progress"]) == 0
+    printed = capsys.readouterr()
+    assert "naps.csv" in printed.out and "naps.parquet" in printed.out
+    assert "naps-naps2.pdf" in printed.out and "2 naps" in printed.err
     before = _digests(tmp_path / "processed")
-    assert main(["report", "naps2", "--data-dir", str(tmp_path)]) == 0
+    assert main(["report", "naps2", "--data-dir", str(tmp_path), "--figures-dir",
+                 str(tmp_path / "fig2")]) == 0
     assert _digests(tmp_path / "processed") == before
     assert main(["benchmarks"]) == 0 and "test-naps" in capsys.readouterr().out
     # parameters are checked by their declaration, before anything exists
@@ -98,7 +106,9 @@ def test_a_benchmark_plugs_in_from_the_test_suite(naps, tmp_path, capsys, nothin
     assert not (tmp_path / "x").exists()
     # make figures goes through the registry too
     written = regenerate(data_dir=tmp_path, figures_dir=tmp_path / "fig")
-    assert {p.name for p in written} == {"naps.csv"}
+    assert {p.name for p in written} == {"naps.csv", "naps.parquet", "naps-naps1.pdf",
+                                         "naps-naps1.png", "naps-naps2.pdf", "naps-naps2.png"}
+    assert all(p.is_relative_to(tmp_path / "fig") for p in written if p.suffix in (".pdf", ".png"))
 
 
 def test_preflight_once_per_target(naps, tmp_path, monkeypatch):

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
 
-from . import paths
+from . import paths, published, vm
+from .benchmarks import get, registry, report, run_benchmark
+from .benchmarks.report import Report
+from .bootstrap import bootstrap
+from .campaign import Campaign
 from .errors import AnalysisError
+from .preflight import preflight
+from .regenerate import regenerate
+from .samples import summarize_samples
 
 
 def _print_paths(written) -> None:
@@ -20,10 +28,15 @@ def _print_paths(written) -> None:
             print(path)
 
 
-def _figures(args) -> int:
-    from . import published
-    from .regenerate import regenerate
+def _print_report(rep) -> None:
+    """The paths a report wrote (stdout), then its summary (stderr)."""
+    _print_paths(rep["written"])
+    summary = rep.summary if isinstance(rep, Report) else rep.get("summary")  # or a dict
+    if isinstance(summary, str):
+        print(summary, file=sys.stderr)
 
+
+def _figures(args) -> int:
     start = time.perf_counter()
     written = published.regenerate(figures_dir=args.figures_dir)
     written += regenerate(data_dir=args.data_dir, figures_dir=args.figures_dir)
@@ -33,11 +46,7 @@ def _figures(args) -> int:
 
 
 def _benchmarks(args) -> int:
-    from .benchmarks import registry
-
     if args.name:  # one benchmark's parameters
-        from .benchmarks import get
-
         b = get(args.name)
         print(f"{b.name}: {b.description} (notebooks/{b.notebook}.ipynb)")
         for p in b.params:
@@ -59,8 +68,6 @@ def _param_pairs(pairs) -> dict:
 
 
 def _run(args) -> int:
-    from .benchmarks import report, run_benchmark
-
     result = run_benchmark(args.benchmark, args.target or ["local"], campaign=args.campaign,
                            data_dir=args.data_dir, trust_new_host_keys=args.trust_new_host_keys,
                            ssh_config=args.ssh_config, progress=not args.no_progress,
@@ -69,27 +76,17 @@ def _run(args) -> int:
     for what, why in (getattr(result.plan, "not_run", None) or {}).items():
         print(f"not run: {what}: {why}", file=sys.stderr)
     if any(result.done.values()) or any(result.skipped.values()):
-        rep = report(result, figures_dir=args.figures_dir)
-        _print_paths(rep["written"])
-        if isinstance(rep.get("summary"), str):
-            print(rep["summary"], file=sys.stderr)
+        _print_report(report(result, figures_dir=args.figures_dir))
     return 0 if result.complete else 1
 
 
 def _report(args) -> int:
-    from .benchmarks import report
-
-    rep = report(args.campaign, data_dir=args.data_dir, figures_dir=args.figures_dir,
-                 skip_runs=args.skip_run)
-    _print_paths(rep["written"])
-    if isinstance(rep.get("summary"), str):
-        print(rep["summary"], file=sys.stderr)
+    _print_report(report(args.campaign, data_dir=args.data_dir, figures_dir=args.figures_dir,
+                         skip_runs=args.skip_run))
     return 0
 
 
 def _summarize(args) -> int:
-    from .samples import summarize_samples
-
     for file in args.files:
         s = summarize_samples(file)
         row = s.as_row()
@@ -98,10 +95,6 @@ def _summarize(args) -> int:
 
 
 def _preflight(args) -> int:
-    import json
-
-    from .preflight import preflight
-
     result = preflight(args.target, trust_new_host_keys=args.trust_new_host_keys,
                        ssh_config=args.ssh_config)
     if args.json:
@@ -114,16 +107,12 @@ def _preflight(args) -> int:
 
 
 def _bootstrap(args) -> int:
-    from .bootstrap import bootstrap
-
     bootstrap(args.target, dry_run=args.dry_run, trust_new_host_keys=args.trust_new_host_keys,
               ssh_config=args.ssh_config)
     return 0
 
 
 def _verify(args) -> int:
-    from .campaign import Campaign
-
     camp = Campaign.open(args.campaign, data_dir=args.data_dir)
     problems = list(camp.problems())
     for p in problems:
@@ -138,8 +127,6 @@ def _verify(args) -> int:
 
 
 def _vm(args) -> int:
-    from . import vm
-
     if args.action == "build":
         vm.build(args.kernel, args.name, rebuild=args.rebuild, lttng_modules=args.lttng_modules)
     elif args.action == "start":

@@ -18,13 +18,15 @@ import numpy as np
 import pandas as pd
 
 from .. import _params, plots, stats, tracers
-from ..campaign import Campaign, RunSpec, open_for_report, processed_dir
+from ..campaign import Campaign, RunSpec, open_for_report
 from ..cyclictest import CyclictestRun, load_cyclictest
 from ..deploy import build_workloads
 from ..errors import TargetError
 from ..lifecycle import TracerSpec, run_and_fetch
 from ..transport import Transport
 from .base import Benchmark, Param, Plan, register
+from .report import Report
+from .report import write as write_report
 from .run import run_benchmark
 
 QUANTILES = (0.5, 0.9, 0.99, 0.999, 0.9999)
@@ -162,8 +164,9 @@ class Cyclictest(Benchmark):
                             histogram_us=q["histogram_us"], cpu=q["cpu"],
                             main_cpu=q["main_cpu"], scratch=scratch)
 
-    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
-        return report(campaign, data_dir=data_dir, figures_dir=figures_dir, **kwargs)
+    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
+        return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
+                      **{**kwargs, "write": False})
 
 
 def run_latency(targets=("local",), *, campaign: str | None = None, data_dir=None,
@@ -289,7 +292,8 @@ def box_stats(lat, cnt, label: str) -> dict:
             "fliers": [], "label": label}
 
 
-def report(camp: Campaign | str, *, data_dir=None, figures_dir=None, skip_runs=()) -> dict:
+def report(camp: Campaign | str, *, data_dir=None, figures_dir=None, skip_runs=(),
+           write: bool = True) -> Report:
     """Tables and figures (3.3/3.4 box plots, 3.5 log-y histograms) from the raw files
     (every file checked against the manifest first; ``skip_runs`` leaves runs out).
 
@@ -299,11 +303,10 @@ def report(camp: Campaign | str, *, data_dir=None, figures_dir=None, skip_runs=(
     runs = load_runs(camp)
     inv = per_invocation(camp)
     summ = summary(camp)
-    out = {"invocations": inv, "summary": summ, "written": []}
-    proc = processed_dir(camp, data_dir)
-    out["written"] += plots.write_frame(inv, proc / "cyclictest_invocations")
-    out["written"] += plots.write_frame(summ, proc / "cyclictest_summary")
-    stem, sources = plots.figure_stem("cyclictest", camp.name), [camp.manifest_path]
+    out = Report(camp, {"invocations": inv, "summary": summ})
+    out.frame("cyclictest_invocations", inv)
+    out.frame("cyclictest_summary", summ)
+    stem = plots.figure_stem("cyclictest", camp.name)
     labels = camp.manifest.get("parameters", {}).get("labels", {})
     for target in dict.fromkeys(t for t, *_ in runs):
         groups, hists, overs = {}, {}, {}
@@ -317,24 +320,19 @@ def report(camp: Campaign | str, *, data_dir=None, figures_dir=None, skip_runs=(
                              caption="each box: every wake-up of all invocations (pooled "
                                      "histogram, overflows excluded); " + plots.BOX_CAPTION
                                      + "; outliers not drawn")
-        out["written"] += plots.save_figure(fig, f"{stem}-{slug}-box", sources=sources,
-                                            figures_dir=figures_dir, close=False)
+        out.figure(f"{stem}-{slug}-box", fig)
         fig = plots.latency_histogram(hists, overflows=overs,
                                       title=f"cyclictest latency histograms, {target}")
-        out["written"] += plots.save_figure(fig, f"{stem}-{slug}-histogram", sources=sources,
-                                            figures_dir=figures_dir, close=False)
+        out.figure(f"{stem}-{slug}-histogram", fig)
     targets = list(dict.fromkeys(t for t, *_ in runs))
     if len(targets) > 1:  # figure 3.5: the same configuration on two targets
         hists = {labels.get(t, t): _pooled([r for tt, c, _, r in runs if tt == t and c == "none"])[:2]
                  for t in targets}
         fig = plots.latency_histogram(hists, title="no tracing: targets compared")
-        out["written"] += plots.save_figure(fig, f"{stem}-targets", sources=sources,
-                                            figures_dir=figures_dir, close=False)
+        out.figure(f"{stem}-targets", fig)
     for name, frame, caption in _print_tables(summ):
-        out["written"] += plots.export_table(frame, f"{stem}-{name}", floatfmt=",.1f",
-                                             sources=sources, figures_dir=figures_dir,
-                                             caption=caption)
-    return out
+        out.table(f"{stem}-{name}", frame, floatfmt=",.1f", caption=caption)
+    return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
 
 
 def _print_tables(summ: pd.DataFrame) -> list:

@@ -24,12 +24,14 @@ from pathlib import Path
 import pandas as pd
 
 from .. import plots
-from ..campaign import Campaign, RunSpec, open_for_report, processed_dir
+from ..campaign import Campaign, RunSpec, open_for_report
 from ..deploy import deploy, remote_source
 from ..errors import ParameterError
 from ..lifecycle import TracerSpec, traced_execute
 from ..tracers import MAX_PROBES, NOFILE, parse_attached
 from .base import Benchmark, Param, Plan, register
+from .report import Report
+from .report import write as write_report
 
 TRACERS = ("bpftrace", "dtrace")
 #: the slides' measurements (003, "Smoking gun"), real time of the whole command
@@ -181,8 +183,9 @@ class Ktrace(Benchmark):
     def execute(self, plan: Plan, p: dict, scratch: Path):
         return make_execute(plan.parameters)
 
-    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
-        return report(campaign, data_dir=data_dir, figures_dir=figures_dir, **kwargs)
+    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
+        return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
+                      **{**kwargs, "write": False})
 
 
 # --------------------------------------------------------------------------- #
@@ -209,7 +212,7 @@ def runs_table(camp: Campaign, target: str) -> pd.DataFrame:
 
 
 def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=None,
-           write: bool = True, skip_runs=()) -> dict:
+           write: bool = True, skip_runs=()) -> Report:
     """The runs, their medians next to the slides' numbers, from raw files alone."""
     camp = open_for_report(campaign, data_dir, skip_runs)
     q = camp.manifest["parameters"]
@@ -223,25 +226,22 @@ def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=No
                     workload_s=med["workload_s"], stop_s=med["stop_s"], n_runs=len(runs))
     table = pd.DataFrame([ours, *PUBLISHED])
     reason = skip_reason(q["tracer"], q["kprobes"], q["target"], q.get("kernel"))
-    out = {"runs": runs, "table": table, "written": [], "target": target,
-           "not_run": {"ktrace": reason} if reason else {}}
-    out["summary"] = reason or summary(table, runs)
-    if write and len(runs):
-        proc = processed_dir(camp, data_dir)
-        out["written"] += plots.write_frame(runs, proc / "ktrace_runs")
-        out["written"] += plots.write_frame(table, proc / "ktrace")
+    out = Report(camp, {"runs": runs, "table": table, "target": target,
+                        "not_run": {"ktrace": reason} if reason else {}})
+    out.summary = reason or summary(table, runs)
+    if len(runs):
+        out.frame("ktrace_runs", runs)
+        out.frame("ktrace", table)
         printed = pd.DataFrame({
             "System": table["system"], "Tracer": table["tracer"],
             "Probes": [f"{v:,.0f} ({f})" if pd.notna(v) else f"-- ({f})"
                        for v, f in zip(table["probes"], table["functions"])],
             "Attach (s)": table.get("attach_s"), "cat (s)": table.get("workload_s"),
             "Stop (s)": table.get("stop_s"), "Total (s)": table["total_s"]})
-        out["written"] += plots.export_table(
-            printed, f"{plots.figure_stem('ktrace', camp.name)}-table",
-            sources=[camp.manifest_path], figures_dir=figures_dir, caption=(
-                f"ktrace on {target}: medians of {len(runs)} runs (attach, cat, stop by "
-                "SIGINT) next to the slides' `time` of the whole command"))
-    return out
+        out.table(f"{plots.figure_stem('ktrace', camp.name)}-table", printed, caption=(
+            f"ktrace on {target}: medians of {len(runs)} runs (attach, cat, stop by "
+            "SIGINT) next to the slides' `time` of the whole command"))
+    return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
 
 
 def summary(table: pd.DataFrame, runs: pd.DataFrame) -> str:

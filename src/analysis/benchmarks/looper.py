@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from .. import plots
-from ..campaign import Campaign, RunSpec, open_for_report, processed_dir
+from ..campaign import Campaign, RunSpec, open_for_report
 from ..deploy import deploy, work_base
 from ..errors import ParameterError
 from ..hyperfine import load_blocks
@@ -37,6 +37,8 @@ from ..lifecycle import TracerSpec, traced_execute
 from ..overhead import overhead_table
 from ..published import LOOPER_CALLS, looper_table
 from .base import Benchmark, Param, Plan, register
+from .report import Report
+from .report import write as write_report
 
 CONFIGS = ("none", "startup", "count", "string-key")
 TRACERS = ("bpftrace", "dtrace")
@@ -210,8 +212,9 @@ class Looper(Benchmark):
         return make_execute(tracer=q["tracer"], calls=q["calls"], runs=q["runs"],
                             warmup=q["warmup"], cpu=q["cpu"], os_name=plan.state["os"])
 
-    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
-        return report(campaign, data_dir=data_dir, figures_dir=figures_dir, **kwargs)
+    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
+        return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
+                      **{**kwargs, "write": False})
 
     def costs(self, campaign, *, data_dir=None, target: str | None = None) -> pd.DataFrame:
         out = report(campaign, target, data_dir=data_dir, write=False)  # CIs as reported
@@ -303,18 +306,18 @@ def with_gregg(table: pd.DataFrame, reference_dir=None) -> pd.DataFrame:
 
 
 def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=None,
-           n_resamples: int = 4999, write: bool = True, skip_runs=()) -> dict:
+           n_resamples: int = 4999, write: bool = True, skip_runs=()) -> Report:
     """The looper table (ours next to Gregg's), the tracer's counts, the runs, and the
     figures, from raw files alone (every file checked against the manifest first)."""
     camp = open_for_report(campaign, data_dir, skip_runs)
     target = target or next(iter(camp.manifest["runs"]))
     table = results_table(camp, target, n_resamples)
-    out = {"table": table, "with_gregg": with_gregg(table), "runs": load_runs(camp, target),
-           "written": [], "tracer": camp.manifest["parameters"]["tracer"]}
-    out["summary"] = summary(out["table"], out["tracer"])
-    if write:
-        _write(out, camp, target, data_dir, figures_dir)
-    return out
+    out = Report(camp, {"table": table, "with_gregg": with_gregg(table),
+                        "runs": load_runs(camp, target),
+                        "tracer": camp.manifest["parameters"]["tracer"]})
+    out.summary = summary(out["table"], out["tracer"])
+    _outputs(out, camp, target)
+    return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
 
 
 def summary(table: pd.DataFrame, tracer: str) -> str:
@@ -333,12 +336,10 @@ def summary(table: pd.DataFrame, tracer: str) -> str:
     return "\n".join(lines)
 
 
-def _write(out: dict, camp: Campaign, target: str, data_dir, figures_dir) -> None:
-    proc = processed_dir(camp, data_dir)
-    out["written"] += plots.write_frame(out["with_gregg"], proc / "looper")
-    out["written"] += plots.write_frame(out["runs"], proc / "runs")
-    stem, sources, tracer = plots.figure_stem("looper", camp.name), [camp.manifest_path], \
-        out["tracer"]
+def _outputs(out: Report, camp: Campaign, target: str) -> None:
+    out.frame("looper", out["with_gregg"])
+    out.frame("runs", out["runs"])
+    stem, tracer = plots.figure_stem("looper", camp.name), out["tracer"]
     wg = out["with_gregg"]
     traced = wg[wg["configuration"].isin(["count", "string-key"])]
     bars = pd.concat([
@@ -353,8 +354,7 @@ def _write(out: dict, camp: Campaign, target: str, data_dir, figures_dir) -> Non
         ylabel="cost per probe (us)", title=f"Looper: per-probe cost, {target}",
         caption="(median traced run - median start-up run of the same rounds) / calls; "
                 "whiskers: 95 % bootstrap CI (BCa); Gregg: as published, no CI")
-    out["written"] += plots.save_figure(fig, f"{stem}-per-probe-cost", sources=sources,
-                                        figures_dir=figures_dir, close=False)
+    out.figure(f"{stem}-per-probe-cost", fig)
     keys = {c: f"{i}-{c}" for i, c in enumerate(CONFIGS)}  # the figure keeps this order
     box = plots.runs_box(out["runs"].assign(experiment=out["runs"]["experiment"].map(keys)),
                          value="time_s", ylabel="whole process (s)",
@@ -362,10 +362,8 @@ def _write(out: dict, camp: Campaign, target: str, data_dir, figures_dir) -> Non
                          title=f"Looper runs, {target}", tracer=tracer,
                          caption="points: every timed run (tracer start-up, looper, exit); "
                                  + plots.BOX_CAPTION)
-    out["written"] += plots.save_figure(box, f"{stem}-runs", sources=sources,
-                                        figures_dir=figures_dir, close=False)
-    out["written"] += plots.export_table(_print_table(wg), f"{stem}-table", sources=sources,
-                                         figures_dir=figures_dir, caption=(
+    out.figure(f"{stem}-runs", box)
+    out.table(f"{stem}-table", _print_table(wg), caption=(
         f"Looper on {target} ({tracer}, {int(wg['calls'].iloc[0]):,} calls per run) next to "
         "Gregg's DTrace pid provider (100,000,000 calls); runtime: median whole process; "
         "per-probe cost: (traced - start-up) / calls, median with 95 % bootstrap CI"),

@@ -21,6 +21,8 @@ from .. import plots, rules
 from .._progress import _in_kernel
 from ..campaign import CampaignResult, open_for_report
 from .base import Benchmark, Param, Plan, get, register
+from .report import Report
+from .report import write as write_report
 from .run import run_benchmark
 
 EXPERIMENTS = ("01-control", "09-map", "18-per-event")
@@ -134,14 +136,16 @@ class ProbeEffect(Benchmark):
     def more(self, campaign, plan: Plan, p: dict):
         return get("dd").more(campaign, plan, p["dd"])
 
-    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
-        return report(campaign, data_dir=data_dir, figures_dir=figures_dir, **kwargs)
+    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
+        return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
+                      **{**kwargs, "write": False})
 
     def costs(self, campaign, *, data_dir=None, target: str | None = None):
         return get("dd").costs(campaign, data_dir=data_dir, target=target)
 
 
-def report(campaign, *, data_dir=None, figures_dir=None, skip_runs=()) -> dict:
+def report(campaign, *, data_dir=None, figures_dir=None, skip_runs=(),
+           write: bool = True) -> Report:
     """From the raw files of a lesson campaign (a name or its result): per configuration
     the per-event cost and slowdown with 95 % CIs (``table``), the rules-of-thumb table
     and figure, the runs figure, the files written (``figures/lesson-<campaign>-*``)."""
@@ -165,7 +169,6 @@ def report(campaign, *, data_dir=None, figures_dir=None, skip_runs=()) -> dict:
         "slowdown_pct_ci_high": traced["slowdown_ci_high"].to_numpy(float) * 100})
     thumb = rules.table(found=table.rename(columns={"configuration": "experiment"}))
     stem = plots.figure_stem("lesson", camp.name)
-    sources = [camp.manifest_path]
     runs = rep["runs"].assign(ns_per_read=lambda d: d["s_per_read"] * 1e9)
     runs = runs[runs["experiment"].isin(EXPERIMENTS)]
     figs = {"runs": plots.runs_box(runs, value="ns_per_read", ylabel="time per dd read (ns)",
@@ -180,12 +183,10 @@ def report(campaign, *, data_dir=None, figures_dir=None, skip_runs=()) -> dict:
                 caption="(median time per read - no tracer's) / events per read; whiskers: "
                         "95 % bootstrap CI (BCa)"),
             "rules": rules.figure(thumb, title="What it would cost at your event rate")}
-    written = []
+    out = Report(camp, {"table": table, "rules": _rules_text(thumb)}, summary=_summary(table))
     for name, fig in figs.items():
-        written += plots.save_figure(fig, f"{stem}-{name}", sources=sources,
-                                     figures_dir=figures_dir)
-    return {"table": table, "rules": _rules_text(thumb), "written": written,
-            "summary": _summary(table)}
+        out.figure(f"{stem}-{name}", fig, close=True)
+    return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
 
 
 def _rules_text(thumb: pd.DataFrame) -> pd.DataFrame:

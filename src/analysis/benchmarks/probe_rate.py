@@ -24,6 +24,7 @@ from ..campaign import Campaign, RunSpec, open_for_report
 from ..errors import ParameterError, TargetError
 from ..lifecycle import TracerSpec, traced_execute
 from .base import Benchmark, Param, Plan, register
+from .report import Report
 from .run import run_benchmark
 
 ACTIONS = ("count", "map with key", "histogram", "stack", "printf")
@@ -124,14 +125,14 @@ class ProbeRate(Benchmark):
 
         return execute
 
-    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
+    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
         camp = open_for_report(campaign, data_dir)
         target = next(iter(camp.manifest["runs"]))
         events, window = parse_rate((camp.run_dir(target, "rate") / "tracer.stdout").read_text())
         q = camp.manifest["parameters"]
         table = pd.DataFrame([{"probe": q["probe"], "events": events, "window_s": window,
                                "events_per_s": events / window}])
-        return {"table": table, "written": []}
+        return Report(camp, {"table": table})
 
 
 # --------------------------------------------------------------------------- #

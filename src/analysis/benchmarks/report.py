@@ -1,18 +1,138 @@
-"""Every campaign's report, through the benchmark that made it."""
+"""One report path for every benchmark.
+
+A benchmark builds its report from a campaign's raw files as a :class:`Report`: the
+frames and values a notebook reads (``rep["table"]``, ``rep.summary``), and, in order,
+what is to be written: full tables (CSV + Parquet in ``data/processed/<campaign>/``),
+figures (PDF + PNG) and thesis tables (LaTeX + Markdown), each with provenance. It
+writes nothing itself: :func:`write` saves all of it, with the emulated-CPU caveat where
+a target's CPU is emulated, and :func:`report` does both for any campaign.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
 import matplotlib.pyplot as plt
+import pandas as pd
 
 from .. import plots
-from ..campaign import Campaign, CampaignResult
+from ..campaign import Campaign, CampaignResult, processed_dir
 from ..preflight import TIMING_CAVEAT
 from .base import for_campaign
 
+#: the kinds of output a report writes
+FRAME, FIGURE, TABLE = "frame", "figure", "table"
 
-def report(campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
+
+@dataclass
+class Output:
+    """One thing to write: a full table (``frame``: ``<name>.csv`` + ``.parquet``), a
+    figure (``<name>.pdf`` + ``.png``) or a thesis table (``<name>.tex`` + ``.md``)."""
+
+    kind: str
+    name: str
+    value: Any
+    options: dict = field(default_factory=dict)
+
+
+@dataclass
+class Report:
+    """What a benchmark's report holds: ``values`` (every frame and value a notebook reads,
+    by the keys notebooks use), the ``summary`` (a few lines of text, or None), ``flags``
+    (what to look at: outliers, drift, a missing count ...), the ``outputs`` to write in
+    order, and, once written, the ``written`` paths. ``rep["key"]`` reads a value, else
+    ``"summary"``, ``"written"`` or ``"flags"``, as the dicts of earlier versions did
+    (cyclictest's ``rep["summary"]`` is its summary table)."""
+
+    campaign: Campaign
+    values: dict = field(default_factory=dict)
+    summary: str | None = None
+    flags: list[str] = field(default_factory=list)
+    outputs: list[Output] = field(default_factory=list)
+    written: list[Path] = field(default_factory=list)
+
+    _FIELDS = ("summary", "flags", "written")
+
+    @property
+    def sources(self) -> list[Path]:
+        """What every output is made from (its provenance): the campaign's manifest, whose
+        checksums name every raw file."""
+        return [self.campaign.manifest_path]
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Every table of the report by its key (``rep.tables["table"]``)."""
+        return {k: v for k, v in self.values.items() if isinstance(v, pd.DataFrame)}
+
+    @property
+    def figures(self) -> dict[str, Any]:
+        """Every figure by the stem of its files."""
+        return {o.name: o.value for o in self.outputs if o.kind == FIGURE}
+
+    def frame(self, name: str, frame: pd.DataFrame) -> None:
+        """Write ``frame`` in full to ``data/processed/<campaign>/<name>.csv`` + ``.parquet``."""
+        self.outputs.append(Output(FRAME, name, frame))
+
+    def figure(self, name: str, fig, **options) -> None:
+        """Save ``fig`` as ``figures/<name>.pdf`` + ``.png`` (options: see
+        :func:`analysis.plots.save_figure`)."""
+        self.outputs.append(Output(FIGURE, name, fig, options))
+
+    def table(self, name: str, frame: pd.DataFrame, **options) -> None:
+        """Export ``frame`` as ``figures/<name>.tex`` + ``.md`` (options: see
+        :func:`analysis.plots.export_table`)."""
+        self.outputs.append(Output(TABLE, name, frame, options))
+
+    # the mapping of earlier versions, which notebooks use
+    def __getitem__(self, key: str):
+        if key in self._FIELDS and key not in self.values:
+            return getattr(self, key)
+        return self.values[key]
+
+    def __setitem__(self, key: str, value) -> None:
+        if key in self._FIELDS:
+            setattr(self, key, value)
+        else:
+            self.values[key] = value
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._FIELDS or key in self.values
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self.values, *self._FIELDS])
+
+    def keys(self) -> list[str]:
+        return list(self)
+
+    def get(self, key: str, default=None):
+        return self[key] if key in self else default
+
+
+def write(rep: Report, *, data_dir=None, figures_dir=None) -> Report:
+    """Every output of ``rep``, in order, with provenance (and, for a campaign with an
+    emulated target, the caveat); the paths are added to ``rep.written``."""
+    with plots.timing_caveat(emulated_caveat(rep.campaign)):
+        for out in rep.outputs:
+            if out.kind == FRAME:
+                rep.written += plots.write_frame(out.value, processed_dir(rep.campaign, data_dir)
+                                                 / out.name)
+            elif out.kind == FIGURE:
+                rep.written += plots.save_figure(out.value, out.name, sources=rep.sources,
+                                                 figures_dir=figures_dir,
+                                                 **{"close": False, **out.options})
+            else:
+                rep.written += plots.export_table(out.value, out.name, sources=rep.sources,
+                                                  figures_dir=figures_dir, **out.options)
+    return rep
+
+
+def report(campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
     """Tables and figures of any campaign (a name, a :class:`Campaign` or the result of
-    :func:`run_benchmark`), rebuilt from its raw files by the benchmark that made it."""
+    :func:`run_benchmark`), rebuilt from its raw files by the benchmark that made it and
+    written by :func:`write`."""
     if isinstance(campaign, CampaignResult):
         data_dir = data_dir if data_dir is not None else campaign.folder.parent.parent
         campaign = campaign.campaign
@@ -23,6 +143,8 @@ def report(campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
     with plots.timing_caveat(emulated_caveat(camp)):
         out = for_campaign(camp).report(camp.name, data_dir=data_dir, figures_dir=figures_dir,
                                         **kwargs)
+    if isinstance(out, Report):  # a benchmark that still writes its own returns a dict
+        write(out, data_dir=data_dir, figures_dir=figures_dir)
     plt.close("all")  # saved and returned: a notebook shows them with analysis.show()
     return out
 

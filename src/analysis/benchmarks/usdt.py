@@ -17,13 +17,15 @@ import numpy as np
 import pandas as pd
 
 from .. import plots, tracers
-from ..campaign import Campaign, RunSpec, open_for_report, processed_dir
+from ..campaign import Campaign, RunSpec, open_for_report
 from ..deploy import build_workloads
 from ..lifecycle import TracerSpec, run_and_fetch
 from ..published import load_reference
 from ..samples import summarize_samples
 from ..transport import Transport
 from .base import Benchmark, Param, Plan, register
+from .report import Report
+from .report import write as write_report
 from .run import run_benchmark
 
 TRACERS = tracers.USER_SPACE
@@ -138,8 +140,9 @@ class Microbenchmark(Benchmark):
                             iterations=plan.parameters["iterations"],
                             cpu=plan.parameters["cpu"], scratch=scratch)
 
-    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
-        return report(campaign, data_dir=data_dir, figures_dir=figures_dir, **kwargs)
+    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
+        return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
+                      **{**kwargs, "write": False})
 
 
 def run_microbenchmark(target: str = "local", *, campaign: str | None = None, data_dir=None,
@@ -201,7 +204,7 @@ def with_thesis(t31: pd.DataFrame, reference_dir=None) -> pd.DataFrame:
 
 
 def report(camp: Campaign | str, target: str | None = None, *, data_dir=None, figures_dir=None,
-           write: bool = True, skip_runs=()) -> dict:
+           write: bool = True, skip_runs=()) -> Report:
     """Table 3.1, figures 3.1 (box plot, case 1) and 3.2 (frequency polygon, case 1), from raw
     (every file checked against the manifest first; ``skip_runs`` leaves runs out).
 
@@ -211,17 +214,13 @@ def report(camp: Campaign | str, target: str | None = None, *, data_dir=None, fi
     target = target or next(iter(camp.manifest["runs"]))
     inv = invocation_table(camp, target)
     t31 = table31(inv)
-    out = {"invocations": inv, "table31": t31, "with_thesis": with_thesis(t31), "written": []}
-    if not write:
-        return out
-    proc = processed_dir(camp, data_dir)
-    out["written"] += plots.write_frame(inv, proc / "microbenchmark")
-    out["written"] += plots.write_frame(t31, proc / "table31")
+    out = Report(camp, {"invocations": inv, "table31": t31, "with_thesis": with_thesis(t31)})
+    out.frame("microbenchmark", inv)
+    out.frame("table31", t31)
     first = {}
     for _, r in inv[(inv["case"] == 1) & (inv["invocation"] == 0)].iterrows():
         first[r["tracer"]] = summarize_samples(camp.run_dir(target, r["run_id"]) / "samples.tsmp.gz")
     stem = plots.figure_stem("usdt", camp.name)  # usdt-<campaign>, never usdt-usdt-...
-    sources = [camp.manifest_path]
     if first:
         n = next(iter(first.values())).count
         fig = plots.box_plot({t: s.box_stats(t) for t, s in first.items()},
@@ -229,8 +228,7 @@ def report(camp: Campaign | str, target: str | None = None, *, data_dir=None, fi
                              title=f"Probe duration, case 1 (invocation 0), {target}",
                              caption=f"each box: the {n:,} iterations of invocation 0; "
                                      + plots.BOX_CAPTION + "; outliers not drawn")
-        out["written"] += plots.save_figure(fig, f"{stem}-case1-box", sources=sources,
-                                            figures_dir=figures_dir, close=False)
+        out.figure(f"{stem}-case1-box", fig)
         beyond = ", ".join(f"{t} {s.above_range:,}" for t, s in first.items())
         fig = plots.frequency_polygon(
             {t: (s.bin_edges_ns, s.bin_counts) for t, s in first.items()},
@@ -239,13 +237,10 @@ def report(camp: Campaign | str, target: str | None = None, *, data_dir=None, fi
             caption="frequency polygons: share of the iterations per bin, drawn through the "
                     "bin centres, from the minimum to p99.9, each tracer on its own linear "
                     f"scale (beyond p99.9, not drawn: {beyond}); no error bars")
-        out["written"] += plots.save_figure(fig, f"{stem}-case1-frequency", sources=sources,
-                                            figures_dir=figures_dir, close=False)
+        out.figure(f"{stem}-case1-frequency", fig)
     for name, frame, formats, caption in _print_tables(out["with_thesis"], target):
-        out["written"] += plots.export_table(frame, f"{stem}-{name}", formats=formats,
-                                             floatfmt=",.1f", sources=sources,
-                                             figures_dir=figures_dir, caption=caption)
-    return out
+        out.table(f"{stem}-{name}", frame, formats=formats, floatfmt=",.1f", caption=caption)
+    return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
 
 
 def _print_tables(wt: pd.DataFrame, target: str) -> list:

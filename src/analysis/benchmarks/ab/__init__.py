@@ -29,6 +29,7 @@ from ...deploy import deploy, work_base
 from ...errors import ParameterError, TargetError
 from ...lifecycle import TracerSpec, traced_execute
 from ..base import Benchmark, Param, Plan, register
+from ..report import Report
 from .report import report
 from .workloads import ARMS, BY_NAME, SCRIPTS, TRACER_SUFFIX, WORKLOADS, Workload  # noqa: F401
 
@@ -352,5 +353,6 @@ class AB(Benchmark):
     def execute(self, plan: Plan, p: dict, scratch: Path):
         return make_execute(plan.parameters, plan.state["script"], scratch)
 
-    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
-        return report(campaign, data_dir=data_dir, figures_dir=figures_dir, **kwargs)
+    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
+        return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
+                      **{**kwargs, "write": False})

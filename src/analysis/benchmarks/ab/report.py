@@ -9,7 +9,9 @@ import numpy as np
 import pandas as pd
 
 from ... import plots, stats
-from ...campaign import open_for_report, processed_dir
+from ...campaign import open_for_report
+from ..report import Report
+from ..report import write as write_report
 from .data import load_iterations, zstd_levels
 
 COMPARISON_COLUMNS = [
@@ -149,7 +151,8 @@ def summary(out: dict) -> str:
 
 
 def report(campaign, *, data_dir=None, figures_dir=None, confidence: float = 0.95,
-           n_resamples: int = 4999, write: bool = True, skip_runs: Sequence[str] = ()) -> dict:
+           n_resamples: int = 4999, write: bool = True,
+           skip_runs: Sequence[str] = ()) -> Report:
     """Tables and figures of an A/B campaign, from its raw files alone (checked against
     the manifest first). Returns ``table`` (B against A per workload), ``iterations``,
     ``levels`` (zstd per level), ``preflight`` (both arms side by side; ``preflight_styled``
@@ -157,27 +160,25 @@ def report(campaign, *, data_dir=None, figures_dir=None, confidence: float = 0.9
     camp = open_for_report(campaign, data_dir, skip_runs)
     q = camp.manifest["parameters"]
     it = load_iterations(camp)
-    out = {"iterations": it, "levels": zstd_levels(camp), "labels": q["labels"],
-           "confidence": confidence, "not_run": q.get("skipped", {}), "written": [],
-           "table": compare(it, confidence=confidence, n_resamples=n_resamples),
-           "preflight": preflight_table(camp.manifest), "campaign": camp.name}
+    out = Report(camp, {"iterations": it, "levels": zstd_levels(camp), "labels": q["labels"],
+                        "confidence": confidence, "not_run": q.get("skipped", {}),
+                        "table": compare(it, confidence=confidence, n_resamples=n_resamples),
+                        "preflight": preflight_table(camp.manifest), "campaign": camp.name})
     out["preflight_styled"] = highlight(out["preflight"])
     lv = out["levels"]
     out["levels_by_arm"] = lv.groupby(["arm", "level"])[["compress_mbps", "decompress_mbps"]] \
         .median() if len(lv) else pd.DataFrame()
-    out["summary"] = summary(out)
-    if write:
-        _write(out, camp, data_dir, figures_dir, n_resamples)
-    return out
+    out.summary = summary(out)
+    _outputs(out, camp, n_resamples)
+    return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
 
 
-def _write(out: dict, camp, data_dir, figures_dir, n_resamples: int) -> None:
-    proc = processed_dir(camp, data_dir)
+def _outputs(out: Report, camp, n_resamples: int) -> None:
     for name in ("table", "iterations", "levels", "preflight"):
         if len(out[name]):
             stem = "comparison" if name == "table" else name
-            out["written"] += plots.write_frame(out[name], proc / stem)
-    stem, sources = plots.figure_stem("ab", camp.name), [camp.manifest_path]
+            out.frame(stem, out[name])
+    stem = plots.figure_stem("ab", camp.name)
     tracer = camp.manifest["parameters"]["arms"]["B"]["tracer"]
     figs = {"bars": plots.ab_bars(out["iterations"], out["table"], out["labels"],
                                   confidence=out["confidence"], n_resamples=n_resamples,
@@ -185,11 +186,9 @@ def _write(out: dict, camp, data_dir, figures_dir, n_resamples: int) -> None:
             "box": plots.ab_box(out["iterations"], out["labels"], tracer=tracer,
                                 title=f"A/B comparison, {camp.name}: every run")}
     for name, fig in figs.items():
-        out["written"] += plots.save_figure(fig, f"{stem}-{name}", sources=sources,
-                                            figures_dir=figures_dir, close=False)
+        out.figure(f"{stem}-{name}", fig)
         out[f"figure_{name}"] = fig
-    out["written"] += plots.export_table(_verdict_table(out), f"{stem}-verdict", sources=sources,
-                                         figures_dir=figures_dir, caption=_caption(out))
+    out.table(f"{stem}-verdict", _verdict_table(out), caption=_caption(out))
 
 
 def _verdict_table(out: dict) -> pd.DataFrame:

@@ -21,6 +21,7 @@ from ...campaign import Campaign, RunSpec, open_for_report
 from ...errors import ParameterError
 from ...preflight import Preflight
 from ..base import Benchmark, Param, Plan, register
+from ..report import Report
 from ..run import run_benchmark
 from . import rounds as _rounds
 from .experiments import (  # noqa: F401
@@ -195,8 +196,9 @@ class DD(Benchmark):
                             tracer_cpu=q["tracer_cpu"], os_name=plan.state["os"],
                             scratch=scratch, bpf_stats=q["bpf_stats"])
 
-    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
-        return report(campaign, data_dir=data_dir, figures_dir=figures_dir, **kwargs)
+    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
+        return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
+                      **{**kwargs, "write": False})
 
     def costs(self, campaign, *, data_dir=None, target: str | None = None) -> pd.DataFrame:
         camp = open_for_report(campaign, data_dir)

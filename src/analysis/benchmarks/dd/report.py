@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ... import plots
-from ...campaign import Campaign, open_for_report, processed_dir
+from ...campaign import Campaign, open_for_report
+from ..report import Report
+from ..report import write as write_report
 from . import rounds as _rounds
 from .experiments import CONTROL
 from .figures import _figures, _latex_tables, _percent_columns
@@ -21,7 +23,7 @@ from .results import (
 
 def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None,
            figures_dir=None, n_resamples: int = 4999, write: bool = True,
-           skip_runs: Sequence[str] = ()) -> dict:
+           skip_runs: Sequence[str] = ()) -> Report:
     """Tables and figures of a benchmark-1 campaign, from its raw files alone.
 
     Returns ``table`` (median estimator with 95 % CIs, plus the published-style
@@ -43,21 +45,21 @@ def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None
             "runtime_s": "fastest_s", "per_event_ns": "per_event_ns_fastest",
             "slowdown": "slowdown_fastest"}), on="experiment")
     table = table[TABLE_COLUMNS]
-    out = {"table": table, "with_published": with_published(table),
-           "tracer_times": tracer_times(camp, target), "runs": load_runs(camp, target),
-           "planned": planned, "aa": aa, "written": [],
-           "adaptive": camp.manifest.get("adaptive", {}),
-           "noise_floor_ns_per_read": float(table["noise_floor_ns"].iloc[0])
-           if len(table) else float("nan"),
-           "emulated": bool(((camp.manifest.get("targets", {}).get(target) or {})
-                             .get("preflight") or {}).get("emulated"))}
-    out["summary"] = summary(out)
-    if write:
-        _write_report(out, camp, target, data_dir, figures_dir)
-    return out
+    out = Report(camp, {
+        "table": table, "with_published": with_published(table),
+        "tracer_times": tracer_times(camp, target), "runs": load_runs(camp, target),
+        "planned": planned, "aa": aa, "adaptive": camp.manifest.get("adaptive", {}),
+        "noise_floor_ns_per_read": float(table["noise_floor_ns"].iloc[0])
+        if len(table) else float("nan"),
+        "emulated": bool(((camp.manifest.get("targets", {}).get(target) or {})
+                          .get("preflight") or {}).get("emulated"))})
+    out.summary = summary(out)
+    out.flags = [f"{e}: {f}" for e, fs in zip(table["experiment"], table["flags"]) for f in fs]
+    _outputs(out, camp, target)
+    return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
 
 
-def summary(out: dict) -> str:
+def summary(out: Report) -> str:
     """What the campaign measured, in a few lines: the noise floor, then per experiment
     the per-event cost with its CI and the precision reached (against the target)."""
     table, adaptive = out["table"], out.get("adaptive") or {}
@@ -78,24 +80,20 @@ def summary(out: dict) -> str:
     return "\n".join(lines)
 
 
-def _write_report(out: dict, camp: Campaign, target: str, data_dir, figures_dir) -> None:
-    """The processed tables (CSV + Parquet side by side), the figures and the LaTeX tables
-    of :func:`report`. In the files, shares are percentages and say so (``slowdown_pct``,
-    ``precision_reached_pct``); the in-memory ``out["table"]`` keeps the fractions."""
+def _outputs(out: Report, camp: Campaign, target: str) -> None:
+    """What :func:`report` writes: the processed tables (CSV + Parquet side by side), the
+    figures and the LaTeX tables. In the files, shares are percentages and say so
+    (``slowdown_pct``, ``precision_reached_pct``); the in-memory ``out["table"]`` keeps the
+    fractions."""
     table, published, times, runs = (out[k] for k in ("table", "with_published",
                                                       "tracer_times", "runs"))
-    proc = processed_dir(camp, data_dir)
     for name, frame in (("benchmark1", _percent_columns(table)), ("tracer_times", times),
                         ("runs", runs)):
-        out["written"] += plots.write_frame(frame, proc / name)
-    sources = [camp.manifest_path]
+        out.frame(name, frame)
     stem = plots.figure_stem("dd", camp.name)  # dd-<campaign>, never dd-dd-...
     tracer = out["planned"][0].tracer
     for name, fig in _figures(out, target, tracer).items():
-        out["written"] += plots.save_figure(fig, f"{stem}-{name}", sources=sources,
-                                            figures_dir=figures_dir, close=False)
+        out.figure(f"{stem}-{name}", fig)
         out[f"figure_{name.replace('-', '_')}"] = fig
     for name, frame, caption, formats in _latex_tables(out, table, published, times, target):
-        out["written"] += plots.export_table(frame, f"{stem}-{name}", sources=sources,
-                                             figures_dir=figures_dir, caption=caption,
-                                             formats=formats)
+        out.table(f"{stem}-{name}", frame, caption=caption, formats=formats)

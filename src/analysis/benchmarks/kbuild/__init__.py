@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ... import _params
-from ...campaign import Campaign, RunSpec, open_for_report, processed_dir
+from ...campaign import Campaign, RunSpec, open_for_report
 from ...deploy import deploy, work_base
 from ...errors import ParameterError, TargetError
 from ...hyperfine import load_blocks
@@ -39,6 +39,8 @@ from ...lifecycle import TracerSpec, traced_execute
 from ...overhead import overhead_table
 from ...published import load_reference
 from ..base import Benchmark, Param, Plan, register
+from ..report import Report
+from ..report import write as write_report
 from . import figures as kbuild_figures
 from . import probes as K
 
@@ -161,8 +163,9 @@ class KernelBuild(Benchmark):
     def execute(self, plan: Plan, p: dict, scratch: Path):
         return make_execute(plan.parameters, plan.state)
 
-    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
-        return report(campaign, data_dir=data_dir, figures_dir=figures_dir, **kwargs)
+    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
+        return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
+                      **{**kwargs, "write": False})
 
 
 def status_frame(params: dict, state: dict, not_run: dict) -> pd.DataFrame:
@@ -440,20 +443,19 @@ def published_parts(n: int, reference_dir=None) -> str:
 
 
 def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=None,
-           n_resamples: int = 4999, write: bool = True, skip_runs=()) -> dict:
+           n_resamples: int = 4999, write: bool = True, skip_runs=()) -> Report:
     """Benchmark 2's tables (VI and VII next to the paper's, probe counts, activations,
     per-event costs) and figures, from raw files alone."""
     camp = open_for_report(campaign, data_dir, skip_runs)
     target = target or next(iter(camp.manifest["runs"]))
     table = results_table(camp, target, n_resamples)
-    out = {"table": table, "tracer_times": tracer_frame(camp, target),
-           "runs": load_runs(camp, target), "written": [],
-           "tracer": camp.manifest["parameters"]["tracer"]}
+    out = Report(camp, {"table": table, "tracer_times": tracer_frame(camp, target),
+                        "runs": load_runs(camp, target),
+                        "tracer": camp.manifest["parameters"]["tracer"]})
     out["table_vi"], out["table_vii"] = paper_tables(table, out["tracer"])
-    out["summary"] = summary(table)
-    if write:
-        out["written"] += kbuild_figures.write(out, camp, target, processed_dir(camp, data_dir), figures_dir)
-    return out
+    out.summary = summary(table)
+    kbuild_figures.outputs(out, camp, target)
+    return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
 
 
 def paper_tables(table: pd.DataFrame, tracer: str) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -3,39 +3,34 @@ and stop time against probes attached)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from ... import plots
+from ..report import Report
 
 
-def write(out: dict, camp, target: str, proc: Path, figures_dir) -> list[Path]:
-    written: list[Path] = []
-    written += plots.write_frame(out["table"], proc / "benchmark2")
-    written += plots.write_frame(out["tracer_times"], proc / "tracer_times")
-    written += plots.write_frame(out["runs"], proc / "runs")
-    stem, sources = plots.figure_stem("kbuild", camp.name), [camp.manifest_path]
+def outputs(out: Report, camp, target: str) -> None:
+    """What benchmark 2's report writes, in order: full tables, thesis tables, figures."""
+    out.frame("benchmark2", out["table"])
+    out.frame("tracer_times", out["tracer_times"])
+    out.frame("runs", out["runs"])
+    stem = plots.figure_stem("kbuild", camp.name)
     tracer = out["tracer"]
     for key, name, cap in (("table_vi", "table-vi", "average kernel build times (s); ours: "
                             "median"), ("table_vii", "table-vii", "relative slowdown (%); "
                                         "ours: of medians")):
-        written += plots.export_table(out[key], f"{stem}-{name}", sources=sources,
-                                      figures_dir=figures_dir, caption=(
+        out.table(f"{stem}-{name}", out[key], caption=(
             f"Benchmark 2 on {target} ({tracer}) next to the paper: {cap}; * partial "
             "scenario (kprobe parts dropped), -- skipped"))
     partial = [int(n) for n, st in zip(out["table"]["scenario"], out["table"]["status"])
                if st == "partial"]
     fig = times_figure(out["tracer_times"], target, tracer, partial)
-    written += plots.save_figure(fig, f"{stem}-tracer-times", sources=sources,
-                                 figures_dir=figures_dir, close=False)
+    out.figure(f"{stem}-tracer-times", fig)
     fig = cost_figure(out["table"], target, tracer)
     if fig is not None:
-        written += plots.save_figure(fig, f"{stem}-per-event-cost", sources=sources,
-                                     figures_dir=figures_dir, close=False)
-    return written
+        out.figure(f"{stem}-per-event-cost", fig)
 
 
 def times_figure(tt: pd.DataFrame, target: str, tracer: str, partial=()):

@@ -1,0 +1,43 @@
+"""A dd campaign recorded by the code before the restructuring (issue 21) is reported by
+today's code with the same tables, value for value, and the same files, in the same order.
+The report's bootstrap is seeded (seed 0, n_resamples 4999), so its CIs are deterministic."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.__main__ import main
+from conftest import ROOT
+
+FIXTURE = ROOT / "tests" / "fixtures" / "dd-campaign-v1"
+CAMPAIGN = "dd-fixture"
+
+
+def test_a_campaign_recorded_before_the_restructuring_reports_the_same_tables(tmp_path, capsys):
+    shutil.copytree(FIXTURE / "raw", tmp_path / "raw")
+    figures = tmp_path / "figures"
+    assert main(["report", CAMPAIGN, "--data-dir", str(tmp_path), "--figures-dir",
+                 str(figures)]) == 0
+    printed = capsys.readouterr()
+    assert [Path(line).name for line in printed.out.splitlines()] == \
+        (FIXTURE / "written.txt").read_text().split()
+    assert printed.err.startswith("noise floor (A/A, the control against itself)")
+    processed = tmp_path / "processed" / CAMPAIGN
+    old_csvs = sorted((FIXTURE / "processed").glob("*.csv"))
+    assert [p.name for p in old_csvs] == ["benchmark1.csv", "runs.csv", "tracer_times.csv"]
+    for old in old_csvs:
+        new = processed / old.name
+        pd.testing.assert_frame_equal(pd.read_csv(new), pd.read_csv(old), check_exact=True)
+        assert new.read_bytes() == old.read_bytes(), old.name
+    for old in sorted((FIXTURE / "figures").iterdir()):  # the LaTeX and Markdown tables
+        # their provenance names the manifest: the data folder was DATA_DIR, now tmp_path
+        expected = old.read_text().replace("DATA_DIR", str(tmp_path))
+        assert (figures / old.name).read_text() == expected, old.name
+    # the raw files are read, never changed
+    for f in (FIXTURE / "raw").rglob("*"):
+        if f.is_file():
+            assert (tmp_path / "raw" / f.relative_to(FIXTURE / "raw")).read_bytes() == \
+                f.read_bytes()
