@@ -97,12 +97,12 @@ strip: $(STAMP) ## remove outputs and execution counts from notebooks/*.ipynb (b
 	@$(BIN)/python -c "$$STRIP_NOTEBOOKS_PY" $(NOTEBOOKS)
 
 .PHONY: lint
-lint: $(STAMP) ## ruff over the package, tests and benchmarks
-	$(BIN)/ruff check src tests benchmarks
+lint: $(STAMP) ## ruff over the package, tests and the speed benchmarks
+	$(BIN)/ruff check src tests speed
 
-.PHONY: benchmarks
-benchmarks: $(STAMP) ## speed benchmarks (print figures; never part of the tests)
-	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python "$$b" || exit 1; done
+.PHONY: speed
+speed: $(STAMP) ## speed benchmarks in speed/ (print figures; never part of the tests)
+	@for b in speed/bench_*.py; do echo "== $$b"; $(BIN)/python "$$b" || exit 1; done
 
 .PHONY: clean
 clean: ## remove generated figures, processed data and executed notebooks (never data/raw)

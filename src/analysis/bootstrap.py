@@ -22,7 +22,7 @@ APT = {
     "cc": ["gcc", "make"],
     "zstd": ["zstd"],  # the A/B comparison's compression workload
     "iperf3": ["iperf3"],  # the A/B comparison's network workload
-    # benchmark 2 (analysis.kbuild): the kernel's sources and what building them needs
+    # benchmark 2 (analysis.benchmarks.kbuild): the kernel's sources and what building them needs
     "kbuild": ["linux-source-6.1", "flex", "bison", "bc", "libelf-dev", "libssl-dev"],
 }
 PKG = {  # FreeBSD: DTrace and cc are in base; no bpftrace, LTTng or rt-tests

@@ -10,7 +10,7 @@ on a compressible ASCII file, lzbench's stand-in) as the user-space control, and
 from benchmark 1. Arms alternate block by block (ABBA), so both share the machine's
 drift; with two targets they run in parallel only when asked (``parallel=True``).
 
-The analysis (:mod:`analysis._abdata`) compares B with A per workload: ratios of
+The analysis (:mod:`.data`, :mod:`.report`) compares B with A per workload: ratios of
 medians and means with bootstrap CIs, Mann-Whitney, Cliff's delta, throughput, and a
 verdict "faster / slower / no difference detectable (smallest detectable X %)".
 """

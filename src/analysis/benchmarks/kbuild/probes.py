@@ -1,4 +1,4 @@
-"""Internals of benchmark 2 (:mod:`analysis.kbuild`): the CADETS scenarios, their
+"""Internals of benchmark 2 (:mod:`analysis.benchmarks.kbuild`): the CADETS scenarios, their
 scripts, what a kernel without kprobes keeps of them, command lines, and parsers of
 the tracers' output."""
 

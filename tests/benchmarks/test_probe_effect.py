@@ -1,5 +1,5 @@
 """The probe-effect lesson: the notebook at a tiny size (its two-minute run at the default
-size is measured by benchmarks/bench_lesson.py, never asserted here), and the live figure."""
+size is measured by speed/bench_lesson.py, never asserted here), and the live figure."""
 
 from __future__ import annotations
 

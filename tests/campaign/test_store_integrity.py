@@ -28,7 +28,7 @@ from analysis.lifecycle import TracerSpec
 from analysis.storage import sha256_file
 from conftest import ROOT, leftovers, need_tool, wait_until_clean
 
-DRIVER = Path(__file__).parent / "drivers" / "run_dd.py"
+DRIVER = ROOT / "tests" / "drivers" / "run_dd.py"
 SMALL = {"experiments": [4], "count": "2k", "runs": 2, "warmup": 0, "rounds": 1}
 
 

@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import dd, precision
+from analysis import precision
+from analysis.benchmarks import dd
 from analysis.overhead import overhead_table
 
 

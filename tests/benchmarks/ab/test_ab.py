@@ -24,9 +24,9 @@ from analysis.benchmarks import ab
 from analysis.benchmarks.ab.data import parse_iperf3, parse_lzbench, parse_zstd, read_times
 from analysis.benchmarks.ab.report import verdict
 from analysis.errors import DataFormatError, ParameterError
-from conftest import ROOT, need_tool
+from conftest import FIXTURES, ROOT, need_tool
 
-FIX = Path(__file__).parent / "fixtures" / "ab"
+FIX = FIXTURES / "ab"
 RUNNER = ROOT / "remote" / "bin" / "iperf3-run.sh"
 
 
