@@ -220,7 +220,7 @@ def _runner_options(transport: Transport, spec: TracerSpec, remote_dir: str,
             "--attach-timeout", f"{attach_timeout:g}", "--stop-timeout", f"{stop_timeout:g}",
             "--deadline", f"{attach_timeout + workload_timeout + stop_timeout + 30:g}",
             "--watch-stdin"]
-    token = getattr(transport, "_lock_token", None)
+    token = transport.lock_token
     if token:  # the campaign holds the target lock; otherwise the runner takes it
         argv += ["--lock-token", token]
     if spec.script is not None:

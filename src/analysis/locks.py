@@ -60,7 +60,7 @@ class TargetLock:
         while True:
             refusal = self._attempt(argv, timeout)
             if refusal is None:
-                self.transport._lock_token = self.token
+                self.transport.lock_token = self.token
                 return self
             if not (isinstance(refusal, LockError) and refusal.group == self.group):
                 raise refusal
@@ -109,8 +109,8 @@ class TargetLock:
 
     def release(self) -> None:
         """Let go (also done by the target when this process or its connection dies)."""
-        if getattr(self.transport, "_lock_token", None) == self.token:
-            self.transport._lock_token = None
+        if self.transport.lock_token == self.token:
+            self.transport.lock_token = None
         if self._thread is None:
             return
         try:
@@ -120,6 +120,11 @@ class TargetLock:
             pass  # connection gone: the holder saw EOF and let go by itself
         self._thread.join(timeout=15)
         self._thread = None
+
+    def share(self, transport: Transport) -> None:
+        """``transport`` reaches the same machine as this lock's (``local`` and a loopback
+        alias): its runs go under this lock (the runners check its token)."""
+        transport.lock_token = self.token
 
     def __enter__(self):
         return self.acquire()

@@ -69,6 +69,9 @@ class Transport:
 
     #: how the target is named in messages, manifests and progress bars
     name: str = "?"
+    #: the token of the target lock this connection's campaign holds (set by
+    #: :class:`~analysis.locks.TargetLock`); traced runs pass it to the runner, which checks it
+    lock_token: str | None = None
     _privilege: tuple[str, ...] | None = None
     _work_base: str | None = None
     _deployed: tuple[str, str] | None = None

@@ -15,7 +15,7 @@ from ..errors import LockError, ParameterError
 from ..locks import TargetLock
 from ..preflight import preflight
 from ..storage import check_name
-from ..targets import check_target, connect
+from ..targets import Target
 from .base import Benchmark, get
 
 
@@ -37,35 +37,37 @@ def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
     _params.folder("data_dir", data_dir)
     targets = _targets(bench, targets, ssh_config)
     camp_name = check_name(campaign or new_campaign_id(bench.name), "campaign name")
-    for t in targets:
-        check_target(t, ssh_config=ssh_config)
-    transports: dict = {}
+    # every name parsed once, all of them before anything is contacted
+    built = {t: Target.parse(t, ssh_config=ssh_config) for t in targets}
     try:
-        for t in targets:
-            transports[t] = connect(t, trust_new_host_keys=trust_new_host_keys,
-                                    ssh_config=ssh_config)
-        pfs = {t: preflight(tr) for t, tr in transports.items()}
+        for tg in built.values():
+            tg.connect(trust_new_host_keys=trust_new_host_keys)
+            tg.preflight = preflight(tg.transport)
+        pfs = {t: tg.preflight for t, tg in built.items()}
         plan = bench.plan(pfs, p, camp_name)
         camp = Campaign(camp_name, data_dir=data_dir, notebook=bench.notebook,
                         benchmark=bench.name, parameters=plan.parameters)
         execute = _observed(bench.execute(plan, p, camp.folder / ".scratch"), on_run)
         with camp.locked():
-            result = _run_phases(bench, camp, plan, p, targets, transports, pfs, execute,
-                                 progress)
+            result = _run_phases(bench, camp, plan, p, built, execute, progress)
     finally:
-        for tr in transports.values():
-            tr.close()
+        for tg in built.values():
+            tg.close()
     result.benchmark, result.preflights, result.plan = bench.name, pfs, plan
     result.parameters = plan.parameters
     return result
 
 
-def _run_phases(bench, camp, plan, p, targets, transports, pfs, execute, progress):
+def _run_phases(bench, camp, plan, p, built: dict[str, Target], execute, progress):
     """The planned runs, then whatever :meth:`Benchmark.more` adds, round after round. One
     target: its lock is held throughout; several: each run of the campaign locks them."""
+    targets = list(built)
     if plan.steps is not None and len(targets) > 1:
-        return _run_steps(camp, plan, targets, transports, pfs, execute, progress)
-    lock = TargetLock(transports[targets[0]], camp.name).acquire() if len(targets) == 1 else None
+        return _run_steps(camp, plan, built, execute, progress)
+    only = built[targets[0]] if len(targets) == 1 else None
+    lock = only.hold(TargetLock(only.transport, camp.name).acquire()) if only else None
+    transports = {t: tg.transport for t, tg in built.items()}
+    pfs = {t: tg.preflight for t, tg in built.items()}
     try:
         runs = list(plan.runs)
         result = run_campaign(camp, targets, runs, execute, connector=transports.__getitem__,
@@ -102,14 +104,16 @@ def _observed(execute: Execute, on_run: Callable | None) -> Execute:
     return observed
 
 
-def _run_steps(camp, plan, targets, transports, pfs, execute, progress) -> CampaignResult:
+def _run_steps(camp, plan, built: dict[str, Target], execute, progress) -> CampaignResult:
     """The plan's steps one after the other (the targets of a step in parallel), with every
     target's lock held throughout (:func:`_hold_locks`). A step that does not complete (a
     failed run, a lost target) stops the rest: rerun the campaign to resume it."""
-    result = None
+    result, targets = None, list(built)
+    transports = {t: tg.transport for t, tg in built.items()}
+    pfs = {t: tg.preflight for t, tg in built.items()}
     bar = progress_bar(total=sum(len(r) for step in plan.steps for r in step.values()),
                        desc=f"campaign {camp.name}", disable=not progress)
-    locks = _hold_locks(camp, targets, transports)
+    locks = _hold_locks(camp, built)
     try:
         for step in plan.steps:
             ts = [t for t in targets if t in step]
@@ -136,7 +140,7 @@ def _run_steps(camp, plan, targets, transports, pfs, execute, progress) -> Campa
     return result
 
 
-def _hold_locks(camp, targets, transports) -> list:
+def _hold_locks(camp, built: dict[str, Target]) -> list:
     """Every target's lock for the whole campaign, in one group. A target that is the same
     machine as one already locked (``local`` and a loopback alias) is refused by its own
     group: it runs under that lock (its runners check the holder's token)."""
@@ -144,13 +148,14 @@ def _hold_locks(camp, targets, transports) -> list:
     at_once = threading.Event()
     at_once.set()  # refused by our own group: do not wait, it is the same machine
     try:
-        for t in targets:
+        for tg in built.values():
             try:
-                held.append(TargetLock(transports[t], camp.name, group).acquire(stop=at_once))
+                held.append(tg.hold(TargetLock(tg.transport, camp.name, group)
+                                    .acquire(stop=at_once)))
             except LockError as exc:
                 if getattr(exc, "group", None) != group or not held:
                     raise
-                transports[t]._lock_token = held[0].token  # the same machine's lock
+                tg.hold(held[0])  # the same machine, under that lock
     except BaseException:
         for lock in reversed(held):
             lock.release()

@@ -59,7 +59,8 @@ def run_campaign(
         _check_plan(runs)
     for t in targets:  # refuse bad names before connecting anywhere
         target_slug(t)
-        check_target(t, ssh_config=ssh_config)
+        if connector is None:  # a caller's connector has checked and built its targets
+            check_target(t, ssh_config=ssh_config)
     connector = connector or (lambda t: connect(t, trust_new_host_keys=trust_new_host_keys,
                                                 ssh_config=ssh_config))
     with campaign.locked():
