@@ -117,8 +117,8 @@ def _verify(args) -> int:
     problems = list(camp.problems())
     for p in problems:
         print(f"{camp.name}: {p.error(camp.name)}")
-    runs = sum(len(r) for r in camp.manifest.get("runs", {}).values())
-    files = sum(len(e.get("files", {})) for r in camp.manifest.get("runs", {}).values()
+    runs = sum(len(r) for r in camp.all_run_records().values())
+    files = sum(len(e.get("files", {})) for r in camp.all_run_records().values()
                 for e in r.values())
     verdict = f"{len(problems)} problem(s)" if problems else "ok"
     print(f"{camp.name}: {verdict}; {runs} runs, {files} files checked against the manifest",

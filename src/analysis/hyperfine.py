@@ -62,7 +62,7 @@ def load_blocks(camp, target: str) -> pd.DataFrame:
     the campaign): experiment, round, position, block (the run id), run, time_s, ...,
     in the order they ran. ``camp``: an :class:`analysis.campaign.Campaign`."""
     rows = []
-    for run_id, entry in sorted(camp.manifest["runs"].get(target, {}).items()):
+    for run_id, entry in sorted(camp.run_records(target).items()):
         if entry.get("status") != "done":
             continue
         df = load_hyperfine(camp.run_dir(target, run_id) / "hyperfine.json")

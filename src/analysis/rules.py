@@ -90,7 +90,7 @@ def costs(target: str = "local", *, data_dir=None) -> pd.DataFrame:
     frames = []
     for name in campaigns(data_dir):
         camp = Campaign.open(name, data_dir=data_dir)
-        if target not in camp.manifest.get("runs", {}):
+        if target not in camp.target_names:
             continue
         try:
             bench = for_campaign(camp)
@@ -99,7 +99,7 @@ def costs(target: str = "local", *, data_dir=None) -> pd.DataFrame:
             continue  # nothing finished, or a benchmark without per-event costs
         if found is not None and len(found):
             frames.append(found.assign(campaign=name, benchmark=bench.name,
-                                       created=camp.manifest.get("created", "")))
+                                       created=camp.created))
     cols = ["campaign", "benchmark", "experiment", "probe_type", "action", "per_event_ns",
             "per_event_ns_ci_low", "per_event_ns_ci_high"]
     if not frames:

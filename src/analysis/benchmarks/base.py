@@ -165,10 +165,9 @@ def get(name: str) -> Benchmark:
 
 def for_campaign(camp: Campaign) -> Benchmark:
     """The benchmark that made a campaign (from its manifest)."""
-    m = camp.manifest
-    name = m.get("benchmark")
+    name = camp.benchmark
     if name is None:  # manifests older than the registry name only their notebook
-        name = next((b.name for b in registry().values() if b.notebook == m.get("notebook")),
+        name = next((b.name for b in registry().values() if b.notebook == camp.notebook),
                     None)
     if name is None:
         raise ValueError(f"campaign {camp.name} names no benchmark in its manifest")

@@ -200,7 +200,7 @@ _ORDER = {c.name: i for i, c in enumerate(CONFIGS)}
 def load_runs(camp: Campaign) -> list[tuple[str, str, int, CyclictestRun]]:
     """(target, config, invocation, run) of every finished invocation, configs in plan order."""
     out = []
-    for target, runs in camp.manifest["runs"].items():
+    for target, runs in camp.all_run_records().items():
         for run_id, entry in sorted(runs.items()):
             if entry.get("status") == "done":
                 out.append((target, entry["experiment"], entry["params"]["invocation"],
@@ -307,7 +307,7 @@ def report(camp: Campaign | str, *, data_dir=None, figures_dir=None, skip_runs=(
     out.frame("cyclictest_invocations", inv)
     out.frame("cyclictest_summary", summ)
     stem = plots.figure_stem("cyclictest", camp.name)
-    labels = camp.manifest.get("parameters", {}).get("labels", {})
+    labels = camp.parameters.get("labels", {})
     for target in dict.fromkeys(t for t, *_ in runs):
         groups, hists, overs = {}, {}, {}
         for config in dict.fromkeys(c for t, c, *_ in runs if t == target):

@@ -199,7 +199,7 @@ def runs_table(camp: Campaign, target: str) -> pd.DataFrame:
     """Every finished run: probes matched and attached, attach / cat / stop seconds, the
     flow's size."""
     rows = []
-    for run_id, entry in sorted(camp.manifest["runs"].get(target, {}).items()):
+    for run_id, entry in sorted(camp.run_records(target).items()):
         info = entry.get("info") or {}
         if entry.get("status") != "done":
             continue
@@ -215,8 +215,8 @@ def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=No
            write: bool = True, skip_runs=()) -> Report:
     """The runs, their medians next to the slides' numbers, from raw files alone."""
     camp = open_for_report(campaign, data_dir, skip_runs)
-    q = camp.manifest["parameters"]
-    target = target or q.get("target") or next(iter(camp.manifest["runs"]), None)
+    q = camp.parameters
+    target = target or q.get("target") or (camp.target_names or [None])[0]
     runs = runs_table(camp, target) if target else pd.DataFrame(columns=COLUMNS)
     ours = {"tracer": q["tracer"], "functions": q["functions"], "syscall": q["syscall"],
             "system": f"{target} ({q.get('kernel')})"}

@@ -241,7 +241,7 @@ def counts_table(camp: Campaign, target: str) -> pd.DataFrame:
     """Per traced configuration: runs counted, calls counted per run (min, max), whether
     every run counted every call, and the keys seen (string key: empty reads)."""
     rows = []
-    for entry in camp.manifest["runs"].get(target, {}).values():
+    for entry in camp.run_records(target).values():
         info = entry.get("info") or {}
         if entry.get("status") == "done" and "counted" in info:
             rows.append({"configuration": entry["experiment"], "counted": info["counted"],
@@ -266,7 +266,7 @@ def results_table(camp: Campaign, target: str, n_resamples: int = 4999) -> pd.Da
     """Per configuration: median runtime with CI, per-probe cost (traced - start-up) / calls
     with CI (the start-up runs of the same rounds), slowdown against looper alone."""
     runs = load_runs(camp, target)
-    calls = int(camp.manifest["parameters"]["calls"])
+    calls = int(camp.parameters["calls"])
     probe = overhead_table(runs, control="startup", events={"count": calls, "string-key": calls},
                            estimator="median", n_resamples=n_resamples)
     bare = overhead_table(runs, control="none", events=1.0, estimator="median",
@@ -310,11 +310,11 @@ def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=No
     """The looper table (ours next to Gregg's), the tracer's counts, the runs, and the
     figures, from raw files alone (every file checked against the manifest first)."""
     camp = open_for_report(campaign, data_dir, skip_runs)
-    target = target or next(iter(camp.manifest["runs"]))
+    target = target or camp.first_target()
     table = results_table(camp, target, n_resamples)
     out = Report(camp, {"table": table, "with_gregg": with_gregg(table),
                         "runs": load_runs(camp, target),
-                        "tracer": camp.manifest["parameters"]["tracer"]})
+                        "tracer": camp.parameters["tracer"]})
     out.summary = summary(out["table"], out["tracer"])
     _outputs(out, camp, target)
     return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out

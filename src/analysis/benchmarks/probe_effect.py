@@ -154,7 +154,7 @@ def report(campaign, *, data_dir=None, figures_dir=None, skip_runs=(),
         campaign = campaign.campaign
     camp = open_for_report(campaign, data_dir, skip_runs)
     rep = get("dd").report(camp.name, data_dir=data_dir, write=False)
-    target = next(iter(camp.manifest["runs"]))
+    target = camp.first_target()
     t = rep["table"]
     names = {r["experiment"]: label(r["experiment"], r["attach_point"]) for _, r in t.iterrows()}
     traced = t[t["experiment"] != "01-control"]

@@ -127,9 +127,9 @@ class ProbeRate(Benchmark):
 
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
         camp = open_for_report(campaign, data_dir)
-        target = next(iter(camp.manifest["runs"]))
+        target = camp.first_target()
         events, window = parse_rate((camp.run_dir(target, "rate") / "tracer.stdout").read_text())
-        q = camp.manifest["parameters"]
+        q = camp.parameters
         table = pd.DataFrame([{"probe": q["probe"], "events": events, "window_s": window,
                                "events_per_s": events / window}])
         return Report(camp, {"table": table})

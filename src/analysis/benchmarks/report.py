@@ -152,6 +152,6 @@ def report(campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
 def emulated_caveat(camp: Campaign) -> str | None:
     """"<target>: emulated CPU: ..." for a campaign with targets whose preflight says their
     CPU is emulated (QEMU TCG): its timings are not representative. None otherwise."""
-    emulated = [t for t, info in sorted(camp.manifest.get("targets", {}).items())
+    emulated = [t for t, info in sorted(camp.target_records().items())
                 if ((info or {}).get("preflight") or {}).get("emulated")]
     return f"{', '.join(emulated)}: {TIMING_CAVEAT}" if emulated else None

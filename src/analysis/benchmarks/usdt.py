@@ -158,9 +158,9 @@ def run_microbenchmark(target: str = "local", *, campaign: str | None = None, da
 
 def invocation_table(camp: Campaign, target: str | None = None) -> pd.DataFrame:
     """One row per invocation: case, tracer, invocation, events, min/max/mean/sd/median/p99 ns."""
-    target = target or next(iter(camp.manifest["runs"]))
+    target = target or camp.first_target()
     rows = []
-    for run_id, entry in sorted(camp.manifest["runs"].get(target, {}).items()):
+    for run_id, entry in sorted(camp.run_records(target).items()):
         if entry.get("status") != "done":
             continue
         folder = camp.run_dir(target, run_id)
@@ -211,7 +211,7 @@ def report(camp: Campaign | str, target: str | None = None, *, data_dir=None, fi
     Full tables as CSV + Parquet in ``data/processed/<campaign>/``; for print, table 3.1
     (<= 7 columns) and its comparison with the thesis."""
     camp = open_for_report(camp, data_dir, skip_runs)
-    target = target or next(iter(camp.manifest["runs"]))
+    target = target or camp.first_target()
     inv = invocation_table(camp, target)
     t31 = table31(inv)
     out = Report(camp, {"invocations": inv, "table31": t31, "with_thesis": with_thesis(t31)})

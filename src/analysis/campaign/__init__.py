@@ -5,6 +5,7 @@ names below are the ones the rest of the package and the tests use."""
 from __future__ import annotations
 
 from ..lifecycle import traced_execute  # noqa: F401 - kept importable from here
+from .records import RunRecord
 from .runner import run_campaign
 from .store import (
     MANIFEST,
@@ -23,4 +24,4 @@ from .store import (
 
 __all__ = ["MANIFEST", "SCHEMA", "Campaign", "CampaignResult", "Execute", "Problem", "RunSpec",
            "campaigns", "new_campaign_id", "open_for_report", "processed_dir", "target_slug",
-           "run_campaign", "traced_execute"]
+           "run_campaign", "traced_execute", "RunRecord"]

@@ -46,6 +46,7 @@ from ..errors import (
 )
 from ..storage import FileLock, atomic_write, check_name, mkdirs, sha256_file
 from ..transport import Transport
+from .records import RunRecord
 
 MANIFEST = "manifest.json"
 #: version of the manifest's layout; a newer one is refused, an older one is read
@@ -251,6 +252,65 @@ class Campaign:
         with self._lock:
             self.manifest["updated"] = _now()
             atomic_write(self.manifest_path, json.dumps(self.manifest, indent=2, sort_keys=True) + "\n")
+
+    # typed accessors: nothing outside the store reads the manifest's dicts
+    @property
+    def parameters(self) -> dict:
+        """The parameters the campaign was planned with (its identity)."""
+        return self.manifest.get("parameters") or {}
+
+    @property
+    def benchmark(self) -> str | None:
+        """The registered benchmark that made the campaign (None in manifests older than
+        the registry: see :attr:`notebook`)."""
+        return self.manifest.get("benchmark")
+
+    @property
+    def notebook(self) -> str | None:
+        return self.manifest.get("notebook")
+
+    @property
+    def created(self) -> str:
+        return self.manifest.get("created", "")
+
+    @property
+    def adaptive(self) -> dict:
+        """What an adaptive campaign decided last (precision, budget, the reason)."""
+        return self.manifest.get("adaptive") or {}
+
+    def record_adaptive(self, decision: dict) -> None:
+        """Record an adaptive campaign's last decision in the manifest."""
+        self.manifest["adaptive"] = _canonical(decision)
+        self.save()
+
+    @property
+    def target_names(self) -> list[str]:
+        """The targets with runs, in the order they were first run."""
+        return list(self.manifest.get("runs") or {})
+
+    def first_target(self) -> str:
+        """The campaign's (first) target; ValueError for a campaign without runs."""
+        names = self.target_names
+        if not names:
+            raise ValueError(f"campaign {self.name} has no runs")
+        return names[0]
+
+    def run_records(self, target: str) -> dict[str, RunRecord]:
+        """run id -> :class:`RunRecord` of every run on ``target``, in manifest order."""
+        runs = (self.manifest.get("runs") or {}).get(target) or {}
+        return {rid: RunRecord(target, rid, entry) for rid, entry in runs.items()}
+
+    def all_run_records(self) -> dict[str, dict[str, RunRecord]]:
+        """target -> :meth:`run_records`."""
+        return {t: self.run_records(t) for t in self.target_names}
+
+    def target_records(self) -> dict[str, dict]:
+        """target -> what was recorded about it (``preflight``, ``tool_versions`` ...)."""
+        return self.manifest.get("targets") or {}
+
+    def preflight_of(self, target: str) -> dict:
+        """The preflight recorded for ``target`` (as a dict; {} if none)."""
+        return (self.target_records().get(target) or {}).get("preflight") or {}
 
     def run_dir(self, target: str, run_id: str) -> Path:
         return self.folder / target_slug(target) / run_id

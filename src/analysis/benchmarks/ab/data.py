@@ -138,9 +138,9 @@ def _block(camp: Campaign, target: str, run_id: str, w: str, q: dict) -> pd.Data
 
 def load_iterations(camp: Campaign) -> pd.DataFrame:
     """One row per timed run of every finished block, in the order the blocks ran."""
-    q = camp.manifest["parameters"]
+    q = camp.parameters
     parts = []
-    for target, runs in camp.manifest["runs"].items():
+    for target, runs in camp.all_run_records().items():
         for run_id, entry in runs.items():
             prm = entry.get("params", {})
             if entry.get("status") != "done" or "arm" not in prm:
@@ -164,7 +164,7 @@ def load_iterations(camp: Campaign) -> pd.DataFrame:
 def zstd_levels(camp: Campaign) -> pd.DataFrame:
     """Every zstd level of every timed compression run (the article's per-level chart)."""
     rows = []
-    for target, runs in camp.manifest["runs"].items():
+    for target, runs in camp.all_run_records().items():
         for run_id, entry in runs.items():
             prm = entry.get("params", {})
             if entry.get("status") != "done" or prm.get("workload") != "compression":
@@ -172,7 +172,7 @@ def zstd_levels(camp: Campaign) -> pd.DataFrame:
             folder = camp.run_dir(target, run_id)
             times = read_times(folder / "times.tsv")
             for i in times.loc[times["kind"] == "timed", "index"]:
-                parse = parse_lzbench if camp.manifest["parameters"].get("compressor") == \
+                parse = parse_lzbench if camp.parameters.get("compressor") == \
                     "lzbench" else parse_zstd
                 z = parse(folder / f"iter-{int(i):03d}.out")
                 z.insert(0, "arm", prm["arm"])

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ... import plots, stats
-from ...campaign import open_for_report
+from ...campaign import Campaign, open_for_report
 from ..report import Report
 from ..report import write as write_report
 from .data import load_iterations, zstd_levels
@@ -96,13 +96,12 @@ def _get(pf: dict, keys: tuple) -> object:
     return pf
 
 
-def preflight_table(manifest: dict) -> pd.DataFrame:
+def preflight_table(camp: Campaign) -> pd.DataFrame:
     """What the two arms' targets say about themselves, side by side: ``what``, ``A``,
     ``B``, ``differs`` (besides the thing tested, these can explain a difference too).
     Kernel debugging and tracing options: one row each, set on at least one side."""
-    q = manifest["parameters"]
-    pfs = {a: manifest["targets"].get(q["arms"][a]["target"], {}).get("preflight", {})
-           for a in ("A", "B")}
+    q = camp.parameters
+    pfs = {a: camp.preflight_of(q["arms"][a]["target"]) for a in ("A", "B")}
     rows = [("target", q["arms"]["A"]["target"], q["arms"]["B"]["target"]),
             ("always-on tracer", "none", q.get("tracer_script") or "none")]
     rows += [(name, _get(pfs["A"], keys), _get(pfs["B"], keys)) for name, keys in _FIELDS]
@@ -158,12 +157,12 @@ def report(campaign, *, data_dir=None, figures_dir=None, confidence: float = 0.9
     ``levels`` (zstd per level), ``preflight`` (both arms side by side; ``preflight_styled``
     highlights the differences), ``summary`` and the paths ``written``."""
     camp = open_for_report(campaign, data_dir, skip_runs)
-    q = camp.manifest["parameters"]
+    q = camp.parameters
     it = load_iterations(camp)
     out = Report(camp, {"iterations": it, "levels": zstd_levels(camp), "labels": q["labels"],
                         "confidence": confidence, "not_run": q.get("skipped", {}),
                         "table": compare(it, confidence=confidence, n_resamples=n_resamples),
-                        "preflight": preflight_table(camp.manifest), "campaign": camp.name})
+                        "preflight": preflight_table(camp), "campaign": camp.name})
     out["preflight_styled"] = highlight(out["preflight"])
     lv = out["levels"]
     out["levels_by_arm"] = lv.groupby(["arm", "level"])[["compress_mbps", "decompress_mbps"]] \
@@ -179,7 +178,7 @@ def _outputs(out: Report, camp, n_resamples: int) -> None:
             stem = "comparison" if name == "table" else name
             out.frame(stem, out[name])
     stem = plots.figure_stem("ab", camp.name)
-    tracer = camp.manifest["parameters"]["arms"]["B"]["tracer"]
+    tracer = camp.parameters["arms"]["B"]["tracer"]
     figs = {"bars": plots.ab_bars(out["iterations"], out["table"], out["labels"],
                                   confidence=out["confidence"], n_resamples=n_resamples,
                                   tracer=tracer, title=f"A/B comparison, {camp.name}"),

@@ -150,7 +150,7 @@ class DD(Benchmark):
 
     def more(self, campaign: Campaign, plan: Plan, p: dict):
         st, q = plan.state, plan.parameters
-        entries = campaign.manifest["runs"].get(st["target"], {})
+        entries = campaign.run_records(st["target"])
         decided = {rid: e for rid, e in entries.items()
                    if e.get("params", {}).get("kind") in ("count", "timed")}
         # calibration done: sizes, counting, the first rounds (planned again on a resume:
@@ -184,9 +184,8 @@ class DD(Benchmark):
         reason = decision.reason
         runs = None if decision.experiments is None else _rounds.round_runs(
             decision.experiments[1:], counts, CONTROL, rounds[-1] + 1, st["seed"])
-        campaign.manifest["adaptive"] = {"precision": p["precision"], "budget_s": p["budget"],
-                                         "last_decision": reason}
-        campaign.save()
+        campaign.record_adaptive({"precision": p["precision"], "budget_s": p["budget"],
+                                  "last_decision": reason})
         return runs
 
     def execute(self, plan: Plan, p: dict, scratch: Path):
@@ -202,7 +201,7 @@ class DD(Benchmark):
 
     def costs(self, campaign, *, data_dir=None, target: str | None = None) -> pd.DataFrame:
         camp = open_for_report(campaign, data_dir)
-        target = target or next(iter(camp.manifest["runs"]))
+        target = target or camp.first_target()
         t = results_table(camp, target, planned_from_manifest(camp))  # as its report
         t = t[~t["experiment"].isin([CONTROL, _rounds.AA])]
         return pd.DataFrame({

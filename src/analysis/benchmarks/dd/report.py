@@ -34,7 +34,7 @@ def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None
     ``skip_runs`` leaves named runs out instead.
     """
     camp = open_for_report(campaign, data_dir, skip_runs)
-    target = target or next(iter(camp.manifest["runs"]))
+    target = target or camp.first_target()
     planned = planned_from_manifest(camp)
     median = results_table(camp, target, planned, estimator="median", n_resamples=n_resamples)
     aa = median[median["experiment"] == _rounds.AA].reset_index(drop=True)
@@ -48,10 +48,10 @@ def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None
     out = Report(camp, {
         "table": table, "with_published": with_published(table),
         "tracer_times": tracer_times(camp, target), "runs": load_runs(camp, target),
-        "planned": planned, "aa": aa, "adaptive": camp.manifest.get("adaptive", {}),
+        "planned": planned, "aa": aa, "adaptive": camp.adaptive,
         "noise_floor_ns_per_read": float(table["noise_floor_ns"].iloc[0])
         if len(table) else float("nan"),
-        "emulated": bool(((camp.manifest.get("targets", {}).get(target) or {})
+        "emulated": bool(((camp.target_records().get(target) or {})
                           .get("preflight") or {}).get("emulated"))})
     out.summary = summary(out)
     out.flags = [f"{e}: {f}" for e, fs in zip(table["experiment"], table["flags"]) for f in fs]

@@ -22,13 +22,13 @@ from .experiments import BY_ID, CONTROL, EXPERIMENTS, Experiment, PlannedExperim
 def load_runs(campaign: Campaign, target: str) -> pd.DataFrame:
     """Every timed run: experiment, round, position, run (within its block), order, time_s."""
     rows = []
-    for run_id, entry in sorted(campaign.manifest["runs"].get(target, {}).items()):
+    for run_id, entry in sorted(campaign.run_records(target).items()):
         params = entry.get("params", {})
         if entry.get("status") != "done" or params.get("kind") != "timed":
             continue
         df = load_hyperfine(campaign.run_dir(target, run_id) / "hyperfine.json")
         df["experiment"] = _rounds.AA if params.get("aa") else entry["experiment"]
-        df["reads"] = int(params.get("count") or campaign.manifest["parameters"]["count"])
+        df["reads"] = int(params.get("count") or campaign.parameters["count"])
         df["s_per_read"] = df["time_s"] / df["reads"]
         df["round"] = params["round"]
         df["position"] = params["position"]
@@ -45,7 +45,7 @@ def load_runs(campaign: Campaign, target: str) -> pd.DataFrame:
 def load_events(campaign: Campaign, target: str) -> dict[str, int]:
     """Events per experiment from the counting runs (never from one whose tracer was killed)."""
     events = {}
-    for run_id, entry in campaign.manifest["runs"].get(target, {}).items():
+    for run_id, entry in campaign.run_records(target).items():
         if entry.get("status") == "done" and entry.get("params", {}).get("kind") == "count":
             meta = parse_meta((campaign.run_dir(target, run_id) / "meta").read_text())
             if meta.get("stop_killed") == "1":
@@ -59,7 +59,7 @@ def load_events(campaign: Campaign, target: str) -> dict[str, int]:
 def tracer_times(campaign: Campaign, target: str) -> pd.DataFrame:
     """Per experiment: how long the tracer took to attach and to stop (all its blocks)."""
     rows = []
-    for run_id, entry in campaign.manifest["runs"].get(target, {}).items():
+    for run_id, entry in campaign.run_records(target).items():
         if entry.get("status") != "done" or entry.get("params", {}).get("kind") != "timed":
             continue
         meta = parse_meta((campaign.run_dir(target, run_id) / "meta").read_text())
@@ -78,9 +78,9 @@ def tracer_times(campaign: Campaign, target: str) -> pd.DataFrame:
 
 def load_counts(campaign: Campaign, target: str) -> dict[str, int]:
     """dd's count per experiment (from its counting run; the campaign's count before)."""
-    default = campaign.manifest.get("parameters", {}).get("count")
+    default = campaign.parameters.get("count")
     counts = {}
-    for entry in campaign.manifest["runs"].get(target, {}).values():
+    for entry in campaign.run_records(target).values():
         if entry.get("params", {}).get("kind") == "count":
             counts[entry["experiment"]] = int(entry["params"].get("count") or default)
     return counts
@@ -89,7 +89,7 @@ def load_counts(campaign: Campaign, target: str) -> dict[str, int]:
 def bpf_per_event(campaign: Campaign, target: str, events_per_read: dict) -> dict[str, float]:
     """The BPF programs' own run time per event, from the calibration runs' statistics."""
     out = {}
-    for entry in campaign.manifest["runs"].get(target, {}).values():
+    for entry in campaign.run_records(target).values():
         info, params = entry.get("info") or {}, entry.get("params", {})
         e = entry["experiment"]
         if params.get("kind") == "cal" and info.get("bpf_run_time_ns") and e in events_per_read:
@@ -129,7 +129,7 @@ def _precision_columns(table: pd.DataFrame, campaign: Campaign, target: str,
                        per_read: dict) -> pd.DataFrame:
     half = (table["per_event_ns_ci_high"] - table["per_event_ns_ci_low"]) / 2
     table["precision_reached"] = half / table["per_event_ns"].abs()
-    goal = campaign.manifest.get("adaptive", {}).get("precision")
+    goal = campaign.adaptive.get("precision")
     table["target_met"] = [None if not goal or e in (CONTROL,) else bool(w <= goal)
                            for e, w in zip(table["experiment"], table["precision_reached"])]
     aa = table[table["experiment"] == _rounds.AA]
@@ -196,7 +196,7 @@ def long_for_bars(table: pd.DataFrame, ours_label: str) -> pd.DataFrame:
 
 def planned_from_manifest(campaign: Campaign) -> list[PlannedExperiment]:
     """The plan a campaign was run with, from its manifest (no target needed)."""
-    rows = campaign.manifest.get("parameters", {}).get("plan")
+    rows = campaign.parameters.get("plan")
     if not rows:
         raise ValueError(f"campaign {campaign.name} has no benchmark-1 plan in its manifest")
     root = paths.project_root()

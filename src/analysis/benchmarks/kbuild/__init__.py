@@ -292,9 +292,9 @@ def load_runs(camp: Campaign, target: str) -> pd.DataFrame:
 def tracer_frame(camp: Campaign, target: str) -> pd.DataFrame:
     """Per traced block: scenario, probes matched/attached, activations per timed run,
     attach and stop time, SIGKILLed or not."""
-    runs_per_block = int(camp.manifest["parameters"]["runs"])
+    runs_per_block = int(camp.parameters["runs"])
     rows = []
-    for run_id, entry in sorted(camp.manifest["runs"].get(target, {}).items()):
+    for run_id, entry in sorted(camp.run_records(target).items()):
         info = entry.get("info") or {}
         if entry.get("status") != "done" or entry["experiment"] == K.experiment(0):
             continue
@@ -333,7 +333,7 @@ MIN_CI_RUNS = 3
 def results_table(camp: Campaign, target: str, n_resamples: int = 4999) -> pd.DataFrame:
     """All ten scenarios: status, build time (median, CI), slowdown, probes matched and
     attached, activations per timed run, per-event cost with CI, published figures."""
-    q = camp.manifest["parameters"]
+    q = camp.parameters
     runs = load_runs(camp, target)
     tr = tracer_frame(camp, target)
     per = tr.groupby("scenario").agg(matched=("matched", "max"), attached=("attached", "max"),
@@ -370,7 +370,7 @@ def results_table(camp: Campaign, target: str, n_resamples: int = 4999) -> pd.Da
 def _unmatched(camp: Campaign, target: str) -> dict[int, list[str]]:
     """Scenario -> the probe descriptions its runs dropped because they matched nothing."""
     out: dict[int, list[str]] = {}
-    for entry in camp.manifest["runs"].get(target, {}).values():
+    for entry in camp.run_records(target).values():
         gone = (entry.get("info") or {}).get("unmatched") or []
         if entry.get("status") == "done" and gone:
             n = int(entry["experiment"])
@@ -447,11 +447,11 @@ def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=No
     """Benchmark 2's tables (VI and VII next to the paper's, probe counts, activations,
     per-event costs) and figures, from raw files alone."""
     camp = open_for_report(campaign, data_dir, skip_runs)
-    target = target or next(iter(camp.manifest["runs"]))
+    target = target or camp.first_target()
     table = results_table(camp, target, n_resamples)
     out = Report(camp, {"table": table, "tracer_times": tracer_frame(camp, target),
                         "runs": load_runs(camp, target),
-                        "tracer": camp.manifest["parameters"]["tracer"]})
+                        "tracer": camp.parameters["tracer"]})
     out["table_vi"], out["table_vii"] = paper_tables(table, out["tracer"])
     out.summary = summary(table)
     kbuild_figures.outputs(out, camp, target)
