@@ -85,6 +85,12 @@ def test_a_benchmark_plugs_in_from_the_test_suite(naps, tmp_path, capsys, nothin
     assert result.benchmark == "test-naps" and result.preflights["local"].os == "Linux"
     rep = analysis.report(result, figures_dir=tmp_path / "fig1")
     assert (rep["table"]["events"] >= 1).all()  # sleep's clock_nanosleep, counted by ftrace
+    assert isinstance(rep, Report) and rep.summary == "3 naps" and rep["summary"] == "3 naps"
+    assert {p.name for p in rep.written} == {"naps.csv", "naps.parquet", "naps-naps1.pdf",
+                                             "naps-naps1.png"}
+    assert set(rep.figures) == {"naps-naps1"} and list(rep.tables) == ["table"]
+    built = analysis.report(result, figures_dir=tmp_path / "none", write=False)
+    assert built.written == [] and not (tmp_path / "none").exists()  # built, nothing written
     # the command line, the same functions underneath
     assert main(["run", "test-naps", "--target", "local", "--param", "naps=2", "--campaign",
                  "naps2", "--data-dir", str(tmp_path), "--figures-dir", str(tmp_path / "fig2"),

@@ -6,8 +6,8 @@ two share lives a layer down (loaders, statistics, plots, tracers)."""
 from __future__ import annotations
 
 from .base import Benchmark, Param, Plan, for_campaign, get, register, registry
-from .report import Report, emulated_caveat, report, write
+from .report import Report, emulated_caveat, report, write, write_report
 from .run import run_benchmark
 
 __all__ = ["Benchmark", "Param", "Plan", "register", "registry", "get", "for_campaign",
-           "run_benchmark", "report", "write", "Report", "emulated_caveat"]
+           "run_benchmark", "report", "write", "write_report", "Report", "emulated_caveat"]

@@ -25,8 +25,7 @@ from ..errors import TargetError
 from ..lifecycle import TracerSpec, run_and_fetch
 from ..transport import Transport
 from .base import Benchmark, Param, Plan, register
-from .report import Report
-from .report import write as write_report
+from .report import Report, write_report
 from .run import run_benchmark
 
 QUANTILES = (0.5, 0.9, 0.99, 0.999, 0.9999)

@@ -30,8 +30,7 @@ from ..errors import ParameterError
 from ..lifecycle import TracerSpec, traced_execute
 from ..tracers import MAX_PROBES, NOFILE, parse_attached
 from .base import Benchmark, Param, Plan, register
-from .report import Report
-from .report import write as write_report
+from .report import Report, write_report
 
 TRACERS = ("bpftrace", "dtrace")
 #: the slides' measurements (003, "Smoking gun"), real time of the whole command

@@ -37,8 +37,7 @@ from ..lifecycle import TracerSpec, traced_execute
 from ..overhead import overhead_table
 from ..published import LOOPER_CALLS, looper_table
 from .base import Benchmark, Param, Plan, register
-from .report import Report
-from .report import write as write_report
+from .report import Report, write_report
 
 CONFIGS = ("none", "startup", "count", "string-key")
 TRACERS = ("bpftrace", "dtrace")

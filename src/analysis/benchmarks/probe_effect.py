@@ -21,8 +21,7 @@ from .. import plots, rules
 from .._progress import _in_kernel
 from ..campaign import CampaignResult, open_for_report
 from .base import Benchmark, Param, Plan, get, register
-from .report import Report
-from .report import write as write_report
+from .report import Report, write_report
 from .run import run_benchmark
 
 EXPERIMENTS = ("01-control", "09-map", "18-per-event")

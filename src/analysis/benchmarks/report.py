@@ -4,7 +4,7 @@ A benchmark builds its report from a campaign's raw files as a :class:`Report`: 
 frames and values a notebook reads (``rep["table"]``, ``rep.summary``), and, in order,
 what is to be written: full tables (CSV + Parquet in ``data/processed/<campaign>/``),
 figures (PDF + PNG) and thesis tables (LaTeX + Markdown), each with provenance. It
-writes nothing itself: :func:`write` saves all of it, with the emulated-CPU caveat where
+writes nothing itself: :func:`write_report` saves all of it, with the emulated-CPU caveat where
 a target's CPU is emulated, and :func:`report` does both for any campaign.
 """
 
@@ -111,7 +111,7 @@ class Report:
         return self[key] if key in self else default
 
 
-def write(rep: Report, *, data_dir=None, figures_dir=None) -> Report:
+def write_report(rep: Report, *, data_dir=None, figures_dir=None) -> Report:
     """Every output of ``rep``, in order, with provenance (and, for a campaign with an
     emulated target, the caveat); the paths are added to ``rep.written``."""
     with plots.timing_caveat(emulated_caveat(rep.campaign)):
@@ -129,10 +129,11 @@ def write(rep: Report, *, data_dir=None, figures_dir=None) -> Report:
     return rep
 
 
-def report(campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
+def report(campaign, *, data_dir=None, figures_dir=None, write: bool = True,
+           **kwargs) -> Report:
     """Tables and figures of any campaign (a name, a :class:`Campaign` or the result of
     :func:`run_benchmark`), rebuilt from its raw files by the benchmark that made it and
-    written by :func:`write`."""
+    written by :func:`write_report` (``write=False``: built only, nothing written)."""
     if isinstance(campaign, CampaignResult):
         data_dir = data_dir if data_dir is not None else campaign.folder.parent.parent
         campaign = campaign.campaign
@@ -143,8 +144,8 @@ def report(campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
     with plots.timing_caveat(emulated_caveat(camp)):
         out = for_campaign(camp).report(camp.name, data_dir=data_dir, figures_dir=figures_dir,
                                         **kwargs)
-    if isinstance(out, Report):  # a benchmark that still writes its own returns a dict
-        write(out, data_dir=data_dir, figures_dir=figures_dir)
+    if write and isinstance(out, Report):  # a benchmark that writes its own returns a dict
+        write_report(out, data_dir=data_dir, figures_dir=figures_dir)
     plt.close("all")  # saved and returned: a notebook shows them with analysis.show()
     return out
 
@@ -155,3 +156,7 @@ def emulated_caveat(camp: Campaign) -> str | None:
     emulated = [t for t, info in sorted(camp.target_records().items())
                 if ((info or {}).get("preflight") or {}).get("emulated")]
     return f"{', '.join(emulated)}: {TIMING_CAVEAT}" if emulated else None
+
+
+#: the writer under its short name (``analysis.benchmarks.write``)
+write = write_report

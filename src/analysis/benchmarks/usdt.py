@@ -24,8 +24,7 @@ from ..published import load_reference
 from ..samples import summarize_samples
 from ..transport import Transport
 from .base import Benchmark, Param, Plan, register
-from .report import Report
-from .report import write as write_report
+from .report import Report, write_report
 from .run import run_benchmark
 
 TRACERS = tracers.USER_SPACE

@@ -10,8 +10,7 @@ import pandas as pd
 
 from ... import plots, stats
 from ...campaign import Campaign, open_for_report
-from ..report import Report
-from ..report import write as write_report
+from ..report import Report, write_report
 from .data import load_iterations, zstd_levels
 
 COMPARISON_COLUMNS = [

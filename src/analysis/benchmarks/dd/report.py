@@ -6,8 +6,7 @@ from collections.abc import Sequence
 
 from ... import plots
 from ...campaign import Campaign, open_for_report
-from ..report import Report
-from ..report import write as write_report
+from ..report import Report, write_report
 from . import rounds as _rounds
 from .experiments import CONTROL
 from .figures import _figures, _latex_tables, _percent_columns

@@ -39,8 +39,7 @@ from ...lifecycle import TracerSpec, traced_execute
 from ...overhead import overhead_table
 from ...published import load_reference
 from ..base import Benchmark, Param, Plan, register
-from ..report import Report
-from ..report import write as write_report
+from ..report import Report, write_report
 from . import figures as kbuild_figures
 from . import probes as K
 
