@@ -57,22 +57,30 @@ def load_hyperfine_many(
     return _frame(columns, source=None)
 
 
-def load_blocks(camp, target: str) -> pd.DataFrame:
+def load_blocks(camp, target: str, *, keep=None, label=None, extra=None,
+                what: str = "runs") -> pd.DataFrame:
     """Every timed run of a campaign's finished blocks (one ``hyperfine.json`` per run of
     the campaign): experiment, round, position, block (the run id), run, time_s, ...,
-    in the order they ran. ``camp``: an :class:`analysis.campaign.Campaign`."""
+    in the order they ran. ``camp``: an :class:`analysis.campaign.Campaign`.
+
+    ``keep(record)``: which finished runs are blocks (default: all); ``label(record)``: the
+    experiment column (default: the run's experiment); ``extra(record, frame)``: columns
+    added after ``experiment`` (before ``round``); ``what``: the runs named in the error
+    when there is none."""
     rows = []
     for run_id, entry in sorted(camp.run_records(target).items()):
-        if entry.get("status") != "done":
+        if entry.get("status") != "done" or (keep is not None and not keep(entry)):
             continue
         df = load_hyperfine(camp.run_dir(target, run_id) / "hyperfine.json")
-        df["experiment"] = entry["experiment"]
+        df["experiment"] = label(entry) if label is not None else entry["experiment"]
+        if extra is not None:
+            extra(entry, df)
         df["round"] = entry["params"]["round"]
         df["position"] = entry["params"]["position"]
         df["block"] = run_id
         rows.append(df)
     if not rows:
-        raise ValueError(f"campaign {camp.name} has no finished runs on {target}")
+        raise ValueError(f"campaign {camp.name} has no finished {what} on {target}")
     runs = pd.concat(rows, ignore_index=True)
     return runs.sort_values(["round", "position", "run"], kind="stable").reset_index(drop=True)
 

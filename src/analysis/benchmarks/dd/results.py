@@ -10,7 +10,7 @@ import pandas as pd
 
 from ... import paths
 from ...campaign import Campaign
-from ...hyperfine import load_hyperfine
+from ...hyperfine import load_blocks
 from ...lifecycle import parse_meta
 from ...overhead import overhead_table
 from ...published import load_reference
@@ -20,24 +20,15 @@ from .experiments import BY_ID, CONTROL, EXPERIMENTS, Experiment, PlannedExperim
 
 
 def load_runs(campaign: Campaign, target: str) -> pd.DataFrame:
-    """Every timed run: experiment, round, position, run (within its block), order, time_s."""
-    rows = []
-    for run_id, entry in sorted(campaign.run_records(target).items()):
-        params = entry.get("params", {})
-        if entry.get("status") != "done" or params.get("kind") != "timed":
-            continue
-        df = load_hyperfine(campaign.run_dir(target, run_id) / "hyperfine.json")
-        df["experiment"] = _rounds.AA if params.get("aa") else entry["experiment"]
-        df["reads"] = int(params.get("count") or campaign.parameters["count"])
+    """Every timed run: experiment, round, position, run (within its block), order, time_s
+    (:func:`analysis.hyperfine.load_blocks` of the timed blocks, with dd's reads)."""
+    def reads(entry, df):
+        df["reads"] = int(entry.params.get("count") or campaign.parameters["count"])
         df["s_per_read"] = df["time_s"] / df["reads"]
-        df["round"] = params["round"]
-        df["position"] = params["position"]
-        df["block"] = run_id
-        rows.append(df)
-    if not rows:
-        raise ValueError(f"campaign {campaign.name} has no finished timed runs on {target}")
-    runs = pd.concat(rows, ignore_index=True)
-    runs = runs.sort_values(["round", "position", "run"], kind="stable").reset_index(drop=True)
+
+    runs = load_blocks(campaign, target, keep=lambda e: e.params.get("kind") == "timed",
+                       label=lambda e: _rounds.AA if e.params.get("aa") else e.experiment,
+                       extra=reads, what="timed runs")
     runs["order"] = np.arange(len(runs))
     return runs
 
