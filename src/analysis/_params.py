@@ -8,11 +8,14 @@ literals, so ``"5"`` is accepted where an integer is expected.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Sequence
+from numbers import Real
 
 from .errors import ParameterError
 
-__all__ = ["ParameterError", "choice", "folder", "integer", "names", "optional_integer"]
+__all__ = ["ParameterError", "choice", "folder", "integer", "names", "optional_integer", "seconds"]
 
 
 def integer(name: str, value, minimum: int | None = None, maximum: int | None = None) -> int:
@@ -80,3 +83,39 @@ def _range_text(minimum, maximum) -> str:
     if maximum is not None:
         return f"expected a whole number <= {maximum}"
     return "expected a whole number"
+
+
+_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
+_NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)"
+_DURATION = re.compile(
+    rf"^(?:(?P<h>{_NUMBER})\s*(?:h|hrs?|hours?))?\s*"
+    rf"(?:(?P<m>{_NUMBER})\s*(?:m|mins?|minutes?))?\s*"
+    rf"(?:(?P<s>{_NUMBER})\s*(?:s|secs?|seconds?))?$")
+DURATION_TEXT = ("expected a positive duration such as '90 s', '10 min', '1.5 h', '1h30m' "
+                 "or a number of seconds")
+
+
+def seconds(name: str, value, *, maximum: float | None = None) -> float:
+    """The one reading of a duration: seconds from a number (``90``, ``"90"``, ``"1e3"``) or
+    ``"90 s"``, ``"90s"``, ``"10 min"``, ``"1.5 h"``, ``"1h30m"``, ``"1 h 30 min"`` (h/hr/hour,
+    m/min/minute, s/sec/second, each at most once, in that order); positive, finite and at
+    most ``maximum``, else :class:`ParameterError`."""
+    text = DURATION_TEXT + (f", at most {maximum:g} s" if maximum is not None else "")
+    if isinstance(value, bool):
+        raise ParameterError(name, value, text)
+    if isinstance(value, Real):
+        value_s = float(value)
+    elif isinstance(value, str):
+        raw = value.strip().lower()
+        try:
+            value_s = float(raw)
+        except ValueError:
+            m = _DURATION.fullmatch(raw)
+            if not raw or m is None or not any(m.groupdict().values()):
+                raise ParameterError(name, value, text) from None
+            value_s = sum(float(v) * _UNITS[k] for k, v in m.groupdict().items() if v)
+    else:
+        raise ParameterError(name, value, text)
+    if not math.isfinite(value_s) or value_s <= 0 or (maximum is not None and value_s > maximum):
+        raise ParameterError(name, value, text)
+    return value_s

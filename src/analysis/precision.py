@@ -56,7 +56,6 @@ rarely reached: the median itself jumps between the modes.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -65,7 +64,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats
-from ._params import integer
+from ._params import integer, seconds
 from .errors import ParameterError
 
 __all__ = [
@@ -100,43 +99,13 @@ def relative_half_width(row) -> float:
     return abs(high - low) / 2.0 / abs(est)
 
 
-_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
-_NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)"
-_DURATION = re.compile(
-    rf"^(?:(?P<h>{_NUMBER})\s*(?:h|hrs?|hours?))?\s*"
-    rf"(?:(?P<m>{_NUMBER})\s*(?:m|mins?|minutes?))?\s*"
-    rf"(?:(?P<s>{_NUMBER})\s*(?:s|secs?|seconds?))?$"
-)
-_BUDGET_TEXT = ("expected a positive duration such as '90 s', '10 min', '1.5 h', '1h30m' "
-                "or a number of seconds")
-
-
 def parse_budget(value) -> float | None:
     """Seconds from ``"90 s"``, ``"90s"``, ``"10 min"``, ``"1.5 h"``, ``"1h30m"``,
     ``"1 h 30 min"`` or a plain number of seconds (``90``, ``"90"``); ``None`` (no budget)
     stays ``None``. Units: h/hr/hour(s), m/min/minute(s), s/sec/second(s), each at
     most once, in that order. Anything else, zero, negative, NaN or infinite
     raises :class:`~analysis.errors.ParameterError`."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        raise ParameterError("budget", value, _BUDGET_TEXT)
-    if isinstance(value, (int, float, np.integer, np.floating)):
-        seconds = float(value)
-    elif isinstance(value, str):
-        text = value.strip().lower()
-        if re.fullmatch(_NUMBER, text):
-            seconds = float(text)
-        else:
-            m = _DURATION.fullmatch(text)
-            if not text or m is None or not any(m.groupdict().values()):
-                raise ParameterError("budget", value, _BUDGET_TEXT)
-            seconds = sum(float(v) * _UNITS[k] for k, v in m.groupdict().items() if v)
-    else:
-        raise ParameterError("budget", value, _BUDGET_TEXT)
-    if not math.isfinite(seconds) or seconds <= 0:
-        raise ParameterError("budget", value, _BUDGET_TEXT)
-    return seconds
+    return None if value is None else seconds("budget", value)
 
 
 def parse_precision(value) -> float | None:

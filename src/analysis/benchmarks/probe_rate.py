@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import plots, rules
+from .. import _params, plots, rules
 from ..campaign import Campaign, RunSpec, open_for_report
 from ..errors import ParameterError, TargetError
 from ..lifecycle import TracerSpec, traced_execute
@@ -76,13 +76,7 @@ def parse_rate(stdout: str) -> tuple[int, float]:
 
 
 def _duration(value) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        v = 0.0
-    if not 0 < v <= 3600:
-        raise ParameterError("duration", value, "expected seconds, > 0 and <= 3600")
-    return v
+    return _params.seconds("duration", value, maximum=3600)
 
 
 @register

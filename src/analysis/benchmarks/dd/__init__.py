@@ -16,9 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ... import precision
+from ... import _params, precision
 from ...campaign import Campaign, RunSpec, open_for_report
-from ...errors import ParameterError
 from ...preflight import Preflight
 from ..base import Benchmark, Param, Plan, register
 from ..report import Report
@@ -74,13 +73,7 @@ class Benchmark1:
 
 
 def _positive_seconds(value) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        v = 0.0
-    if v <= 0:
-        raise ParameterError("run_s", value, "expected a positive number of seconds")
-    return v
+    return _params.seconds("run_s", value)
 
 
 def _experiments(value) -> list[str] | None:
