@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import matplotlib.pyplot as plt
+
+from .paths import shown
+
 
 def show(files) -> None:
     """Display every PNG in ``files`` (what :func:`analysis.save_figure` wrote next to each
@@ -14,7 +18,6 @@ def show(files) -> None:
     """
     from IPython.display import Image, display
 
-    from .paths import shown
 
     files = [Path(f) for f in files]
     for f in files:
@@ -24,8 +27,6 @@ def show(files) -> None:
     if others:
         print("written: " + ", ".join(shown(others)))
     try:
-        import matplotlib.pyplot as plt
-
         plt.close("all")
     except ImportError:  # pragma: no cover - matplotlib is a dependency
         pass

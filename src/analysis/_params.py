@@ -9,6 +9,7 @@ literals, so ``"5"`` is accepted where an integer is expected.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Sequence
 from numbers import Real
@@ -68,8 +69,6 @@ def names(name: str, value, allowed: Sequence[str] | None = None) -> list[str] |
 
 def folder(name: str, value):
     """A folder path (str or PathLike) or None."""
-    import os
-
     if value is not None and not isinstance(value, (str, os.PathLike)):
         raise ParameterError(name, value, "expected a folder path or None")
     return value

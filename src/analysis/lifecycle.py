@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .deploy import deploy, runs_base
 from .errors import CommandTimeout, RemoteCommandError, TargetError
+from .locks import busy_error
 from .storage import check_name
 from .transport import Transport
 
@@ -204,8 +205,6 @@ def traced_run(
                                  result.stderr or "traced-run.sh wrote no meta file")
     run = _traced_run_of(spec, remote_dir, parse_meta(meta_text.stdout), result.duration_s)
     if run.status == "target_busy":
-        from .locks import busy_error
-
         raise busy_error(transport.name, run.meta.get("error", ""))
     if check and run.status in ("attach_failed", "tracer_died", "error", "interrupted"):
         raise TracerError(transport.name, run, result.stderr)

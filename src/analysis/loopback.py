@@ -8,6 +8,7 @@ passwords off. Needs ``sshd`` and ``ssh-keygen`` and, to log in as root, root.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -138,9 +139,6 @@ LogLevel VERBOSE
 def _lock_base_line() -> str:
     """The loopback target is this machine: its sessions use this process's target lock
     (``TRACELAB_LOCK_BASE``, when set to a plain path) like target ``local`` does."""
-    import os
-    import re
-
     base = os.environ.get("TRACELAB_LOCK_BASE", "")
     return f"SetEnv TRACELAB_LOCK_BASE={base}" if re.fullmatch(r"/[A-Za-z0-9._/-]+", base) \
         else ""

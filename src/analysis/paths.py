@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .errors import ParameterError
+
 PROJECT_NAME = "tracer-overhead-lab"
 ENV_VAR = "TRACELAB_ROOT"
 
@@ -49,8 +51,6 @@ def project_root(start: str | Path | None = None) -> Path:
 
 def _sub(*parts: str, override: str | Path | None = None, create: bool = False) -> Path:
     if override is not None and not isinstance(override, (str, os.PathLike)):
-        from .errors import ParameterError
-
         raise ParameterError(f"{parts[-1]}_dir", override, "expected a folder path or None")
     path = Path(override).expanduser().resolve() if override else project_root().joinpath(*parts)
     if create:
@@ -77,8 +77,6 @@ def reference_dir(override: str | Path | None = None) -> Path:
     """``data/reference/``: published numbers transcribed from the seeds. ``override`` replaces it."""
     path = _sub("data", "reference", override=override)
     if override is not None and not path.is_dir():
-        from .errors import ParameterError
-
         raise ParameterError("reference_dir", override, "no such folder")
     return path
 

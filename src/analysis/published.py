@@ -27,6 +27,7 @@ import pandas as pd
 from . import paths, plots
 from .errors import DataFormatError
 from .overhead import per_event_cost_ns, relative_slowdown
+from .tracers import canonical
 
 PUBLISHED_EVENTS = 10_000_000  # what the published per-event costs divide by
 DD_READS_10000K = 10_000 * 1024  # what `dd bs=1 count=10000k` really does: 10,240,000
@@ -82,7 +83,6 @@ def load_reference(name: str, reference_dir: str | Path | None = None) -> pd.Dat
     if frame.empty:
         raise DataFormatError(path, None, "no rows")
     if "tracer" in frame.columns:  # one name per tracer: the thesis's "ebpf" is bpftrace
-        from .tracers import canonical
 
         frame["tracer"] = frame["tracer"].map(canonical)
     frame.attrs["source"] = str(path)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
@@ -147,8 +148,6 @@ def figure(tab: pd.DataFrame, *, label: str = "experiment", rates: Sequence[floa
     """Gregg's rules-of-thumb table as a figure: one row per measured experiment, one column
     per event rate, each cell the expected % of one CPU with its 95 % CI, coloured by
     Gregg's word for it."""
-    import matplotlib.pyplot as plt
-
     names = [_rate_name(r) for r in rates]
     n = len(tab)
     with thesis_style():

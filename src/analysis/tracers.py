@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .elf import find_probe
 from .lifecycle import TracerSpec
 
 NAMES = ("none", "bpftrace", "ftrace", "lttng", "dtrace")
@@ -65,8 +66,6 @@ def usdt_spec(tracer: str, *, binary: str, local_binary: Path, provider: str, pr
     target; ``local_binary`` is a copy here to read its ELF notes) with ``tracer``; LTTng
     records the program's ``lttng_ust_tracef`` events instead."""
     if tracer == "ftrace":
-        from .elf import find_probe
-
         off = find_probe(local_binary, provider, probe).file_offset
         event = f"{provider}_{probe}"
         return TracerSpec("ftrace", ftrace_events=(f"tracelab/{event}",),

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+import paramiko
+
 from . import _qemu, _vmimage
 from .errors import AnalysisError, VMError
 from .ssh import SSHTransport
@@ -389,8 +391,6 @@ def _power_off(vm: VM, timeout: float) -> str:
 
 
 def _ask_guest(vm: VM) -> bool:
-    import paramiko
-
     try:
         # ConnectTimeout 20: its ssh_config entry
         with SSHTransport(vm.target, extra_config=ssh_config_text()) as t:

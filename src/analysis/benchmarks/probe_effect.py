@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
@@ -75,7 +76,6 @@ class LiveRuns:
     def show(self) -> None:
         if not _in_kernel() or not self.rows:
             return
-        import matplotlib.pyplot as plt
         from IPython.display import display
 
         fig = self.figure()

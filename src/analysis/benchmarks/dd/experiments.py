@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -240,8 +241,6 @@ def make_execute(planned: Sequence[PlannedExperiment], *, count: int | None, run
     params (``count``, else the campaign's): calibration (``cal``: the experiment's own
     script, untimed, with BPF statistics where asked), counting (``count``) and timed
     blocks (``timed``: hyperfine)."""
-    import shlex
-
     scratch.mkdir(parents=True, exist_ok=True)
     by_id = {p.id: p for p in planned}
 
