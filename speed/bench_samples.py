@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis import summarize_samples
-from analysis.samples import HEADER_SIZE, write_samples
+from analysis.loaders.samples import HEADER_SIZE, write_samples
 
 N = 10_000_000
 REPEATS = 5

@@ -13,7 +13,6 @@ from . import benchmarks, lesson, paths, plots, published, rules, stats
 from ._display import show
 from ._version import __version__
 from .benchmarks import report, run_benchmark
-from .cyclictest import CyclictestRun, load_cyclictest
 from .errors import (
     AnalysisError,
     CampaignNotFound,
@@ -26,12 +25,13 @@ from .errors import (
     TargetError,
     TargetUnreachable,
 )
-from .hyperfine import load_hyperfine, load_hyperfine_many
+from .loaders.cyclictest import CyclictestRun, load_cyclictest
+from .loaders.hyperfine import load_hyperfine, load_hyperfine_many
+from .loaders.samples import load_samples, summarize_samples
 from .overhead import overhead_table, per_event_cost_ns, relative_slowdown
 from .plots import export_table, save_figure
 from .preflight import preflight
 from .pricing import price_probe
-from .samples import load_samples, summarize_samples
 from .targets import connect
 
 __all__ = [

@@ -14,9 +14,9 @@ from .benchmarks.report import Report
 from .bootstrap import bootstrap
 from .campaign import Campaign
 from .errors import AnalysisError
+from .loaders.samples import summarize_samples
 from .preflight import preflight
 from .regenerate import regenerate
-from .samples import summarize_samples
 
 
 def _print_paths(written) -> None:

@@ -13,7 +13,7 @@ import pytest
 from analysis.benchmarks import usdt
 from analysis.campaign import Campaign
 from analysis.elf import find_probe, usdt_probes
-from analysis.samples import load_sample_ticks
+from analysis.loaders.samples import load_sample_ticks
 from conftest import ROOT, need_tool
 
 

@@ -25,8 +25,8 @@ import pytest
 from analysis import plots, published, stats
 from analysis.benchmarks import cyclictest as latency
 from analysis.benchmarks import dd
-from analysis.cyclictest import load_cyclictest
-from analysis.hyperfine import load_hyperfine
+from analysis.loaders.cyclictest import load_cyclictest
+from analysis.loaders.hyperfine import load_hyperfine
 from analysis.preflight import Preflight
 from conftest import FIXTURES, ROOT
 

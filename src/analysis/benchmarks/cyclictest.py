@@ -19,10 +19,10 @@ import pandas as pd
 
 from .. import _params, plots, stats, tracers
 from ..campaign import Campaign, RunSpec, open_for_report
-from ..cyclictest import CyclictestRun, load_cyclictest
 from ..deploy import build_workloads
 from ..errors import TargetError
 from ..lifecycle import TracerSpec, run_and_fetch
+from ..loaders.cyclictest import CyclictestRun, load_cyclictest
 from ..transport import Transport
 from .base import Benchmark, Param, Plan, register
 from .report import Report, write_report

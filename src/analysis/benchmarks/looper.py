@@ -32,8 +32,8 @@ from .. import plots
 from ..campaign import Campaign, RunSpec, open_for_report
 from ..deploy import deploy, work_base
 from ..errors import ParameterError
-from ..hyperfine import load_blocks
 from ..lifecycle import TracerSpec, traced_execute
+from ..loaders.hyperfine import load_blocks
 from ..overhead import overhead_table
 from ..published import LOOPER_CALLS, looper_table
 from .base import Benchmark, Param, Plan, register

@@ -20,8 +20,8 @@ from .. import plots, tracers
 from ..campaign import Campaign, RunSpec, open_for_report
 from ..deploy import build_workloads
 from ..lifecycle import TracerSpec, run_and_fetch
+from ..loaders.samples import summarize_samples
 from ..published import load_reference
-from ..samples import summarize_samples
 from ..transport import Transport
 from .base import Benchmark, Param, Plan, register
 from .report import Report, write_report

@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..._jsonio import read_json
 from ...campaign import Campaign
 from ...errors import DataFormatError
-from ...hyperfine import load_hyperfine
+from ...loaders.hyperfine import load_hyperfine
+from ...loaders.jsonio import read_json
 from .workloads import BY_NAME
 
 ITERATION_COLUMNS = ["workload", "arm", "label", "target", "round", "position", "block", "run",

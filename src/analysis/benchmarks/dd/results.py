@@ -10,8 +10,8 @@ import pandas as pd
 
 from ... import paths
 from ...campaign import Campaign
-from ...hyperfine import load_blocks
 from ...lifecycle import parse_meta
+from ...loaders.hyperfine import load_blocks
 from ...overhead import overhead_table
 from ...published import load_reference
 from ...tracers import parse_count as parse_events

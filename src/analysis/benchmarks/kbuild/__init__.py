@@ -34,8 +34,8 @@ from ... import _params
 from ...campaign import Campaign, RunSpec, open_for_report
 from ...deploy import deploy, work_base
 from ...errors import ParameterError, TargetError
-from ...hyperfine import load_blocks
 from ...lifecycle import TracerSpec, traced_execute
+from ...loaders.hyperfine import load_blocks
 from ...overhead import overhead_table
 from ...published import load_reference
 from ..base import Benchmark, Param, Plan, register

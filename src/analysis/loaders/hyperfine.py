@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._jsonio import read_json, require
-from .errors import DataFormatError
+from ..errors import DataFormatError
+from .jsonio import read_json, require
 
 COLUMNS = ["command", "run", "time_s", "user_s", "system_s", "exit_code", "memory_bytes"]
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from analysis import DataFormatError, load_samples, summarize_samples
-from analysis.samples import HEADER_SIZE, load_sample_ticks, summarize_ticks, write_samples
+from analysis.loaders.samples import HEADER_SIZE, load_sample_ticks, summarize_ticks, write_samples
 
 
 def _numpy_summary(ns: np.ndarray) -> dict:
