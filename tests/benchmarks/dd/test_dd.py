@@ -13,6 +13,7 @@ import papermill
 import pytest
 
 from analysis.benchmarks import dd
+from analysis.campaign import Campaign
 from analysis.lifecycle import parse_meta
 from analysis.preflight import Preflight
 from conftest import ROOT, need_tool
@@ -215,7 +216,7 @@ def test_report_rebuilds_from_raw_files_alone(tmp_path):
     assert pdf1 == (tmp_path / "f2" / "dd-rebuild-per-event-cost.pdf").read_bytes()
 
 
-def test_a_resume_after_the_counting_runs_still_plans_the_rounds():
+def test_a_resume_after_the_counting_runs_still_plans_the_rounds(tmp_path):
     """A controller killed during the counting runs: the manifest knows only the runs that
     had started, so the resume must plan the rounds again (it once ended with none)."""
     from types import SimpleNamespace
@@ -225,8 +226,10 @@ def test_a_resume_after_the_counting_runs_still_plans_the_rounds():
     ids = ["01-control", "04-tracepoint-entry"]
     done = {f"count-{e}": {"experiment": e, "status": "done",
                            "params": {"kind": "count", "count": 1000}} for e in ids}
-    camp = SimpleNamespace(manifest={"runs": {"local": done}},
-                           is_done=lambda target, rid: rid in done)
+    camp = Campaign("resume", data_dir=tmp_path, notebook=dd.DD.notebook, benchmark="dd")
+    camp.manifest["runs"] = {"local": done}  # what the killed controller had recorded
+    camp.save()
+    assert all(camp.is_done("local", rid) for rid in done)
     plan = SimpleNamespace(state={"target": "local", "ids": ids, "seed": "s"},
                            parameters={"count": 1000, "rounds": 2, "run_s": None})
     more = dd.DD().more(camp, plan, {"precision": None, "budget": None})
