@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import _ddplan, _params, paths, precision
+from . import _ddplan, _ddsplit, _params, paths, precision
 from .benchmarks import Benchmark, Param, Plan, register
 from .campaign import Campaign, RunSpec, open_for_report, processed_dir
 from .errors import ParameterError, TargetError
@@ -250,13 +250,14 @@ def make_execute(planned: Sequence[PlannedExperiment], *, count: int | None, run
     """The ``execute`` function of a benchmark-1 campaign. Each run's dd count is in its
     params (``count``, else the campaign's): calibration (``cal``: the experiment's own
     script, untimed, with BPF statistics where asked), counting (``count``) and timed
-    blocks (``timed``: hyperfine)."""
+    blocks (``timed``: hyperfine; with ``bpf_stats`` in its params and ``bpf_stats`` here,
+    under ``kernel.bpf_stats_enabled=1``, the programs' run time read into its info)."""
     import shlex
 
     scratch.mkdir(parents=True, exist_ok=True)
     by_id = {p.id: p for p in planned}
 
-    def spec_for(p: PlannedExperiment, kind: str, n: int) -> TracerSpec:
+    def spec_for(p: PlannedExperiment, kind: str, n: int, stats: bool) -> TracerSpec:
         if kind == "count":
             script = scratch / f"count-{p.id}.{'d' if p.tracer == 'dtrace' else 'bt'}"
             script.write_text(counting_script(p))
@@ -265,7 +266,7 @@ def make_execute(planned: Sequence[PlannedExperiment], *, count: int | None, run
         defines = (f'TARGET_PROCESS_ARGS="{" ".join(dd_argv(n))}"',) if p.tracer == "dtrace" \
             else ()
         return TracerSpec(p.tracer, script=script, tracer_cpu=tracer_cpu, dtrace_defines=defines,
-                          bpf_stats=bpf_stats and kind == "cal" and p.id != CONTROL)
+                          bpf_stats=stats)
 
     def execute(transport, run: RunSpec, staging: Path) -> dict:
         p = by_id[run.experiment]
@@ -275,12 +276,13 @@ def make_execute(planned: Sequence[PlannedExperiment], *, count: int | None, run
             "hyperfine", "-N", "--style", "none", "--runs", str(int(runs)), "--warmup",
             str(int(warmup)), "--export-json", "{out}/hyperfine.json", shlex.join(dd)]
         limit = workload_timeout(n, runs + warmup if kind == "timed" else 1)
-        info = traced_execute(spec_for(p, kind, n), workload, attach_timeout=attach_timeout,
+        stats = bool(bpf_stats and run.params.get("bpf_stats"))
+        info = traced_execute(spec_for(p, kind, n, stats), workload, attach_timeout=attach_timeout,
                               stop_timeout=stop_timeout, workload_timeout=limit)(
                                   transport, run, staging)
         # a SIGKILLed tracer printed no final maps: its output is lost, never trusted
         info["tracer_output_lost"] = bool(info.get("stop_killed"))
-        if kind == "cal" and (staging / "meta").is_file():
+        if stats and (staging / "meta").is_file():
             meta = parse_meta((staging / "meta").read_text())
             info.update({k: int(meta[k]) for k in ("bpf_run_cnt", "bpf_run_time_ns", "bpf_progs")
                          if meta.get(k)})
@@ -306,7 +308,8 @@ def load_runs(campaign: Campaign, target: str) -> pd.DataFrame:
         if entry.get("status") != "done" or params.get("kind") != "timed":
             continue
         df = load_hyperfine(campaign.run_dir(target, run_id) / "hyperfine.json")
-        df["experiment"] = _ddplan.AA if params.get("aa") else entry["experiment"]
+        df["experiment"] = _ddplan.AA if params.get("aa") else entry["experiment"] + (
+            _ddplan.STATS_LABEL if params.get("bpf_stats") else "")
         df["reads"] = int(params.get("count") or campaign.manifest["parameters"]["count"])
         df["s_per_read"] = df["time_s"] / df["reads"]
         df["round"] = params["round"]
@@ -366,7 +369,8 @@ def load_counts(campaign: Campaign, target: str) -> dict[str, int]:
 
 
 def bpf_per_event(campaign: Campaign, target: str, events_per_read: dict) -> dict[str, float]:
-    """The BPF programs' own run time per event, from the calibration runs' statistics."""
+    """The BPF programs' own run time per event, from the calibration runs' statistics
+    (campaigns made before the ``-stats`` blocks)."""
     out = {}
     for entry in campaign.manifest["runs"].get(target, {}).values():
         info, params = entry.get("info") or {}, entry.get("params", {})
@@ -385,9 +389,11 @@ def results_table(campaign: Campaign, target: str, planned: Sequence[PlannedExpe
     Columns added: ``count``, ``precision_reached`` (the 95 % CI half-width relative to
     the cost), ``target_met``, ``noise_floor_ns`` (the A/A comparison of the control
     with itself: costs below it are not distinguishable from zero here),
-    ``bpf_ns_per_event`` (the BPF program's own time) and ``mechanism_ns`` (the rest).
+    and the split into the BPF program's own time and the rest, with what reading it costs
+    (:data:`analysis._ddsplit.SPLIT_COLUMNS`; the method is in that module).
     """
-    runs = load_runs(campaign, target)
+    everything = load_runs(campaign, target)
+    runs = everything[~everything["experiment"].str.endswith(_ddplan.STATS_LABEL)]
     events, counts = load_events(campaign, target), load_counts(campaign, target)
     per_read = {e: events[e] / counts[e] for e in events if counts.get(e)}
     per_read[_ddplan.AA] = 1.0
@@ -401,11 +407,11 @@ def results_table(campaign: Campaign, target: str, planned: Sequence[PlannedExpe
         table[col] = table[col] * scale
     table["events"] = table["experiment"].map(events)
     table.insert(5, "count", scale)
-    return _named(_precision_columns(table, campaign, target, per_read), planned)
+    return _named(_precision_columns(table, campaign, target, per_read, everything), planned)
 
 
 def _precision_columns(table: pd.DataFrame, campaign: Campaign, target: str,
-                       per_read: dict) -> pd.DataFrame:
+                       per_read: dict, runs: pd.DataFrame) -> pd.DataFrame:
     half = (table["per_event_ns_ci_high"] - table["per_event_ns_ci_low"]) / 2
     table["precision_reached"] = half / table["per_event_ns"].abs()
     goal = campaign.manifest.get("adaptive", {}).get("precision")
@@ -416,10 +422,10 @@ def _precision_columns(table: pd.DataFrame, campaign: Campaign, target: str,
         if len(aa) else np.nan  # ns per read: what the machine cannot tell from zero
     table["noise_floor_ns"] = [floor / per_read[e] if per_read.get(e) else np.nan
                                for e in table["experiment"]]
-    bpf = bpf_per_event(campaign, target, per_read)
-    table["bpf_ns_per_event"] = table["experiment"].map(bpf)
-    table["mechanism_ns"] = table["per_event_ns"] - table["bpf_ns_per_event"]
-    table = table.copy()
+    parts = _ddsplit.split(table, runs, campaign.manifest["runs"].get(target, {}),
+                           campaign.manifest.get("parameters", {}), per_read,
+                           bpf_per_event(campaign, target, per_read))
+    table = pd.concat([table, parts], axis=1)
     table["flags"] = [f if e == CONTROL or e in per_read else
                       [*f, "no event count (counting run lost or missing): no per-event cost"]
                       for e, f in zip(table["experiment"], table["flags"])]
@@ -530,9 +536,10 @@ class DD(Benchmark):
               precision.parse_precision),
         Param("budget", None, "wall time the whole campaign may use, e.g. '10 min'",
               "duration", precision.parse_budget),
-        Param.choice("bpf_stats", "auto", "auto: where the kernel allows it, an untimed run "
-                     "per experiment reads the BPF programs' own run time; off: skip it "
-                     "(with a count, no calibration runs at all)", ("auto", "off")),
+        Param.choice("bpf_stats", "auto", "auto: where the kernel allows it, each bpftrace "
+                     "experiment also runs a timed block per round with "
+                     "kernel.bpf_stats_enabled=1: the BPF program's own time and what the "
+                     "statistics cost; off: no such blocks", ("auto", "off")),
     )
 
     def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
@@ -549,18 +556,21 @@ class DD(Benchmark):
         table = plan_table(planned)
         params = {"notebook": self.notebook, "target": target, "tracer": p["tracer"],
                   "experiments": [x.id for x in planned], "count": p["count"],
-                  "run_s": None if p["count"] else p["run_s"], "bpf_stats": bpf_stats,
+                  "run_s": None if p["count"] else p["run_s"],
+                  # "blocks": -stats blocks per round (True was: one calibration reading)
+                  "bpf_stats": "blocks" if bpf_stats else False,
                   "runs": p["runs"], "warmup": p["warmup"], "rounds": p["rounds"],
                   "workload_cpu": workload_cpu, "tracer_cpu": tracer_cpu,
                   "plan": table.to_dict(orient="records")}
-        if p["count"] is None or bpf_stats:
+        with_stats = [e for e in ids if e != CONTROL] if bpf_stats else []
+        if p["count"] is None:
             runs = _ddplan.cal_runs(ids, p["count"])
         else:
             runs = _ddplan.counting_and_rounds({e: p["count"] for e in ids}, CONTROL,
-                                               p["rounds"], campaign)
+                                               p["rounds"], campaign, stats=with_stats)
         return Plan(runs, params, {x.id: x.skipped for x in planned if x.skipped}, table,
                     {"planned": planned, "os": pf.os, "ids": ids, "seed": campaign,
-                     "target": target})
+                     "target": target, "stats": with_stats})
 
     def more(self, campaign: Campaign, plan: Plan, p: dict):
         st, q = plan.state, plan.parameters
@@ -571,7 +581,8 @@ class DD(Benchmark):
         # the manifest knows only the runs that had started when a controller died)
         counts = ({e: q["count"] for e in st["ids"]} if q["count"] else
                   _ddplan.counts_from_calibration(entries, CONTROL, q["run_s"]))
-        first = _ddplan.counting_and_rounds(counts, CONTROL, q["rounds"], st["seed"])
+        first = _ddplan.counting_and_rounds(counts, CONTROL, q["rounds"], st["seed"],
+                                            stats=st["stats"])
         if not decided:
             return first
         known = {r.run_id for r in first}
@@ -587,9 +598,13 @@ class DD(Benchmark):
         widths.pop(_ddplan.AA, None)
         timed = [e for e in decided.values() if e["params"]["kind"] == "timed"]
         rounds = sorted({e["params"]["round"] for e in timed})
-        blocks: dict = {}
+        per_round: dict = {}  # what one more round of an experiment costs (with its -stats)
         for e in timed:
-            blocks.setdefault(e["experiment"], []).append(e.get("duration_s") or 0.0)
+            key = (e["experiment"], e["params"]["round"])
+            per_round[key] = per_round.get(key, 0.0) + (e.get("duration_s") or 0.0)
+        blocks: dict = {}
+        for (exp, _), seconds in per_round.items():
+            blocks.setdefault(exp, []).append(seconds)
         rule = precision.Rule(target=p["precision"], min_rounds=q["rounds"],
                               budget_s=p["budget"], max_rounds=_ddplan.MAX_ROUNDS)
         decision = rule.decide(widths, len(rounds), control=CONTROL, next_round=rounds[-1] + 1,
@@ -597,7 +612,7 @@ class DD(Benchmark):
                                spent_s=sum(e.get("duration_s") or 0 for e in entries.values()))
         reason = decision.reason
         runs = None if decision.experiments is None else _ddplan.round_runs(
-            decision.experiments[1:], counts, CONTROL, rounds[-1] + 1, st["seed"])
+            decision.experiments[1:], counts, CONTROL, rounds[-1] + 1, st["seed"], st["stats"])
         campaign.manifest["adaptive"] = {"precision": p["precision"], "budget_s": p["budget"],
                                          "last_decision": reason}
         campaign.save()
@@ -608,7 +623,7 @@ class DD(Benchmark):
         return make_execute(plan.state["planned"], count=q["count"], runs=q["runs"],
                             warmup=q["warmup"], workload_cpu=q["workload_cpu"],
                             tracer_cpu=q["tracer_cpu"], os_name=plan.state["os"],
-                            scratch=scratch, bpf_stats=q["bpf_stats"])
+                            scratch=scratch, bpf_stats=bool(q["bpf_stats"]))
 
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> dict:
         return report(campaign, data_dir=data_dir, figures_dir=figures_dir, **kwargs)
@@ -679,7 +694,7 @@ TABLE_COLUMNS = ["experiment", "name", "attach_point", "substituted", "count", "
                  "per_event_ns_ci_low", "per_event_ns_ci_high", "slowdown", "slowdown_ci_low",
                  "slowdown_ci_high", "fastest_s", "per_event_ns_fastest", "slowdown_fastest",
                  "mwu_p", "p_holm", "cliffs_delta", "flags", "precision_reached", "target_met",
-                 "noise_floor_ns", "bpf_ns_per_event", "mechanism_ns"]
+                 "noise_floor_ns", *_ddsplit.SPLIT_COLUMNS]
 
 
 def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None,
@@ -730,6 +745,13 @@ def summary(out: dict) -> str:
              "distinguishable from zero here"]
     if adaptive.get("last_decision"):
         lines.append(f"rounds: {adaptive['last_decision']}")
+    over = table.dropna(subset=["bpf_stats_ns"])
+    if len(over):
+        lines.append("BPF statistics' own cost (kernel.bpf_stats_enabled, measured on/off): "
+                     + ", ".join(f"{e[:2]} {v:.1f} ns [{lo:.1f}, {hi:.1f}]" for e, v, lo, hi in
+                                 zip(over["experiment"], over["bpf_stats_ns"],
+                                     over["bpf_stats_ns_ci_low"], over["bpf_stats_ns_ci_high"]))
+                     + " per event; the program times include part of it")
     for _, r in table.iterrows():
         if r["experiment"] == CONTROL:
             continue
@@ -783,7 +805,8 @@ def _labels(planned) -> dict:
     """Experiment id -> ``NN Name`` (`` *`` for a substitute attach point), as in the tables."""
     names = {p.id: f"{p.id[:2]} {p.experiment.name}" + (" *" if p.substituted else "")
              for p in planned}
-    return {**names, _ddplan.AA: "A/A control"}
+    stats_on = {e + _ddplan.STATS_LABEL: f"{n} (BPF stats on)" for e, n in names.items()}
+    return {**names, **stats_on, _ddplan.AA: "A/A control"}
 
 
 def _figures(out: dict, target: str, tracer: str) -> dict:
@@ -816,6 +839,36 @@ def _figures(out: dict, target: str, tracer: str) -> dict:
                                  ylabel="time per dd read (ns)", tracer=tracer, labels=labels,
                                  title=f"Benchmark 1 run order, {target}")
     return {"per-event-cost": fig, "runs": box, "run-order": order}
+
+
+def _split_table(rows: pd.DataFrame, labels: dict, target: str):
+    """The cost, the BPF program's share and the rest, next to what reading the program's
+    time costs: (frame, caption, formats)."""
+    def ci(v, lo, hi):
+        if not np.isfinite(v):
+            return "--"
+        return f"{v:,.1f}" + (f" [{lo:,.1f}, {hi:,.1f}]" if np.isfinite(lo) else "")
+
+    rows = rows[rows["bpf_split"] != "no BPF statistics"]
+    frame = pd.DataFrame({
+        "Experiment": [labels.get(e, e) for e in rows["experiment"]],
+        "Cost (ns)": [ci(r["per_event_ns"], r["per_event_ns_ci_low"], r["per_event_ns_ci_high"])
+                      for _, r in rows.iterrows()],
+        "BPF program (ns)": [ci(r["bpf_ns_per_event"], r["bpf_ns_ci_low"], r["bpf_ns_ci_high"])
+                             if np.isfinite(r["bpf_ns_per_event"]) else "<= cost (noise)"
+                             for _, r in rows.iterrows()],
+        "Rest (ns)": [f"{v:,.1f}" if np.isfinite(v) else "--" for v in rows["mechanism_ns"]],
+        "Statistics' own cost (ns)": [ci(r["bpf_stats_ns"], r["bpf_stats_ns_ci_low"],
+                                         r["bpf_stats_ns_ci_high"]) for _, r in rows.iterrows()]})
+    caption = (f"Benchmark 1 on {target}: per-event cost split into the BPF program's own time "
+               "and the rest (the attach mechanism), per event, mean over rounds with 95 % "
+               "Student-t CIs. The program's time is the kernel's run_time_ns "
+               "(kernel.bpf_stats_enabled=1, in separate timed blocks), which includes part of "
+               "the statistics' own clock reads (at most their own cost, measured as the same "
+               "script's blocks with the statistics on minus off), not subtracted; a reading "
+               "not below the whole cost is shown as '<= cost (noise)'; * = substitute attach "
+               "point")
+    return frame, caption, {}
 
 
 def _latex_tables(out, table, published, times, target):
@@ -854,7 +907,9 @@ def _latex_tables(out, table, published, times, target):
     floor = out.get("noise_floor_ns_per_read", float("nan"))
     floor_text = (f"; noise floor (the control against itself): {floor:,.0f} ns per read"
                   if np.isfinite(floor) else "")
-    return [("table", main, f"Benchmark 1 on {target}: per-event cost, median with 95 % "
+    tables = [("bpf-split", *_split_table(rows, labels, target))] \
+        if rows["bpf_split"].ne("no BPF statistics").any() else []
+    return tables + [("table", main, f"Benchmark 1 on {target}: per-event cost, median with 95 % "
              "bootstrap CI (BCa), fastest run as published, slowdown of the median; precision: "
              f"the CI's half-width relative to the cost (above ±{plots.LOW_PRECISION * 100:.0f} % "
              f"is low){floor_text}; "
