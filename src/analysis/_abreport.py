@@ -230,9 +230,9 @@ def _verdict_table(out: dict) -> pd.DataFrame:
         return f"{r['throughput_a']:,.2f} / {r['throughput_b']:,.2f} {r['unit']}"
 
     return pd.DataFrame({
-        "Workload": t["workload"], "Runs A/B": [f"{a}/{b}" for a, b in zip(t["n_a"], t["n_b"])],
+        "Workload": t["workload"],
+        "Rounds (runs A/B)": [f"{k} ({a}/{b})" for k, a, b in zip(t["rounds"], t["n_a"], t["n_b"])],
         "Median time A (s)": t["median_a_s"].map(lambda x: f"{x:,.4g}"),
-        "Rounds": t["rounds"],
         "B/A per round [CI]": [ci(r, "ratio") for _, r in t.iterrows()],
         "B/A median of runs [CI]": [ci(r, "ratio_median") for _, r in t.iterrows()],
         "Throughput A / B (median)": [thr(r) for _, r in t.iterrows()],

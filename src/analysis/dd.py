@@ -582,7 +582,7 @@ class DD(Benchmark):
         counts = ({e: q["count"] for e in st["ids"]} if q["count"] else
                   _ddplan.counts_from_calibration(entries, CONTROL, q["run_s"]))
         first = _ddplan.counting_and_rounds(counts, CONTROL, q["rounds"], st["seed"],
-                                            stats=st["stats"])
+                                            stats=st.get("stats", ()))
         if not decided:
             return first
         known = {r.run_id for r in first}
@@ -612,7 +612,8 @@ class DD(Benchmark):
                                spent_s=sum(e.get("duration_s") or 0 for e in entries.values()))
         reason = decision.reason
         runs = None if decision.experiments is None else _ddplan.round_runs(
-            decision.experiments[1:], counts, CONTROL, rounds[-1] + 1, st["seed"], st["stats"])
+            decision.experiments[1:], counts, CONTROL, rounds[-1] + 1, st["seed"],
+            st.get("stats", ()))
         campaign.manifest["adaptive"] = {"precision": p["precision"], "budget_s": p["budget"],
                                          "last_decision": reason}
         campaign.save()
