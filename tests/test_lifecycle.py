@@ -20,6 +20,10 @@ TRACEFS = Path("/sys/kernel/tracing")
 DD = ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=2000"]
 
 
+# workloads this process alone runs (pgrep finds them, not another checkout's test suite)
+SLEEP, SLEEP_KILLED, SLEEP_LONG = (f"{n}.{os.getpid()}" for n in (120, 121, 600))
+
+
 @pytest.fixture(autouse=True)
 def _nothing_left_behind(nothing_left_behind):
     """After every test: no tracer process it started, no ftrace/uprobe/LTTng state."""
@@ -80,20 +84,20 @@ def test_lttng_ust_session_is_created_and_destroyed(transport, tmp_path):
 
 
 def test_a_tracer_that_ignores_sigint_is_killed_after_the_timeout(local):
-    spec = TracerSpec("command", command=("sh", "-c", "trap '' INT; echo READY; exec sleep 600"),
+    spec = TracerSpec("command", command=("sh", "-c", "trap '' INT; echo READY; exec sleep " + SLEEP_LONG),
                       ready="^READY")
     run = traced_run(local, spec, ["true"], stop_timeout=1.0)
     assert run.ok and run.stop_killed is True and run.stop_s >= 1.0
     meta = parse_meta((Path(run.remote_dir) / "meta").read_text())
     assert meta["stop_killed"] == "1"
-    assert not subprocess.run(["pgrep", "-f", "sleep 600"], capture_output=True).stdout
+    assert not subprocess.run(["pgrep", "-f", f"sleep {SLEEP_LONG}"], capture_output=True).stdout
 
 
 def test_attach_timeout_and_a_dying_tracer_are_errors_and_stop_the_tracer(local):
-    never = TracerSpec("command", command=("sleep", "600"), ready="never printed")
+    never = TracerSpec("command", command=("sleep", SLEEP_LONG), ready="never printed")
     with pytest.raises(TracerError, match="attach_failed"):
         traced_run(local, never, ["true"], attach_timeout=1.0, stop_timeout=2.0)
-    assert not subprocess.run(["pgrep", "-fx", "sleep 600"], capture_output=True).stdout
+    assert not subprocess.run(["pgrep", "-fx", f"sleep {SLEEP_LONG}"], capture_output=True).stdout
     dies = TracerSpec("command", command=("sh", "-c", "echo broken >&2; exit 1"), ready="READY")
     with pytest.raises(TracerError, match="tracer_died"):
         traced_run(local, dies, ["true"], attach_timeout=10)
@@ -114,11 +118,11 @@ def test_ctrl_c_during_the_workload_stops_the_tracer(transport, count_script):
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            traced_run(transport, TracerSpec("bpftrace", script=count_script), ["sleep", "120"])
+            traced_run(transport, TracerSpec("bpftrace", script=count_script), ["sleep", SLEEP])
     finally:
         timer.cancel()
     # the autouse fixture checks that no bpftrace is left; check the workload too
-    assert not subprocess.run(["pgrep", "-fx", "sleep 120"], capture_output=True).stdout
+    assert not subprocess.run(["pgrep", "-fx", f"sleep {SLEEP}"], capture_output=True).stdout
 
 
 def test_a_workload_that_survives_sigterm_is_killed(transport, count_script):
@@ -148,7 +152,7 @@ def test_ctrl_c_during_ftrace_removes_the_instance(local):
     try:
         with pytest.raises(KeyboardInterrupt):
             traced_run(local, TracerSpec("ftrace", ftrace_events=("syscalls/sys_enter_read",)),
-                       ["sleep", "120"])
+                       ["sleep", SLEEP])
     finally:
         timer.cancel()
 
@@ -205,14 +209,14 @@ def test_bpf_stats_are_read_and_the_sysctl_is_put_back(local, count_script, tmp_
         timer.start()
         try:
             with pytest.raises(KeyboardInterrupt):
-                traced_run(local, spec, ["sleep", "120"])
+                traced_run(local, spec, ["sleep", SLEEP])
         finally:
             timer.cancel()
     else:  # the Python process running traced_run is SIGKILLed mid-run
         code = ("from pathlib import Path; from analysis.lifecycle import TracerSpec, traced_run;"
                 "from analysis.transport import LocalTransport;"
                 f"traced_run(LocalTransport(), TracerSpec('bpftrace', script=Path('{count_script}'),"
-                " bpf_stats=True), ['sleep', '120'])")
+                f" bpf_stats=True), ['sleep', '{SLEEP}'])")
         proc = subprocess.Popen([sys.executable, "-c", code])
         deadline = time.monotonic() + 60
         while BPF_STATS.read_text() == before and time.monotonic() < deadline:
@@ -224,3 +228,38 @@ def test_bpf_stats_are_read_and_the_sysctl_is_put_back(local, count_script, tmp_
         while BPF_STATS.read_text() != before and time.monotonic() < deadline:
             time.sleep(0.05)
     assert BPF_STATS.read_text() == before
+
+
+def test_cleanup_stops_the_workload_and_restores_the_sysctl_of_a_killed_runner(tmp_path):
+    """A runner SIGKILLed before its exit trap ran (on Ctrl-C the controller gives it 2 s,
+    and stopping bpftrace with big maps takes longer) leaves its workload's group and
+    maybe kernel.bpf_stats_enabled=1: cleanup.sh, which every interrupted traced_run
+    calls, stops the one and restores the other."""
+    remote = Path(__file__).resolve().parents[1] / "remote"
+    out = tmp_path / "run"
+    stats = BPF_STATS.exists() and os.access(BPF_STATS, os.W_OK)
+    before = BPF_STATS.read_text() if stats else None
+    runner = subprocess.Popen(["sh", str(remote / "bin" / "traced-run.sh"), "--out", str(out),
+                               "--tracer", "none", *(["--bpf-stats"] if stats else []), "--",
+                               "sleep", SLEEP_KILLED], stdin=subprocess.DEVNULL,
+                              start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not (out / "workload.pgid").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (out / "workload.pgid").exists(), "the runner records its workload's group"
+        if stats:
+            assert BPF_STATS.read_text().strip() == "1"
+        runner.kill()  # the runner alone, before its trap can run
+        runner.wait()
+        assert subprocess.run(["pgrep", "-fx", f"sleep {SLEEP_KILLED}"], capture_output=True).stdout
+        subprocess.run(["sh", str(remote / "bin" / "cleanup.sh"), str(out), "5"], check=True,
+                       timeout=60)
+        assert not subprocess.run(["pgrep", "-fx", f"sleep {SLEEP_KILLED}"], capture_output=True).stdout
+        assert "workload_stopped_by_cleanup=1" in (out / "cleanup.log").read_text()
+        if stats:
+            assert BPF_STATS.read_text() == before
+    finally:
+        subprocess.run(["pkill", "-KILL", "-fx", f"sleep {SLEEP_KILLED}"], check=False)
+        if stats:
+            BPF_STATS.write_text(before)

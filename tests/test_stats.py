@@ -202,3 +202,17 @@ def test_drift_and_negative_overhead_flags():
     faster = steady - 0.05
     assert any(f.startswith("significant negative overhead") for f in stats.flags(faster, steady))
     assert not any("negative" in f for f in stats.flags(steady + 0.05, steady))
+
+
+def test_paired_ratio_ci_is_the_paired_t_interval_on_log_ratios():
+    b = np.array([0.52, 0.61, 0.47, 0.66, 0.50])
+    a = np.array([0.50, 0.55, 0.48, 0.60, 0.47])
+    ratio, (low, high), p = stats.paired_ratio_ci(b, a, 0.95)
+    ref = sps.ttest_rel(np.log(b), np.log(a))  # scipy's paired t-test, computed apart
+    ci = ref.confidence_interval(0.95)
+    assert p == pytest.approx(ref.pvalue, rel=1e-9)
+    assert (np.log(low), np.log(high)) == pytest.approx((ci.low, ci.high), rel=1e-9)
+    assert ratio == pytest.approx(np.exp(np.mean(np.log(b / a))), rel=1e-12)
+    assert np.isnan(stats.paired_ratio_ci([1.0], [2.0])[1][0])  # one pair: no CI
+    with pytest.raises(ValueError, match="same length"):
+        stats.paired_ratio_ci([1.0, 2.0], [1.0])

@@ -12,4 +12,6 @@ STOP_TIMEOUT=${2:-10}
 meta() { printf '%s=%s\n' "$1" "$2" >> "$OUT/cleanup.log"; }
 TRACER_PID=
 stop_all
+stop_workload
+bpf_stats_restore_left
 exit 0

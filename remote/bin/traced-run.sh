@@ -81,6 +81,7 @@ finish() {
     # goes on benchmarking (measured: 4 of 15 TERMs to its group): what is left of the
     # workload's group gets SIGKILL. Still our unreaped child, so the id is not reused.
     [ -n "$WORKLOAD_PID" ] && signal_group KILL "$WORKLOAD_PID"
+    rm -f "$OUT/workload.pgid"
     bpf_stats_restore
     lock_release
     meta status "$STATUS"
@@ -198,9 +199,12 @@ w0=$(now)
 # the workload gets its own process group, so an interrupt stops all of it
 ( in_new_group "$@" ) > "$OUT/workload.stdout" 2> "$OUT/workload.stderr" < /dev/null 9>&- &
 WORKLOAD_PID=$!
+# for cleanup.sh, should this runner be killed before its trap has stopped the workload
+printf '%s\n' "$WORKLOAD_PID" > "$OUT/workload.pgid"
 wait "$WORKLOAD_PID"
 wrc=$?
 WORKLOAD_PID=
+rm -f "$OUT/workload.pgid"
 w1=$(now)
 meta workload_exit "$wrc"
 meta workload_s "$(elapsed "$w0" "$w1")"

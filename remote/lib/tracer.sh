@@ -189,6 +189,8 @@ bpf_stats_enable() {
     [ -w "$BPF_STATS_SYSCTL" ] || return 1
     BPF_STATS_BEFORE=$(cat "$BPF_STATS_SYSCTL") || return 1
     meta bpf_stats_before "$BPF_STATS_BEFORE"
+    # for cleanup.sh, should this runner be killed before it has put the sysctl back
+    printf '%s\n' "$BPF_STATS_BEFORE" > "$OUT/bpf_stats.before"
     echo 1 > "$BPF_STATS_SYSCTL"
 }
 
@@ -210,4 +212,28 @@ bpf_stats_restore() {
     [ -n "${BPF_STATS_BEFORE:-}" ] || return 0
     echo "$BPF_STATS_BEFORE" > "$BPF_STATS_SYSCTL" && meta bpf_stats_restored "$BPF_STATS_BEFORE"
     BPF_STATS_BEFORE=
+    rm -f "$OUT/bpf_stats.before"
+}
+
+# ------------------------------------------------------------------ after a killed runner
+# stop_workload: what a runner killed before its trap ran left of its workload's group
+stop_workload() {
+    [ -r "$OUT/workload.pgid" ] || return 0
+    pgid=$(cat "$OUT/workload.pgid")
+    case $pgid in ""|*[!0-9]*) rm -f "$OUT/workload.pgid"; return 0 ;; esac
+    if kill -0 "-$pgid" 2>/dev/null; then
+        signal_group TERM "$pgid"
+        n=0
+        while kill -0 "-$pgid" 2>/dev/null && [ "$n" -lt 20 ]; do sleep 0.05; n=$((n + 1)); done
+        signal_group KILL "$pgid"
+        meta workload_stopped_by_cleanup 1
+    fi
+    rm -f "$OUT/workload.pgid"
+}
+
+# bpf_stats_restore_left: the sysctl as it was before a killed runner switched it on
+bpf_stats_restore_left() {
+    [ -r "$OUT/bpf_stats.before" ] || return 0
+    BPF_STATS_BEFORE=$(cat "$OUT/bpf_stats.before")
+    case $BPF_STATS_BEFORE in 0|1) bpf_stats_restore ;; *) rm -f "$OUT/bpf_stats.before" ;; esac
 }

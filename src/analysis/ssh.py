@@ -19,6 +19,7 @@ from __future__ import annotations
 import getpass
 import os
 import re
+import select
 import shlex
 import socket
 import time
@@ -316,7 +317,6 @@ class SSHTransport(SSHTransfers, Transport):
                  timeout: float) -> None:
         """Read the command's output until it exits, the deadline passes (the command is
         killed: CommandTimeout) or the connection is lost (TargetUnreachable)."""
-        idle = 0.002
         while True:
             progressed = False
             while chan.recv_ready():
@@ -335,10 +335,13 @@ class SSHTransport(SSHTransfers, Transport):
                 raise CommandTimeout(self.name, command, timeout, _strip(err))
             if not self.client.get_transport() or not self.client.get_transport().is_active():
                 raise TargetUnreachable(self.name, f"connection lost while running `{command}`")
-            # back off while a long command is quiet: a 5 ms poll for minutes is noise
-            idle = 0.002 if progressed else min(idle * 1.5, 0.02)
             if not progressed:
-                time.sleep(idle)
+                # sleep until output, EOF or a 1 s tick (deadline, connection): a timed run
+                # on the target is not disturbed by this process polling
+                ready, _, _ = select.select([chan], [], [],
+                                            min(1.0, max(0.0, deadline - time.monotonic())))
+                if ready and not chan.recv_ready() and not chan.recv_stderr_ready():
+                    chan.status_event.wait(0.05)  # EOF came first: the exit status follows
 
     def _kill_remote(self, err: bytearray) -> None:
         m = re.search(rb"__TRACELAB_PGID__ (\d+)", bytes(err))

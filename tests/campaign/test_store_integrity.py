@@ -29,7 +29,7 @@ from analysis.storage import sha256_file
 from conftest import ROOT, leftovers, need_tool, wait_until_clean
 
 DRIVER = ROOT / "tests" / "drivers" / "run_dd.py"
-SMALL = {"experiments": [4], "count": "2k", "runs": 2, "warmup": 0, "rounds": 1}
+SMALL = {"experiments": [4], "count": "2k", "runs": 2, "warmup": 0, "rounds": 1, "bpf_stats": "off"}
 
 
 def _tiny(tmp_path, name="integ", **over) -> dd.Benchmark1:
@@ -223,7 +223,7 @@ def test_two_processes_on_one_campaign_or_one_target(tmp_path, nothing_left_behi
     need_tool("bpftrace")
     # long enough (~30 s) that the first still runs when the others have started python
     base = {"target": "local", "data_dir": str(tmp_path), "experiments": [4], "count": "1000k",
-            "runs": 3, "warmup": 0, "rounds": 3}
+            "runs": 3, "warmup": 0, "rounds": 3, "bpf_stats": "off"}
     first = _start({**base, "campaign": "shared"})
     lock = tmp_path / "raw" / "shared" / ".lock"
     while f'"pid": {first.pid}' not in (lock.read_text() if lock.exists() else ""):
@@ -273,7 +273,8 @@ def _done_files(camp_dir: Path) -> dict:
 
 # a block of 25 runs of ~0.45 s: it would run on for > 10 s after the kill, so "clean
 # within 5 s" cannot be the block ending by itself
-KILL = {"experiments": [4], "count": "1000k", "runs": 25, "warmup": 0, "rounds": 1}
+KILL = {"experiments": [4], "count": "1000k", "runs": 25, "warmup": 0, "rounds": 1,
+        "bpf_stats": "off"}
 
 
 @pytest.mark.parametrize("where", ["local", "ssh"])

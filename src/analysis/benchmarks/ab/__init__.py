@@ -30,6 +30,7 @@ from ...errors import ParameterError, TargetError
 from ...lifecycle import TracerSpec, traced_execute
 from ..base import Benchmark, Param, Plan, register
 from ..report import Report
+from .data import size_bytes
 from .report import report
 from .workloads import ARMS, BY_NAME, SCRIPTS, TRACER_SUFFIX, WORKLOADS, Workload  # noqa: F401
 
@@ -53,18 +54,6 @@ def _levels(value) -> str:
         raise ParameterError("zstd_levels", value, "expected a level or a range within 1-19, "
                              "such as '1-9' or '3'")
     return text
-
-
-_SIZE = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
-
-
-def size_bytes(value) -> int:
-    """iperf3's ``-n`` size in bytes (K, M, G, T are powers of 1024, as iperf3 reads them)."""
-    m = re.fullmatch(r"(\d+)([KMGT]?)", str(value).strip().upper())
-    if not m or int(m.group(1)) <= 0:
-        raise ParameterError("iperf3_bytes", value, "expected a size such as '100G', '512M' "
-                             "or a whole number of bytes")
-    return int(m.group(1)) * _SIZE[m.group(2)]
 
 
 def _bytes(value) -> str:

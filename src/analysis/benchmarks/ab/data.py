@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ...campaign import Campaign
-from ...errors import DataFormatError
+from ...errors import DataFormatError, ParameterError
 from ...loaders.hyperfine import load_hyperfine
 from ...loaders.jsonio import read_json
 from .workloads import BY_NAME
@@ -93,23 +93,50 @@ def parse_lzbench(path: Path) -> pd.DataFrame:
     return df.drop(columns="ratio")
 
 
-def parse_iperf3(path: Path) -> dict:
-    """The receiver's figures of one iperf3 client ``--json`` report: gbit_s, bytes,
-    seconds (the transfer's, not the process's)."""
+_SIZE = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+
+
+def size_bytes(value) -> int:
+    """iperf3's ``-n`` size in bytes (K, M, G, T are powers of 1024, as iperf3 reads them)."""
+    m = re.fullmatch(r"(\d+)([KMGT]?)", str(value).strip().upper())
+    if not m or int(m.group(1)) <= 0:
+        raise ParameterError("iperf3_bytes", value, "expected a size such as '100G', '512M' "
+                             "or a whole number of bytes")
+    return int(m.group(1)) * _SIZE[m.group(2)]
+
+
+def parse_iperf3(path: Path, expected_bytes: int | None = None) -> dict:
+    """One iperf3 client ``--json`` report: the bytes the client sent and its rate.
+
+    ``bytes`` and ``gbit_s`` are the **sender's** (``end.sum_sent``): what the client wrote
+    to the connection (``-n``), over the time from its first to its last write. TCP
+    delivers all of it. The receiver's own figure (``end.sum_received``, returned as
+    ``received_bytes``) is not used: iperf3 3.12's server stops counting when it learns
+    the test has ended, so the data still in flight then is missing from it (0.6 to 8 %
+    of a 64 MiB loopback transfer here). ``expected_bytes`` (the ``-n`` size) makes a
+    transfer cut short an error instead of a fast run.
+    """
     doc = read_json(path, "iperf3")
     if not isinstance(doc, dict):
         raise DataFormatError(path, None, "expected a JSON object (iperf3 --json)")
     if doc.get("error"):
         raise DataFormatError(path, "error", f"iperf3 failed: {doc['error']}")
     try:
-        rec = doc["end"]["sum_received"]
-        out = {"gbit_s": float(rec["bits_per_second"]) / 1e9, "bytes": int(rec["bytes"]),
-               "seconds": float(rec["seconds"])}
+        sent = doc["end"]["sum_sent"]
+        out = {"gbit_s": float(sent["bits_per_second"]) / 1e9, "bytes": int(sent["bytes"]),
+               "seconds": float(sent["seconds"])}
     except (KeyError, TypeError, ValueError) as exc:
-        raise DataFormatError(path, "end.sum_received", f"missing or not a number: {exc}") \
+        raise DataFormatError(path, "end.sum_sent", f"missing or not a number: {exc}") \
             from None
-    if out["gbit_s"] <= 0 or out["seconds"] <= 0:
-        raise DataFormatError(path, "end.sum_received", "no data was received")
+    if out["bytes"] <= 0 or out["seconds"] <= 0:
+        raise DataFormatError(path, "end.sum_sent", "no data was sent")
+    if expected_bytes is not None and out["bytes"] < expected_bytes:
+        raise DataFormatError(path, "end.sum_sent.bytes",
+                              f"{out['bytes']:,} bytes sent, {expected_bytes:,} asked for (-n): "
+                              "the transfer was cut short")
+    out["gbit_s"] = out["bytes"] * 8 / out["seconds"] / 1e9  # the same, without rounding
+    received = (doc["end"].get("sum_received") or {}).get("bytes")
+    out["received_bytes"] = int(received) if received is not None else None
     return out
 
 
@@ -130,7 +157,8 @@ def _block(camp: Campaign, target: str, run_id: str, w: str, q: dict) -> pd.Data
             seconds = float((z["bytes_in"] / (z["compress_mbps"] * 1e6)).sum())
             rows.append((seconds, t["seconds"], float(z["bytes_in"].sum()) / seconds / 1e6))
         elif w == "iperf3":
-            rows.append((t["seconds"], t["seconds"], parse_iperf3(out)["gbit_s"]))
+            rows.append((t["seconds"], t["seconds"],
+                         parse_iperf3(out, size_bytes(q["iperf3_bytes"]))["gbit_s"]))
         else:
             rows.append((t["seconds"], t["seconds"], np.nan))
     return pd.DataFrame(rows, columns=["time_s", "wall_s", "throughput"])

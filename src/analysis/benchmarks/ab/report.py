@@ -18,15 +18,16 @@ COMPARISON_COLUMNS = [
     "ratio_median", "ratio_median_ci_low", "ratio_median_ci_high", "ratio_mean",
     "ratio_mean_ci_low", "ratio_mean_ci_high", "unit", "throughput_a", "throughput_b",
     "throughput_ratio", "throughput_ratio_ci_low", "throughput_ratio_ci_high", "mwu_p",
-    "p_holm", "cliffs_delta", "verdict", "difference_pct", "smallest_detectable_pct",
-    "confidence"]
+    "p_holm", "cliffs_delta", "rounds", "ratio", "ratio_ci_low", "ratio_ci_high", "p_rounds",
+    "verdict", "difference_pct", "smallest_detectable_pct", "confidence",
+    "verdict_confidence"]
 
 
 def verdict(ratio: float, low: float, high: float) -> tuple[str, float, float]:
-    """(verdict, difference %, smallest detectable difference %) from B/A's ratio of
-    median times and its CI: slower when the CI lies above 1, faster below, otherwise no
-    difference detectable, a difference beyond the CI's furthest bound from 1 would
-    have been (that distance is the smallest detectable difference)."""
+    """(verdict, difference %, smallest detectable difference %) from B/A's ratio and its
+    CI: slower when the CI lies above 1, faster below, otherwise no difference
+    detectable, a difference beyond the CI's furthest bound from 1 would have been (that
+    distance is the smallest detectable difference)."""
     if not (np.isfinite(low) and np.isfinite(high)):
         return "not enough runs", float("nan"), float("nan")
     diff = (ratio - 1) * 100
@@ -37,24 +38,41 @@ def verdict(ratio: float, low: float, high: float) -> tuple[str, float, float]:
     return "no difference detectable", diff, max(high - 1, 1 - low) * 100
 
 
+def round_pairs(part: pd.DataFrame, value: str = "time_s") -> pd.DataFrame:
+    """One row per round with both arms: the median ``value`` of A's and of B's block."""
+    return part.groupby(["round", "arm"])[value].median().unstack("arm") \
+        .reindex(columns=["A", "B"]).dropna()
+
+
 def compare(iterations: pd.DataFrame, *, confidence: float = 0.95,
             n_resamples: int = 4999) -> pd.DataFrame:
-    """B against A per workload: ratios (B/A) of median and mean time with bootstrap CIs,
-    throughput (medians and their ratio with CI), Mann-Whitney (Holm across workloads),
-    Cliff's delta (> 0: B's runs take longer) and the verdict."""
+    """B against A per workload.
+
+    The verdict's unit is the **round**: per round, B's block median over A's (ABBA puts
+    the two blocks side by side), their geometric mean with a Student-t CI
+    (:func:`analysis.stats.paired_ratio_ci`), at a familywise ``confidence`` over the
+    workloads (Bonferroni: each CI at 1 - (1 - confidence) / k for k workloads), so an
+    A/A campaign gives a false slower/faster anywhere with probability about
+    1 - confidence. Runs inside a block share the machine's state and are not
+    independent: the per-run figures (ratios of median and mean time with bootstrap
+    CIs, throughput, Mann-Whitney with Holm, Cliff's delta) describe the runs and do not
+    make the verdict."""
     rows = []
-    for w in dict.fromkeys(iterations["workload"]):
+    names = [w for w in dict.fromkeys(iterations["workload"])
+             if set(iterations.loc[iterations["workload"] == w, "arm"]) >= {"A", "B"}]
+    family = 1 - (1 - confidence) / max(len(names), 1)
+    for w in names:
         part = iterations[iterations["workload"] == w]
         a, b = (part[part["arm"] == arm] for arm in ("A", "B"))
-        if a.empty or b.empty:
-            continue
         c = stats.compare(b["time_s"], a["time_s"], confidence=confidence,
                           n_resamples=n_resamples)
-        thr = (float("nan"), (float("nan"), float("nan")))
+        pairs = round_pairs(part)
+        ratio, (low, high), p_rounds = stats.paired_ratio_ci(pairs["B"], pairs["A"], family)
+        thr = (float("nan"), (float("nan"), float("nan")), float("nan"))
         if a["throughput"].notna().all() and b["throughput"].notna().all():
-            thr = stats.bootstrap_ratio_ci(b["throughput"], a["throughput"], "median",
-                                           confidence, n_resamples)
-        v, diff, sdd = verdict(c.ratio_median, *c.ratio_median_ci)
+            tp = round_pairs(part, "throughput")
+            thr = stats.paired_ratio_ci(tp["B"], tp["A"], family)
+        v, diff, sdd = verdict(ratio, low, high)
         rows.append({
             "workload": w, "n_a": len(a), "n_b": len(b),
             "median_a_s": a["time_s"].median(), "median_b_s": b["time_s"].median(),
@@ -65,9 +83,11 @@ def compare(iterations: pd.DataFrame, *, confidence: float = 0.95,
             "unit": part["unit"].iloc[0], "throughput_a": a["throughput"].median(),
             "throughput_b": b["throughput"].median(), "throughput_ratio": thr[0],
             "throughput_ratio_ci_low": thr[1][0], "throughput_ratio_ci_high": thr[1][1],
-            "mwu_p": c.mwu_p, "cliffs_delta": c.cliffs_delta, "verdict": v,
-            "difference_pct": diff, "smallest_detectable_pct": sdd, "confidence": confidence})
-    table = pd.DataFrame(rows)
+            "mwu_p": c.mwu_p, "cliffs_delta": c.cliffs_delta, "rounds": len(pairs),
+            "ratio": ratio, "ratio_ci_low": low, "ratio_ci_high": high, "p_rounds": p_rounds,
+            "verdict": v, "difference_pct": diff, "smallest_detectable_pct": sdd,
+            "confidence": confidence, "verdict_confidence": family})
+    table = pd.DataFrame(rows, columns=[c for c in COMPARISON_COLUMNS if c != "p_holm"])
     table["p_holm"] = stats.holm(table["mwu_p"].to_numpy()) if len(table) else []
     return table[COMPARISON_COLUMNS]
 
@@ -128,11 +148,10 @@ def highlight(table: pd.DataFrame):
 def summary(out: dict) -> str:
     """The verdict in a few lines, and what else differs between the arms."""
     labels, conf = out["labels"], out["confidence"]
-    lines = [f"A = {labels['A']}, B = {labels['B']}; B/A of median time per run, "
-             f"{conf:.0%} bootstrap CI; ABBA blocks"]
+    lines = [f"A = {labels['A']}, B = {labels['B']}; B/A per round (block medians, "
+             f"geometric mean), {conf:.0%} CI familywise over the workloads; ABBA blocks"]
     for _, r in out["table"].iterrows():
-        ci = f"{r['ratio_median']:.3f} [{r['ratio_median_ci_low']:.3f}, " \
-             f"{r['ratio_median_ci_high']:.3f}]"
+        ci = f"{r['ratio']:.3f} [{r['ratio_ci_low']:.3f}, {r['ratio_ci_high']:.3f}]"
         if r["verdict"] == "no difference detectable":
             v = f"no difference detectable (smallest detectable {r['smallest_detectable_pct']:.1f} %)"
         else:
@@ -206,17 +225,21 @@ def _verdict_table(out: dict) -> pd.DataFrame:
         return f"{r['throughput_a']:,.2f} / {r['throughput_b']:,.2f} {r['unit']}"
 
     return pd.DataFrame({
-        "Workload": t["workload"], "Runs A/B": [f"{a}/{b}" for a, b in zip(t["n_a"], t["n_b"])],
+        "Workload": t["workload"],
+        "Rounds (runs A/B)": [f"{k} ({a}/{b})" for k, a, b in zip(t["rounds"], t["n_a"], t["n_b"])],
         "Median time A (s)": t["median_a_s"].map(lambda x: f"{x:,.4g}"),
-        "B/A median [CI]": [ci(r, "ratio_median") for _, r in t.iterrows()],
-        "B/A mean [CI]": [ci(r, "ratio_mean") for _, r in t.iterrows()],
+        "B/A per round [CI]": [ci(r, "ratio") for _, r in t.iterrows()],
+        "B/A median of runs [CI]": [ci(r, "ratio_median") for _, r in t.iterrows()],
         "Throughput A / B (median)": [thr(r) for _, r in t.iterrows()],
         "Verdict": [v(r) for _, r in t.iterrows()]})
 
 
 def _caption(out: dict) -> str:
     lab = out["labels"]
-    return (f"A/B comparison: A = {lab['A']}, B = {lab['B']}. Ratios of B's to A's median and "
-            f"mean time per run with {out['confidence']:.0%} bootstrap CIs (BCa); verdict "
-            "from the ratio of medians: slower/faster when its CI excludes 1, otherwise the "
-            "smallest difference the CI would have detected")
+    return (f"A/B comparison: A = {lab['A']}, B = {lab['B']}. B/A per round: the geometric "
+            "mean over the rounds of B's block median over A's, with a Student-t CI on the "
+            f"log ratios at {out['confidence']:.0%} familywise over the workloads "
+            "(Bonferroni); the verdict comes from it: slower/faster when its CI excludes 1, "
+            "otherwise the smallest difference the CI would have detected. B/A median of "
+            "runs: the ratio of the runs' medians with a bootstrap CI (BCa) that treats runs "
+            "as independent (they are not: descriptive only)")

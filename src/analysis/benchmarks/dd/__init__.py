@@ -109,9 +109,10 @@ class DD(Benchmark):
               precision.parse_precision),
         Param("budget", None, "wall time the whole campaign may use, e.g. '10 min'",
               "duration", precision.parse_budget),
-        Param.choice("bpf_stats", "auto", "auto: where the kernel allows it, an untimed run "
-                     "per experiment reads the BPF programs' own run time; off: skip it "
-                     "(with a count, no calibration runs at all)", ("auto", "off")),
+        Param.choice("bpf_stats", "auto", "auto: where the kernel allows it, each bpftrace "
+                     "experiment also runs a timed block per round with "
+                     "kernel.bpf_stats_enabled=1: the BPF program's own time and what the "
+                     "statistics cost; off: no such blocks", ("auto", "off")),
     )
 
     def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
@@ -128,18 +129,21 @@ class DD(Benchmark):
         table = plan_table(planned)
         params = {"notebook": self.notebook, "target": target, "tracer": p["tracer"],
                   "experiments": [x.id for x in planned], "count": p["count"],
-                  "run_s": None if p["count"] else p["run_s"], "bpf_stats": bpf_stats,
+                  "run_s": None if p["count"] else p["run_s"],
+                  # "blocks": -stats blocks per round (True was: one calibration reading)
+                  "bpf_stats": "blocks" if bpf_stats else False,
                   "runs": p["runs"], "warmup": p["warmup"], "rounds": p["rounds"],
                   "workload_cpu": workload_cpu, "tracer_cpu": tracer_cpu,
                   "plan": table.to_dict(orient="records")}
-        if p["count"] is None or bpf_stats:
+        with_stats = [e for e in ids if e != CONTROL] if bpf_stats else []
+        if p["count"] is None:
             runs = _rounds.cal_runs(ids, p["count"])
         else:
             runs = _rounds.counting_and_rounds({e: p["count"] for e in ids}, CONTROL,
-                                               p["rounds"], campaign)
+                                               p["rounds"], campaign, stats=with_stats)
         return Plan(runs, params, {x.id: x.skipped for x in planned if x.skipped}, table,
                     {"planned": planned, "os": pf.os, "ids": ids, "seed": campaign,
-                     "target": target})
+                     "target": target, "stats": with_stats})
 
     def more(self, campaign: Campaign, plan: Plan, p: dict):
         st, q = plan.state, plan.parameters
@@ -150,7 +154,8 @@ class DD(Benchmark):
         # the manifest knows only the runs that had started when a controller died)
         counts = ({e: q["count"] for e in st["ids"]} if q["count"] else
                   _rounds.counts_from_calibration(entries, CONTROL, q["run_s"]))
-        first = _rounds.counting_and_rounds(counts, CONTROL, q["rounds"], st["seed"])
+        first = _rounds.counting_and_rounds(counts, CONTROL, q["rounds"], st["seed"],
+                                            stats=st.get("stats", ()))
         if not decided:
             return first
         known = {r.run_id for r in first}
@@ -166,9 +171,13 @@ class DD(Benchmark):
         widths.pop(_rounds.AA, None)
         timed = [e for e in decided.values() if e["params"]["kind"] == "timed"]
         rounds = sorted({e["params"]["round"] for e in timed})
-        blocks: dict = {}
+        per_round: dict = {}  # what one more round of an experiment costs (with its -stats)
         for e in timed:
-            blocks.setdefault(e["experiment"], []).append(e.get("duration_s") or 0.0)
+            key = (e["experiment"], e["params"]["round"])
+            per_round[key] = per_round.get(key, 0.0) + (e.get("duration_s") or 0.0)
+        blocks: dict = {}
+        for (exp, _), seconds in per_round.items():
+            blocks.setdefault(exp, []).append(seconds)
         rule = precision.Rule(target=p["precision"], min_rounds=q["rounds"],
                               budget_s=p["budget"], max_rounds=_rounds.MAX_ROUNDS)
         decision = rule.decide(widths, len(rounds), control=CONTROL, next_round=rounds[-1] + 1,
@@ -176,7 +185,8 @@ class DD(Benchmark):
                                spent_s=sum(e.get("duration_s") or 0 for e in entries.values()))
         reason = decision.reason
         runs = None if decision.experiments is None else _rounds.round_runs(
-            decision.experiments[1:], counts, CONTROL, rounds[-1] + 1, st["seed"])
+            decision.experiments[1:], counts, CONTROL, rounds[-1] + 1, st["seed"],
+            st.get("stats", ()))
         campaign.record_adaptive({"precision": p["precision"], "budget_s": p["budget"],
                                   "last_decision": reason})
         return runs
@@ -186,7 +196,7 @@ class DD(Benchmark):
         return make_execute(plan.state["planned"], count=q["count"], runs=q["runs"],
                             warmup=q["warmup"], workload_cpu=q["workload_cpu"],
                             tracer_cpu=q["tracer_cpu"], os_name=plan.state["os"],
-                            scratch=scratch, bpf_stats=q["bpf_stats"])
+                            scratch=scratch, bpf_stats=bool(q["bpf_stats"]))
 
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
         return report(campaign, data_dir=data_dir, figures_dir=figures_dir,

@@ -239,12 +239,13 @@ def make_execute(planned: Sequence[PlannedExperiment], *, count: int | None, run
                  attach_timeout: float = 120.0, stop_timeout: float = 120.0):
     """The ``execute`` function of a benchmark-1 campaign. Each run's dd count is in its
     params (``count``, else the campaign's): calibration (``cal``: the experiment's own
-    script, untimed, with BPF statistics where asked), counting (``count``) and timed
-    blocks (``timed``: hyperfine)."""
+    script, untimed), counting (``count``) and timed blocks (``timed``: hyperfine; with
+    ``bpf_stats`` in its params and ``bpf_stats`` here, under
+    ``kernel.bpf_stats_enabled=1``, the programs' run time read into its info)."""
     scratch.mkdir(parents=True, exist_ok=True)
     by_id = {p.id: p for p in planned}
 
-    def spec_for(p: PlannedExperiment, kind: str, n: int) -> TracerSpec:
+    def spec_for(p: PlannedExperiment, kind: str, n: int, stats: bool) -> TracerSpec:
         if kind == "count":
             script = scratch / f"count-{p.id}.{'d' if p.tracer == 'dtrace' else 'bt'}"
             script.write_text(counting_script(p))
@@ -253,7 +254,7 @@ def make_execute(planned: Sequence[PlannedExperiment], *, count: int | None, run
         defines = (f'TARGET_PROCESS_ARGS="{" ".join(dd_argv(n))}"',) if p.tracer == "dtrace" \
             else ()
         return TracerSpec(p.tracer, script=script, tracer_cpu=tracer_cpu, dtrace_defines=defines,
-                          bpf_stats=bpf_stats and kind == "cal" and p.id != CONTROL)
+                          bpf_stats=stats)
 
     def execute(transport, run: RunSpec, staging: Path) -> dict:
         p = by_id[run.experiment]
@@ -263,12 +264,13 @@ def make_execute(planned: Sequence[PlannedExperiment], *, count: int | None, run
             "hyperfine", "-N", "--style", "none", "--runs", str(int(runs)), "--warmup",
             str(int(warmup)), "--export-json", "{out}/hyperfine.json", shlex.join(dd)]
         limit = workload_timeout(n, runs + warmup if kind == "timed" else 1)
-        info = traced_execute(spec_for(p, kind, n), workload, attach_timeout=attach_timeout,
+        stats = bool(bpf_stats and run.params.get("bpf_stats"))
+        info = traced_execute(spec_for(p, kind, n, stats), workload, attach_timeout=attach_timeout,
                               stop_timeout=stop_timeout, workload_timeout=limit)(
                                   transport, run, staging)
         # a SIGKILLed tracer printed no final maps: its output is lost, never trusted
         info["tracer_output_lost"] = bool(info.get("stop_killed"))
-        if kind == "cal" and (staging / "meta").is_file():
+        if stats and (staging / "meta").is_file():
             meta = parse_meta((staging / "meta").read_text())
             info.update({k: int(meta[k]) for k in ("bpf_run_cnt", "bpf_run_time_ns", "bpf_progs")
                          if meta.get(k)})

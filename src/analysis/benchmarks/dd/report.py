@@ -68,6 +68,13 @@ def summary(out: Report) -> str:
              "distinguishable from zero here"]
     if adaptive.get("last_decision"):
         lines.append(f"rounds: {adaptive['last_decision']}")
+    over = table.dropna(subset=["bpf_stats_ns"])
+    if len(over):
+        lines.append("BPF statistics' own cost (kernel.bpf_stats_enabled, measured on/off): "
+                     + ", ".join(f"{e[:2]} {v:.1f} ns [{lo:.1f}, {hi:.1f}]" for e, v, lo, hi in
+                                 zip(over["experiment"], over["bpf_stats_ns"],
+                                     over["bpf_stats_ns_ci_low"], over["bpf_stats_ns_ci_high"]))
+                     + " per event; the program times include part of it")
     for _, r in table.iterrows():
         if r["experiment"] == CONTROL:
             continue

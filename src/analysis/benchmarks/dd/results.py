@@ -16,6 +16,7 @@ from ...overhead import overhead_table
 from ...published import load_reference
 from ...tracers import parse_count as parse_events
 from . import rounds as _rounds
+from . import split as _split
 from .experiments import BY_ID, CONTROL, EXPERIMENTS, Experiment, PlannedExperiment
 
 
@@ -27,7 +28,8 @@ def load_runs(campaign: Campaign, target: str) -> pd.DataFrame:
         df["s_per_read"] = df["time_s"] / df["reads"]
 
     runs = load_blocks(campaign, target, keep=lambda e: e.params.get("kind") == "timed",
-                       label=lambda e: _rounds.AA if e.params.get("aa") else e.experiment,
+                       label=lambda e: _rounds.AA if e.params.get("aa") else e.experiment + (
+                           _rounds.STATS_LABEL if e.params.get("bpf_stats") else ""),
                        extra=reads, what="timed runs")
     runs["order"] = np.arange(len(runs))
     return runs
@@ -78,7 +80,8 @@ def load_counts(campaign: Campaign, target: str) -> dict[str, int]:
 
 
 def bpf_per_event(campaign: Campaign, target: str, events_per_read: dict) -> dict[str, float]:
-    """The BPF programs' own run time per event, from the calibration runs' statistics."""
+    """The BPF programs' own run time per event, from the calibration runs' statistics
+    (campaigns made before the ``-stats`` blocks)."""
     out = {}
     for entry in campaign.run_records(target).values():
         info, params = entry.get("info") or {}, entry.get("params", {})
@@ -97,9 +100,11 @@ def results_table(campaign: Campaign, target: str, planned: Sequence[PlannedExpe
     Columns added: ``count``, ``precision_reached`` (the 95 % CI half-width relative to
     the cost), ``target_met``, ``noise_floor_ns`` (the A/A comparison of the control
     with itself: costs below it are not distinguishable from zero here),
-    ``bpf_ns_per_event`` (the BPF program's own time) and ``mechanism_ns`` (the rest).
+    and the split into the BPF program's own time and the rest, with what reading it costs
+    (:data:`analysis.benchmarks.dd.split.SPLIT_COLUMNS`; the method is in that module).
     """
-    runs = load_runs(campaign, target)
+    everything = load_runs(campaign, target)
+    runs = everything[~everything["experiment"].str.endswith(_rounds.STATS_LABEL)]
     events, counts = load_events(campaign, target), load_counts(campaign, target)
     per_read = {e: events[e] / counts[e] for e in events if counts.get(e)}
     per_read[_rounds.AA] = 1.0
@@ -113,11 +118,11 @@ def results_table(campaign: Campaign, target: str, planned: Sequence[PlannedExpe
         table[col] = table[col] * scale
     table["events"] = table["experiment"].map(events)
     table.insert(5, "count", scale)
-    return _named(_precision_columns(table, campaign, target, per_read), planned)
+    return _named(_precision_columns(table, campaign, target, per_read, everything), planned)
 
 
 def _precision_columns(table: pd.DataFrame, campaign: Campaign, target: str,
-                       per_read: dict) -> pd.DataFrame:
+                       per_read: dict, runs: pd.DataFrame) -> pd.DataFrame:
     half = (table["per_event_ns_ci_high"] - table["per_event_ns_ci_low"]) / 2
     table["precision_reached"] = half / table["per_event_ns"].abs()
     goal = campaign.adaptive.get("precision")
@@ -128,10 +133,9 @@ def _precision_columns(table: pd.DataFrame, campaign: Campaign, target: str,
         if len(aa) else np.nan  # ns per read: what the machine cannot tell from zero
     table["noise_floor_ns"] = [floor / per_read[e] if per_read.get(e) else np.nan
                                for e in table["experiment"]]
-    bpf = bpf_per_event(campaign, target, per_read)
-    table["bpf_ns_per_event"] = table["experiment"].map(bpf)
-    table["mechanism_ns"] = table["per_event_ns"] - table["bpf_ns_per_event"]
-    table = table.copy()
+    parts = _split.split(table, runs, campaign.run_records(target), campaign.parameters,
+                         per_read, bpf_per_event(campaign, target, per_read))
+    table = pd.concat([table, parts], axis=1)
     table["flags"] = [f if e == CONTROL or e in per_read else
                       [*f, "no event count (counting run lost or missing): no per-event cost"]
                       for e, f in zip(table["experiment"], table["flags"])]
@@ -203,4 +207,4 @@ TABLE_COLUMNS = ["experiment", "name", "attach_point", "substituted", "count", "
                  "per_event_ns_ci_low", "per_event_ns_ci_high", "slowdown", "slowdown_ci_low",
                  "slowdown_ci_high", "fastest_s", "per_event_ns_fastest", "slowdown_fastest",
                  "mwu_p", "p_holm", "cliffs_delta", "flags", "precision_reached", "target_met",
-                 "noise_floor_ns", "bpf_ns_per_event", "mechanism_ns"]
+                 "noise_floor_ns", *_split.SPLIT_COLUMNS]
