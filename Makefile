@@ -16,7 +16,7 @@ SSH_HINT := install openssh-server (apt-get install openssh-server) or run .ci/r
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,docs]'
 	touch $(STAMP)
 
 .PHONY: help
@@ -25,7 +25,7 @@ help: ## list the targets
 	  awk 'BEGIN {FS = ":.*## "}; {printf "  make %-12s %s\n", $$1, $$2}'
 
 .PHONY: install
-install: $(STAMP) ## create .venv and install the package with its dev tools
+install: $(STAMP) ## create .venv and install the package with its dev and docs tools
 
 DEMO_CAMPAIGN := demo-$(shell date -u +%Y%m%d-%H%M%S)
 
@@ -96,6 +96,22 @@ strip: export STRIP_NOTEBOOKS_PY := $(STRIP_NOTEBOOKS)
 strip: $(STAMP) ## remove outputs and execution counts from notebooks/*.ipynb (before committing)
 	@$(BIN)/python -c "$$STRIP_NOTEBOOKS_PY" $(NOTEBOOKS)
 
+DOCS_HTML := build/docs/html
+# the notebooks the site renders (never executes): build/notebooks/X when it exists, else notebooks/X
+DOCS_NOTEBOOKS := docs/notebooks
+
+.PHONY: docs
+docs: $(STAMP) ## the documentation site (Sphinx + MyST; a warning fails it) into build/docs/html/
+	@rm -rf $(DOCS_NOTEBOOKS) && mkdir -p $(DOCS_NOTEBOOKS)
+	@for nb in notebooks/*.ipynb; do \
+	  name=$$(basename "$$nb"); \
+	  if [ -f "$(EXECUTED)/$$name" ]; then cp "$(EXECUTED)/$$name" $(DOCS_NOTEBOOKS)/; src=executed; \
+	  else cp "$$nb" $(DOCS_NOTEBOOKS)/; src="not executed"; fi; \
+	  echo "$$name: $$src" >> $(DOCS_NOTEBOOKS)/SOURCES.txt; \
+	done
+	$(BIN)/sphinx-build -b html -W --keep-going -E -q -d build/docs/doctrees docs $(DOCS_HTML)
+	@echo "docs: $(DOCS_HTML)/index.html"
+
 .PHONY: lint
 lint: $(STAMP) ## ruff over the package, tests and the speed benchmarks
 	$(BIN)/ruff check src tests speed
@@ -106,4 +122,4 @@ speed: $(STAMP) ## speed benchmarks in speed/ (print figures; never part of the 
 
 .PHONY: clean
 clean: ## remove generated figures, processed data and executed notebooks (never data/raw)
-	rm -rf build data/processed/* figures/*.pdf figures/*.png figures/*.tex figures/*.md
+	rm -rf build docs/notebooks data/processed/* figures/*.pdf figures/*.png figures/*.tex figures/*.md

@@ -32,7 +32,7 @@ def _pyproject() -> dict:
 
 
 def _requirements(group: str | None = None) -> dict[str, Requirement]:
-    """pyproject.toml's runtime dependencies, or those of an optional group ("dev")."""
+    """pyproject.toml's runtime dependencies, or those of an optional group ("dev", "docs")."""
     project = _pyproject()["project"]
     reqs = project["dependencies"] if group is None else project["optional-dependencies"][group]
     return {canonicalize_name(r.name): r for r in map(Requirement, reqs)}
@@ -52,17 +52,30 @@ def _conda() -> dict[str, Requirement]:
     return out
 
 
+def _all_requirements() -> dict[str, Requirement]:
+    """Runtime, dev and docs: everything `make install` installs."""
+    return {**_requirements(), **_requirements("dev"), **_requirements("docs")}
+
+
 def test_environment_yml_lists_the_same_dependencies_as_pyproject():
-    runtime, dev = set(_requirements()), set(_requirements("dev"))
+    runtime, dev, docs = set(_requirements()), set(_requirements("dev")), set(_requirements("docs"))
     conda = set(_conda()) - {"python", "pip"}
-    assert conda == runtime | dev
+    assert conda == runtime | dev | docs
     assert {"jupyterlab", "papermill", "pandas", "numpy", "scipy", "matplotlib", "seaborn",
             "paramiko", "pyarrow", "tqdm"} <= runtime
     assert {"pytest", "ruff", "hypothesis"} <= dev
+    assert {"sphinx", "myst-parser", "myst-nb", "sphinx-argparse"} <= docs
+
+
+def test_make_install_installs_the_dev_and_docs_extras():
+    """CI runs `make docs` and `make test` after one `make install`: both extras are in it."""
+    text = (ROOT / "Makefile").read_text()
+    installs = re.findall(r"pip install .*-e '\.\[([a-z,]+)\]'", text)
+    assert installs and set(installs[0].split(",")) == {"dev", "docs"}, installs
 
 
 def test_every_dependency_has_a_lower_bound():
-    for name, req in {**_requirements(), **_requirements("dev")}.items():
+    for name, req in _all_requirements().items():
         assert any(s.operator in LOWER_BOUND for s in req.specifier), \
             f"pyproject.toml: {name} has no lower bound ({req})"
     for name, req in _conda().items():
@@ -72,7 +85,7 @@ def test_every_dependency_has_a_lower_bound():
 
 
 def test_environment_yml_has_the_same_bounds_as_pyproject():
-    pyproject = {n: str(r.specifier) for n, r in {**_requirements(), **_requirements("dev")}.items()}
+    pyproject = {n: str(r.specifier) for n, r in _all_requirements().items()}
     conda = {n: str(r.specifier) for n, r in _conda().items() if n not in ("python", "pip")}
     different = {n: (pyproject[n], conda.get(n)) for n in pyproject if pyproject[n] != conda.get(n)}
     assert not different, f"(pyproject.toml, environment.yml) bounds differ: {different}"
@@ -83,7 +96,7 @@ def test_environment_yml_has_the_same_bounds_as_pyproject():
 def test_installed_versions_meet_the_lower_bounds():
     """A bound above what is installed here was never tested (`make install` reinstalls)."""
     checked = 0
-    for name, req in {**_requirements(), **_requirements("dev")}.items():
+    for name, req in _all_requirements().items():
         try:
             installed = Version(version(name))
         except PackageNotFoundError:

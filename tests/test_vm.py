@@ -3,7 +3,7 @@ with QEMU (TCG here: KVM guests hang on this host), reached over real SSH.
 
 The image ``ci-standard`` is built once per machine (about 2 minutes) and reused while
 its recipe is unchanged; the tests never touch a user's own VMs. The PREEMPT_RT image
-costs another build and boot: its test runs only with TRACELAB_VM_RT=1 (see README).
+costs another build and boot: its test runs only with TRACELAB_VM_RT=1 (see docs/targets/vm.md).
 """
 
 from __future__ import annotations
@@ -352,7 +352,7 @@ def test_the_rt_image_boots_a_preempt_rt_kernel_and_runs_cyclictest(tmp_path):
         res = run_benchmark("cyclictest", rt.target, data_dir=tmp_path, progress=False,
                             configs=["none", "kernel-ftrace"], loops=2000, invocations=1)
         # (kernel-bpftrace is left out: on this emulated RT guest it recorded 1,865 of 2,000
-        # wake-ups with no loss reported, and the study refuses such a run: see README)
+        # wake-ups with no loss reported, and the study refuses such a run: see docs/targets/vm.md)
         assert res.complete, res.failed
         from analysis import report as make_report
 

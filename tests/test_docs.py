@@ -1,0 +1,243 @@
+"""The short README and the docs site (docs/, `make docs`): what each promises is there.
+
+The README's reference material moved to docs/; the checks that used to read it read the
+page the content moved to (hyperfine quirks: reference/input-formats.md, and so on).
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+
+import numpy as np
+import pytest
+
+import analysis
+from conftest import FIXTURES, ROOT
+
+DOCS = ROOT / "docs"
+README = ROOT / "README.md"
+FIGURES = DOCS / "_static" / "figures"
+
+
+def _readme() -> str:
+    return README.read_text()
+
+
+def _page(name: str) -> str:
+    return (DOCS / name).read_text()
+
+
+def _makefile_targets() -> set[str]:
+    return set(re.findall(r"^([a-z][a-z_-]*):", (ROOT / "Makefile").read_text(), re.M))
+
+
+# --------------------------------------------------------------------------- #
+# README
+
+
+def test_readme_is_at_most_150_lines():
+    lines = _readme().splitlines()
+    assert len(lines) <= 150, f"README.md has {len(lines)} lines; the rest belongs in docs/"
+
+
+def test_every_make_target_the_readme_names_exists():
+    named = set(re.findall(r"\bmake ([a-z][a-z_-]*)", _readme()))
+    assert {"demo", "test", "docs"} <= named
+    missing = named - _makefile_targets()
+    assert not missing, f"README names make targets the Makefile lacks: {sorted(missing)}"
+
+
+def test_readme_says_root_before_the_two_commands_and_links_the_docs():
+    text = _readme()
+    commands = text.index("make demo    #")
+    assert text.index("make test    #") > commands
+    before = text[:commands]
+    assert "root" in before and "sudo" in before, "say what root/sudo is needed for first"
+    assert "build/docs/html" in text and "make docs" in text
+
+
+def test_readme_paths_exist_on_a_fresh_clone():
+    text = _readme()
+    generated = ("build/", ".venv/", "data/raw/<", "data/processed/<")
+    for path in sorted(set(re.findall(r"`([A-Za-z._][\w.-]*/[\w./<>-]*)`", text))):
+        if path.startswith(generated):
+            continue
+        assert (ROOT / path.split("<")[0]).exists(), f"README names {path}, which does not exist"
+    for name in ("LICENSE", "environment.yml", ".ci/run", "docs/index.md"):
+        assert name in text or name == "docs/index.md"
+        assert (ROOT / name).exists()
+
+
+def test_readme_tables_name_real_notebooks_and_benchmarks():
+    text = _readme()
+    rows = re.findall(r"^\| `(\d\.\d-[\w-]+)` \| ([^|]*)\|", text, re.M)
+    notebooks = {p.stem for p in (ROOT / "notebooks").glob("*.ipynb")}
+    assert {n for n, _ in rows} == notebooks, "one row per notebook"
+    registered = set(analysis.benchmarks.registry())
+    named = {b for _, cell in rows for b in re.findall(r"`([\w-]+)`", cell)}
+    assert named <= registered and registered <= named, (named, registered)
+
+
+def test_ci_builds_the_docs_then_runs_exactly_make_test():
+    lines = [ln.strip() for ln in (ROOT / ".ci" / "run").read_text().splitlines()
+             if ln.strip() and not ln.lstrip().startswith("#")]
+    assert lines[-1] == "make test"
+    assert "make docs" in lines[:-1]
+
+
+def test_make_docs_is_strict_and_writes_build_docs_html():
+    text = (ROOT / "Makefile").read_text()
+    assert "docs" in _makefile_targets()
+    rule = re.search(r"^docs:.*?(?=^\S|\Z)", text, re.M | re.S).group(0)
+    assert "sphinx-build" in rule and " -W " in rule and "--keep-going" in rule
+    assert "build/docs/html" in text
+    # executed notebooks when build/notebooks has them, the committed ones otherwise
+    assert "$(EXECUTED)/" in rule and "notebooks/*.ipynb" in rule
+
+
+# --------------------------------------------------------------------------- #
+# the site
+
+
+def _toctree_pages() -> set[str]:
+    index = _page("index.md")
+    pages = set()
+    for block in re.findall(r"```\{toctree\}(.*?)```", index, re.S):
+        pages |= {ln.strip() for ln in block.splitlines()
+                  if ln.strip() and not ln.strip().startswith(":")}
+    return pages
+
+
+def test_the_promised_pages_exist():
+    pages = _toctree_pages()
+    for page in ("getting-started", "targets/remote", "targets/vm", "benchmarks/dd",
+                 "benchmarks/usdt", "benchmarks/cyclictest", "benchmarks/kbuild",
+                 "benchmarks/ktrace", "benchmarks/looper", "benchmarks/probe-effect",
+                 "benchmarks/price-a-probe", "benchmarks/ab", "benchmarks/adding",
+                 "reference/api", "reference/cli", "reference/manifest", "reference/tsmp",
+                 "reference/statistics", "design", "notebooks"):
+        assert page in pages, page
+        assert (DOCS / f"{page}.md").is_file(), page
+
+
+def test_getting_started_says_root_before_the_commands():
+    text = _page("getting-started.md")
+    assert text.index("sudo") < text.index("make demo    #") < text.index("make test    #")
+
+
+def test_every_public_name_is_on_the_api_page():
+    text = _page("reference/api.md")
+    for name in analysis.__all__:
+        assert re.search(rf"analysis\.{re.escape(name)}\b", text), f"{name} is not documented"
+
+
+def test_the_cli_page_is_generated_from_the_parser():
+    text = _page("reference/cli.md")
+    assert ".. argparse::" in text
+    import sys
+
+    sys.path.insert(0, str(DOCS / "_ext"))
+    try:
+        import cli_parser
+    finally:
+        sys.path.remove(str(DOCS / "_ext"))
+    parser = cli_parser.parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    assert {"figures", "benchmarks", "run", "report", "preflight", "bootstrap", "verify", "vm",
+            "summarize"} <= set(sub.choices)
+
+
+def test_benchmark_pages_have_captioned_figures_that_exist():
+    total = 0
+    for page in sorted((DOCS / "benchmarks").glob("*.md")):
+        text = page.read_text()
+        assert "FIGURE_CAPTION" not in text and "_FIGURE" not in text, f"{page.name}: placeholder"
+        figures = re.findall(r"```\{figure\} ([^\n]+)\n(.*?)```", text, re.S)
+        if page.stem in ("index", "adding"):
+            continue
+        assert figures, f"{page.name} has no figure"
+        for path, body in figures:
+            assert (page.parent / path.strip()).is_file(), f"{page.name}: {path}"
+            caption = body.split("\n\n", 1)[-1]
+            assert re.search(r"run|generated|campaign", caption, re.I), \
+                f"{page.name}: say which run made {path}"
+    for png in FIGURES.glob("*.png"):
+        total += png.stat().st_size
+    assert total < 3_000_000, f"docs/_static/figures holds {total} bytes"
+
+
+# --------------------------------------------------------------------------- #
+# what the README used to say, checked where it now is
+
+
+def test_loader_example_points_at_the_run_layout():
+    text = _page("reference/input-formats.md")
+    assert "02-kprobe.json" not in text and "02-kprobe.json" not in _readme()
+    pattern = "data/raw/<campaign>/<target>/<run_id>/hyperfine.json"
+    assert pattern in text
+    example = re.search(r"tests/fixtures/(\S+/hyperfine\.json)", text).group(1)
+    path = FIXTURES / example
+    parts = path.relative_to(FIXTURES).parts
+    assert parts[-6:-4] == ("data", "raw")  # data/raw/<campaign>/<target>/<run_id>/hyperfine.json
+    runs = analysis.load_hyperfine(path)
+    assert {"command", "run", "time_s", "user_s", "system_s", "exit_code"} <= set(runs.columns)
+
+
+def test_hyperfine_and_cyclictest_quirks_are_documented():
+    text = " ".join(_page("reference/input-formats.md").split())
+    for quirk in ("`parameter`", "`parameters`", "`exit_codes`", "`stddev: null`",
+                  "`memory_usage_byte`", "`parameter_name=`", "repeat the mean",
+                  "`avg: -nan`", "`cmdline:`", "`--nsecs`", "overflows = cycles",
+                  "`analysis.DataFormatError`"):
+        assert quirk in text, quirk
+
+
+def test_the_worked_numbers_on_the_input_formats_page_hold():
+    text = _page("reference/input-formats.md")
+    assert "events=10_000_000)  # 78.1" in text and "# 0.131" in text
+    assert round(analysis.per_event_cost_ns(runtime_s=6.75364, control_s=5.97243,
+                                            events=10_000_000), 1) == 78.1
+    assert round(analysis.relative_slowdown(6.75364, 5.97243), 3) == 0.131
+
+
+def test_the_tsmp_page_matches_the_public_loader(tmp_path):
+    """A file written by hand from the page's table reads back through analysis.load_samples."""
+    text = _page("reference/tsmp.md")
+    assert '"<8sIIQdI"' in text and "| 64 | n x b |" in text and "2 CLOCK_MONOTONIC_RAW" in text
+    ticks = np.array([3, 1, 2], dtype="<u4")
+    header = struct.pack("<8sIIQdI", b"TSMPv1\0\0", 64, 4, len(ticks), 2.0, 2).ljust(64, b"\0")
+    path = tmp_path / "hand.tsmp"
+    path.write_bytes(header + ticks.tobytes())
+    assert analysis.load_samples(path).tolist() == [6.0, 2.0, 4.0]
+    summary = analysis.summarize_samples(path).as_row()
+    assert (summary["count"], summary["min_ns"], summary["max_ns"]) == (3, 2.0, 6.0)
+    path.write_bytes(header + ticks.tobytes()[:-1])  # shorter than its header promises
+    with pytest.raises(analysis.DataFormatError):
+        analysis.load_samples(path)
+
+
+def test_published_pitfalls_and_rt_notes_are_kept():
+    published = _page("benchmarks/published.md")
+    assert "10,240,000" in published and "2.34 %" in published and "swapped" in published
+    vm = _page("targets/vm.md")
+    assert "TRACELAB_VM_RT=1" in vm and "1,865 of 2,000" in vm
+    assert "TRACELAB_VM_RT=1" in _page("benchmarks/cyclictest.md") or \
+        "1,865 of 2,000" in _page("benchmarks/cyclictest.md")
+
+
+@pytest.mark.parametrize("page", ["reference/manifest.md", "reference/campaigns.md"])
+def test_manifest_pages_match_the_code(page):
+    import json
+
+    text = _page(page)
+    m = json.loads((FIXTURES / "looper/data/raw/t1/manifest.json").read_text())
+    if page.endswith("manifest.md"):
+        assert f"**Schema version {m['schema']}**" in text
+        documented = {key for cell in re.findall(r"^\| ([^|]+)\|", text, re.M)
+                      for key in re.findall(r"`(\w+)`", cell)}
+        assert set(m) <= documented, set(m) - documented
+        entry = next(iter(next(iter(m["runs"].values())).values()))
+        assert set(entry) <= documented, set(entry) - documented
+    else:
+        assert "python -m analysis verify CAMPAIGN" in text
