@@ -20,6 +20,7 @@ except PackageNotFoundError:  # running from a source tree that is not installed
 from . import benchmarks, lesson, paths, plots, published, rules, stats  # noqa: E402
 from ._display import show  # noqa: E402
 from .benchmarks import report, run_benchmark  # noqa: E402
+from .bundle import bundle, verify_bundle  # noqa: E402
 from .cyclictest import CyclictestRun, load_cyclictest  # noqa: E402
 from .errors import (  # noqa: E402
     AnalysisError,
@@ -48,7 +49,7 @@ __all__ = [
     # overhead and statistics
     "per_event_cost_ns", "relative_slowdown", "overhead_table", "stats", "published",
     # benchmarks
-    "run_benchmark", "report", "benchmarks",
+    "run_benchmark", "report", "benchmarks", "bundle", "verify_bundle",
     # rules of thumb, pricing a probe, the probe-effect lesson
     "rules", "price_probe", "lesson",
     # targets

@@ -137,6 +137,23 @@ def _verify(args) -> int:
     return 1 if problems else 0
 
 
+def _bundle(args) -> int:
+    from .bundle import bundle
+
+    print(bundle(args.campaigns, args.out, data_dir=args.data_dir,
+                 notebooks_dir=args.notebooks_dir, redact_hosts=args.redact_hosts,
+                 redact=args.redact, title=args.title, authors=args.author or None))
+    return 0
+
+
+def _verify_bundle(args) -> int:
+    from .bundle import verify_bundle
+
+    result = verify_bundle(args.bundle, args.workdir)
+    print(result)
+    return 0 if result.ok else 1
+
+
 def _vm(args) -> int:
     from . import vm
 
@@ -232,6 +249,9 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("--data-dir", default=None, help="the folder holding raw/ (default data/)")
     ver.set_defaults(func=_verify)
     _vm_parser(sub)
+    from ._bundlecli import add_parsers
+
+    add_parsers(sub, _bundle, _verify_bundle)
     summ = sub.add_parser("summarize", help="summarise .tsmp sample files")
     summ.add_argument("files", nargs="+")
     summ.set_defaults(func=_summarize)
