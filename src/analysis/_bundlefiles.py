@@ -34,7 +34,8 @@ _FORMATS = {
 #: file names that hold keys or SSH set-up: never bundled
 _SECRET_NAMES = re.compile(r"^(id_(rsa|dsa|ecdsa|ed25519)(_sk)?(\.pub)?|.*\.pem|.*\.key|"
                            r"known_hosts.*|authorized_keys.*|ssh_config|\.netrc|\.pypirc)$")
-_PRIVATE_KEY = re.compile(rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----|PRIVATE KEY-----")
+#: PEM and OpenSSH private keys (written so that this file does not match itself)
+_PRIVATE_KEY = re.compile(rb"PRIVATE[ ]KEY")
 _IDENTITY_LINE = re.compile(r"(?im)^(\s*IdentityFile)(\s+|\s*=\s*)(?!<redacted>)(?!\{)\S.*$")
 #: JSON fields whose values are a machine's name (redacted wherever they appear)
 _HOST_FIELDS = ("hostname", "host", "nodename", "fqdn")
