@@ -241,12 +241,13 @@ def _add_campaign(camp: Campaign, red: Redactor, members: dict, left_out: list) 
     for p in sorted(camp.folder.rglob("*")):
         if p.is_file() and p not in included:
             rel = p.relative_to(camp.folder)
-            key = f"{rel.parts[0]}/" if len(rel.parts) > 1 and rel.parts[0].startswith(".") \
+            work = rel.parts[0].startswith(".")
+            key = (f"{rel.parts[0]}/" if len(rel.parts) > 1 else rel.parts[0]) if work \
                 else red.text(str(rel))[0]
             groups[key] = groups.get(key, 0) + 1
     for key, n in groups.items():
-        left_out.append(f"{base}/{key}" + (f" ({n} files: not part of any finished run)"
-                                           if key.endswith("/") else
+        left_out.append(f"{base}/{key}" + (f" ({n} file(s): the campaign's working files, "
+                                           "not data)" if key.startswith(".") else
                                            " (not recorded in the manifest)"))
 
 
@@ -270,13 +271,27 @@ def _add_source(members: dict, left_out: list, red: Redactor) -> dict:
         if why:
             left_out.append(f"{arc} ({why})")
             continue
-        if not arc.endswith(".py"):  # documentation and notebooks: no names, no key paths
-            data = red.data(arc, data)
+        if not arc.endswith(".py"):  # documentation: no key file named in an example
+            data = _scrub_identity(arc, data, red)
         members[arc] = data
     if facts["dirty"]:
         members["source/UNCOMMITTED.diff"] = red.data("source/UNCOMMITTED.diff",
                                                       facts["diff"].encode())
     return facts
+
+
+def _scrub_identity(arc: str, data: bytes, red: Redactor) -> bytes:
+    """The source as committed, but for ``IdentityFile`` values in its documentation (the
+    source is code, not data: host names are not redacted in it)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+    new, n = Redactor(False).text(text)
+    if n:
+        red.changed[arc] = red.changed.get(arc, 0) + n
+        return new.encode("utf-8")
+    return data
 
 
 _PARAM = r"""campaign\s*=\s*['"]{name}['"]|"campaign":\s*"{name}"|'campaign':\s*'{name}'"""
@@ -374,18 +389,7 @@ def _rebuild(bundle_dir: Path, campaigns, out: Path, version: str) -> list[str]:
 def _crate(members, camps, manifests, facts, lock, title, authors) -> dict:
     files = {name: file_entity(name, data, describe_output(name))
              for name, data in sorted(members.items())}
-    datasets = []
-    for camp in camps:
-        prefix = f"data/raw/{camp.name}/"
-        datasets.append({"@id": prefix, "@type": "Dataset", "name": f"campaign {camp.name}",
-                         "description": "raw files and manifest (SHA-256 of every file) of "
-                                        f"campaign {camp.name}",
-                         "hasPart": [{"@id": n} for n in files if n.startswith(prefix)]})
-    datasets.append({"@id": "source/", "@type": "Dataset", "name": "package source",
-                     "description": f"analysis {facts['analysis_version']} source, commit "
-                                    f"{facts['source'].get('commit')}, dirty: "
-                                    f"{facts['source'].get('dirty')}",
-                     "hasPart": [{"@id": n} for n in files if n.startswith("source/")]})
+    datasets: list[dict] = []  # every data entity is a File with its sha256
     versions = dict(line.split("==", 1) for line in lock if "==" in line)
     deps = [{"@id": f"#{n.lower()}", "@type": "SoftwareApplication", "name": n,
              "version": versions[n]} for n in sorted(versions)
