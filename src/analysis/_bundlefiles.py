@@ -37,6 +37,8 @@ _SECRET_NAMES = re.compile(r"^(id_(rsa|dsa|ecdsa|ed25519)(_sk)?(\.pub)?|.*\.pem|
 #: PEM and OpenSSH private keys (written so that this file does not match itself)
 _PRIVATE_KEY = re.compile(rb"PRIVATE[ ]KEY")
 _IDENTITY_LINE = re.compile(r"(?im)^(\s*IdentityFile)(\s+|\s*=\s*)(?!<redacted>)(?!\{)\S.*$")
+_IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}"
+                   r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\w]|\.\d)")
 #: JSON fields whose values are a machine's name (redacted wherever they appear)
 _HOST_FIELDS = ("hostname", "host", "nodename", "fqdn")
 
@@ -76,7 +78,7 @@ class Redactor:
     def add(self, name: str | None, kind: str, always: bool = False) -> None:
         if not (self.enabled or always) or not name or name in ("local", "localhost") or name in self.names:
             return
-        prefix = "target" if kind == "target" else "host"
+        prefix = kind if kind in ("target", "address") else "host"
         n = sum(1 for k in self.kinds.values() if k == kind) + 1
         placeholder = f"{prefix}-{n}"
         self.names[name] = placeholder
@@ -111,6 +113,10 @@ class Redactor:
 
     def text(self, text: str) -> tuple[str, int]:
         count = 0
+        if self.enabled:  # any IPv4 address but loopback: a target's, or a neighbour's
+            for addr in dict.fromkeys(_IPV4.findall(text)):
+                if not addr.startswith(("127.", "0.")):
+                    self.add(addr, "address")
         if self.names:
             text, count = self._regex().subn(lambda m: self.names[m.group(0)], text)
         text, ids = _IDENTITY_LINE.subn(lambda m: f"{m.group(1)} <redacted>", text)
