@@ -22,8 +22,8 @@ import pytest
 import yaml
 
 import analysis
-from analysis._bundlefiles import BundleError, Redactor, encoding_format, secret_problem
 from analysis.__main__ import main
+from analysis._bundlefiles import BundleError, Redactor, encoding_format, secret_problem
 from conftest import ROOT, need_tool
 
 try:

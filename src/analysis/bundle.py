@@ -162,7 +162,7 @@ def bundle(campaigns, out, *, data_dir=None, notebooks_dir=None, redact_hosts: b
     with tempfile.TemporaryDirectory(prefix="tracelab-bundle-") as tmp:
         staging = Path(tmp) / "bundle"
         _unpack(members, staging)
-        built = _rebuild(staging, names, Path(tmp) / "rebuild", __version__)
+        built, made_by = _rebuild(staging, names, Path(tmp) / "rebuild", __version__)
         outputs = {}
         for rel in built:
             outputs[rel] = (Path(tmp) / "rebuild" / rel).read_bytes()
@@ -170,6 +170,7 @@ def bundle(campaigns, out, *, data_dir=None, notebooks_dir=None, redact_hosts: b
     facts = {"bundle_format": 1, "campaigns": names, "analysis_version": __version__,
              "source": {k: v for k, v in source.items() if k != "diff"},
              "python": platform.python_version(), "outputs": sorted(outputs),
+             "made_by": made_by,
              "notebooks": nbs, "redacted": dict(sorted(red.kinds.items())),
              "redacted_files": sorted(red.changed), "left_out": left_out,
              "source_date_epoch": SOURCE_DATE_EPOCH,
@@ -340,15 +341,17 @@ from analysis.__main__ import main
 print("ANALYSIS", analysis.__file__, analysis.__version__, flush=True)
 out = sys.argv[1]
 for name in sys.argv[2:]:
+    print("CAMPAIGN", name, flush=True)
     code = main(["report", name, "--data-dir", out + "/data", "--figures-dir", out + "/figures"])
     if code:
         sys.exit(code)
 """
 
 
-def _rebuild(bundle_dir: Path, campaigns, out: Path, version: str) -> list[str]:
+def _rebuild(bundle_dir: Path, campaigns, out: Path, version: str):
     """Every campaign's report rebuilt from ``bundle_dir``'s raw data by its ``source/``, into
-    ``out``; returns the outputs as bundle paths (``figures/...``, ``data/processed/...``)."""
+    ``out``; returns the outputs as bundle paths (``figures/...``, ``data/processed/...``)
+    and which campaign's report wrote which."""
     src = bundle_dir / "source" / "src"
     if not (src / "analysis" / "__init__.py").is_file():
         raise BundleError(f"{bundle_dir / 'source/src/analysis/__init__.py'}: missing; the "
@@ -380,7 +383,13 @@ def _rebuild(bundle_dir: Path, campaigns, out: Path, version: str) -> list[str]:
         for p in sorted((out / top).rglob("*")):
             if p.is_file() and not p.name.startswith("."):
                 built.append(str(p.relative_to(out)))
-    return built
+    made_by, current = {}, None
+    for line in done.stdout.splitlines()[1:]:
+        if line.startswith("CAMPAIGN "):
+            current = made_by.setdefault(line.split(" ", 1)[1], [])
+        elif current is not None and line.strip() in built:
+            current.append(line.strip())
+    return built, made_by
 
 
 # --------------------------------------------------------------------------- #
@@ -423,8 +432,7 @@ def _crate(members, camps, manifests, facts, lock, title, authors) -> dict:
                                    if n.startswith(f"preflight/{c}/")],
                         "result": raw, "startTime": m.get("created"),
                         "endTime": m.get("updated")})
-        made = [n for n in facts["outputs"] if f"/{c}/" in n or f"-{c}" in n or n.startswith(
-            f"figures/{c}")]
+        made = facts["made_by"].get(c) or facts["outputs"]
         actions.append({"@id": f"#report-{c}", "@type": "CreateAction",
                         "name": f"report of campaign {c}",
                         "description": f"python -m analysis report {c} (run again by "
@@ -432,7 +440,7 @@ def _crate(members, camps, manifests, facts, lock, title, authors) -> dict:
                         "instrument": {"@id": "#tracelab"},
                         "object": raw + [{"@id": n} for n in files
                                          if n.startswith("data/reference/")],
-                        "result": [{"@id": n} for n in (made or facts["outputs"])]})
+                        "result": [{"@id": n} for n in made]})
     for nb in facts["notebooks"]:
         source_nb = f"source/notebooks/{Path(nb).name}"
         actions.append({"@id": f"#notebook-{Path(nb).stem}", "@type": "CreateAction",
@@ -475,8 +483,8 @@ def verify_bundle(path, workdir=None, *, rebuild: bool = True) -> VerifyResult:
         if rebuild and not res.problems:
             t = time.perf_counter()
             facts = json.loads((folder / "bundle" / FACTS).read_text())
-            built = _rebuild(folder / "bundle", facts["campaigns"], folder / "rebuild",
-                             facts["analysis_version"])
+            built, _ = _rebuild(folder / "bundle", facts["campaigns"], folder / "rebuild",
+                                facts["analysis_version"])
             res.rebuild_seconds = time.perf_counter() - t
             _compare(folder, built, res)
     finally:
