@@ -33,7 +33,7 @@ except ModuleNotFoundError:
 
 HOST = "lab-host-7.example.org"
 ADDRESS = "198.51.100.23"
-TARGET = f"alice@{HOST}:2222"
+TARGET = f"zqtester@{HOST}:2222"
 KEY = "-----BEGIN OPENSSH " + "PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH " \
       + "PRIVATE KEY-----\n"
 
@@ -221,7 +221,7 @@ def _hostile_copy(base: Path, tmp_path: Path) -> tuple[Path, Path]:
     data = tmp_path / "data"
     shutil.copytree(base / "data" / "raw" / "b", data / "raw" / "h")
     camp = data / "raw" / "h"
-    slug = f"alice@{HOST}_2222"
+    slug = f"zqtester@{HOST}_2222"
     (camp / "local").rename(camp / slug)
     manifest = json.loads((camp / "manifest.json").read_text())
     manifest["campaign"] = "h"
@@ -258,7 +258,7 @@ def _leaks(members: dict[str, bytes]) -> list[str]:
         for m in re.finditer(r"(?im)^\s*IdentityFile\s*=?\s*(\S+)", text):
             if not m.group(1).startswith(("<redacted>", "{")):  # a key path, not a template
                 found.append(f"{name}: IdentityFile {m.group(1)}")
-        for secret in (HOST, ADDRESS, "alice@"):
+        for secret in (HOST, ADDRESS, "zqtester@"):
             if secret in text or secret in name:
                 found.append(f"{name}: {secret}")
     return found

@@ -295,7 +295,8 @@ def _scrub_identity(arc: str, data: bytes, red: Redactor) -> bytes:
     return data
 
 
-_PARAM = r"""campaign\s*=\s*['"]{name}['"]|"campaign":\s*"{name}"|'campaign':\s*'{name}'"""
+#: a notebook's parameter naming the campaign (in the JSON of a cell, quotes are escaped)
+_PARAM = r"""campaign\s*=\s*\\?['"]{name}\\?['"]|"campaign":\s*"{name}"|'campaign':\s*'{name}'"""
 
 
 def _add_notebooks(names, notebooks_dir, red: Redactor, members: dict, left_out: list) -> list:
