@@ -13,6 +13,7 @@ from . import benchmarks, lesson, paths, plots, published, rules, stats
 from ._display import show
 from ._version import __version__
 from .benchmarks import report, run_benchmark
+from .bundle import bundle, verify_bundle
 from .errors import (
     AnalysisError,
     CampaignNotFound,
@@ -41,7 +42,7 @@ __all__ = [
     # overhead and statistics
     "per_event_cost_ns", "relative_slowdown", "overhead_table", "stats", "published",
     # benchmarks
-    "run_benchmark", "report", "benchmarks",
+    "run_benchmark", "report", "benchmarks", "bundle", "verify_bundle",
     # rules of thumb, pricing a probe, the probe-effect lesson
     "rules", "price_probe", "lesson",
     # targets

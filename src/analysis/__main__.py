@@ -9,9 +9,11 @@ import time
 from pathlib import Path
 
 from . import paths, published, vm
+from ._bundlecli import add_parsers as add_bundle_parsers
 from .benchmarks import get, registry, report, run_benchmark
 from .benchmarks.report import Report
 from .bootstrap import bootstrap
+from .bundle import bundle, verify_bundle
 from .campaign import Campaign
 from .errors import AnalysisError
 from .loaders.samples import summarize_samples
@@ -126,6 +128,19 @@ def _verify(args) -> int:
     return 1 if problems else 0
 
 
+def _bundle(args) -> int:
+    print(bundle(args.campaigns, args.out, data_dir=args.data_dir,
+                 notebooks_dir=args.notebooks_dir, redact_hosts=args.redact_hosts,
+                 redact=args.redact, title=args.title, authors=args.author or None))
+    return 0
+
+
+def _verify_bundle(args) -> int:
+    result = verify_bundle(args.bundle, args.workdir)
+    print(result)
+    return 0 if result.ok else 1
+
+
 def _vm(args) -> int:
     if args.action == "build":
         vm.build(args.kernel, args.name, rebuild=args.rebuild, lttng_modules=args.lttng_modules)
@@ -219,6 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("--data-dir", default=None, help="the folder holding raw/ (default data/)")
     ver.set_defaults(func=_verify)
     _vm_parser(sub)
+    add_bundle_parsers(sub, _bundle, _verify_bundle)
     summ = sub.add_parser("summarize", help="summarise .tsmp sample files")
     summ.add_argument("files", nargs="+")
     summ.set_defaults(func=_summarize)
