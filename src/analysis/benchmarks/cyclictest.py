@@ -25,7 +25,7 @@ from ..lifecycle import TracerSpec, run_and_fetch
 from ..loaders.cyclictest import CyclictestRun, load_cyclictest
 from ..transport import Transport
 from .base import Benchmark, Param, Plan, register
-from .report import Report, write_report
+from .report import Report, with_caveat, write_report
 from .run import run_benchmark
 
 QUANTILES = (0.5, 0.9, 0.99, 0.999, 0.9999)
@@ -291,6 +291,7 @@ def box_stats(lat, cnt, label: str) -> dict:
             "fliers": [], "label": label}
 
 
+@with_caveat
 def report(camp: Campaign | str, *, data_dir=None, figures_dir=None, skip_runs=(),
            write: bool = True) -> Report:
     """Tables and figures (3.3/3.4 box plots, 3.5 log-y histograms) from the raw files

@@ -30,7 +30,7 @@ from ..errors import ParameterError
 from ..lifecycle import TracerSpec, traced_execute
 from ..tracers import MAX_PROBES, NOFILE, parse_attached
 from .base import Benchmark, Param, Plan, register
-from .report import Report, write_report
+from .report import Report, with_caveat, write_report
 
 TRACERS = ("bpftrace", "dtrace")
 #: the slides' measurements (003, "Smoking gun"), real time of the whole command
@@ -210,6 +210,7 @@ def runs_table(camp: Campaign, target: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+@with_caveat
 def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=None,
            write: bool = True, skip_runs=()) -> Report:
     """The runs, their medians next to the slides' numbers, from raw files alone."""

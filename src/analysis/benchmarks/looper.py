@@ -37,7 +37,7 @@ from ..loaders.hyperfine import load_blocks
 from ..overhead import overhead_table
 from ..published import LOOPER_CALLS, looper_table
 from .base import Benchmark, Param, Plan, register
-from .report import Report, write_report
+from .report import Report, with_caveat, write_report
 
 CONFIGS = ("none", "startup", "count", "string-key")
 TRACERS = ("bpftrace", "dtrace")
@@ -304,6 +304,7 @@ def with_gregg(table: pd.DataFrame, reference_dir=None) -> pd.DataFrame:
     return pd.concat([table.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
 
 
+@with_caveat
 def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=None,
            n_resamples: int = 4999, write: bool = True, skip_runs=()) -> Report:
     """The looper table (ours next to Gregg's), the tracer's counts, the runs, and the

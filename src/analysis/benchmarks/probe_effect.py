@@ -22,7 +22,7 @@ from .. import plots, rules
 from .._progress import _in_kernel
 from ..campaign import CampaignResult, open_for_report
 from .base import Benchmark, Param, Plan, get, register
-from .report import Report, write_report
+from .report import Report, with_caveat, write_report
 from .run import run_benchmark
 
 EXPERIMENTS = ("01-control", "09-map", "18-per-event")
@@ -143,6 +143,7 @@ class ProbeEffect(Benchmark):
         return get("dd").costs(campaign, data_dir=data_dir, target=target)
 
 
+@with_caveat
 def report(campaign, *, data_dir=None, figures_dir=None, skip_runs=(),
            write: bool = True) -> Report:
     """From the raw files of a lesson campaign (a name or its result): per configuration

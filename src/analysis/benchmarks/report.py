@@ -10,6 +10,7 @@ a target's CPU is emulated, and :func:`report` does both for any campaign.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,6 +149,20 @@ def report(campaign, *, data_dir=None, figures_dir=None, write: bool = True,
         write_report(out, data_dir=data_dir, figures_dir=figures_dir)
     plt.close("all")  # saved and returned: a notebook shows them with analysis.show()
     return out
+
+
+def with_caveat(fn):
+    """Decorates a benchmark's report function: it runs with its campaign's emulated-CPU
+    caveat in force, so a figure of emulated timings drawn next to published ones is
+    labelled, not refused, whichever public way reports it (the benchmark's own ``report``,
+    :func:`report`, the CLI)."""
+    @functools.wraps(fn)
+    def wrapper(campaign, *args, data_dir=None, **kwargs):
+        camp = campaign if isinstance(campaign, Campaign) else Campaign.open(
+            campaign, data_dir=data_dir)
+        with plots.timing_caveat(emulated_caveat(camp)):
+            return fn(campaign, *args, data_dir=data_dir, **kwargs)
+    return wrapper
 
 
 def emulated_caveat(camp: Campaign) -> str | None:

@@ -24,7 +24,7 @@ from ..loaders.samples import summarize_samples
 from ..published import load_reference
 from ..transport import Transport
 from .base import Benchmark, Param, Plan, register
-from .report import Report, write_report
+from .report import Report, with_caveat, write_report
 from .run import run_benchmark
 
 TRACERS = tracers.USER_SPACE
@@ -202,6 +202,7 @@ def with_thesis(t31: pd.DataFrame, reference_dir=None) -> pd.DataFrame:
     return t31.merge(ref, on=["case", "tracer"], how="left")
 
 
+@with_caveat
 def report(camp: Campaign | str, target: str | None = None, *, data_dir=None, figures_dir=None,
            write: bool = True, skip_runs=()) -> Report:
     """Table 3.1, figures 3.1 (box plot, case 1) and 3.2 (frequency polygon, case 1), from raw

@@ -50,3 +50,32 @@ def test_a_campaign_recorded_before_the_restructuring_reports_the_same_tables(tm
         if f.is_file():
             assert (tmp_path / "raw" / f.relative_to(FIXTURE / "raw")).read_bytes() == \
                 f.read_bytes()
+
+
+def test_every_public_report_of_an_emulated_campaign_writes_with_the_caveat(tmp_path):
+    """dd.report (the benchmark's own function) as well as analysis.report and the CLI:
+    a campaign whose target's CPU is emulated is written with the timing caveat, never
+    refused (issue 20: dd.report raised where `python -m analysis report` worked)."""
+    import json
+
+    from PIL import Image
+
+    from analysis.benchmarks import dd
+    from analysis.benchmarks.report import TIMING_CAVEAT
+
+    shutil.copytree(FIXTURE / "raw", tmp_path / "raw")
+    manifest = tmp_path / "raw" / CAMPAIGN / "manifest.json"
+    doc = json.loads(manifest.read_text())
+    doc["targets"]["local"]["preflight"].update(emulated=True, virtualization="qemu-tcg")
+    manifest.write_text(json.dumps(doc, indent=2))
+    stamp = f"local: {TIMING_CAVEAT}"
+    figures = tmp_path / "figures"
+    rep = dd.report(CAMPAIGN, "local", data_dir=tmp_path, figures_dir=figures,
+                    n_resamples=199)
+    assert rep.written
+    stem = CAMPAIGN  # figure_stem: dd-fixture, never dd-dd-fixture
+    assert stamp in (figures / f"{stem}-table.md").read_text()
+    assert stamp in (figures / f"{stem}-published.md").read_text()
+    png = Image.open(figures / f"{stem}-per-event-cost.png")
+    assert stamp in png.info["Description"]
+    assert stamp in (tmp_path / "processed" / CAMPAIGN / "benchmark1.csv").read_text()

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ... import plots, stats
 from ...campaign import Campaign, open_for_report
-from ..report import Report, write_report
+from ..report import Report, with_caveat, write_report
 from .data import load_iterations, zstd_levels
 
 COMPARISON_COLUMNS = [
@@ -167,6 +167,7 @@ def summary(out: dict) -> str:
     return "\n".join(lines)
 
 
+@with_caveat
 def report(campaign, *, data_dir=None, figures_dir=None, confidence: float = 0.95,
            n_resamples: int = 4999, write: bool = True,
            skip_runs: Sequence[str] = ()) -> Report:

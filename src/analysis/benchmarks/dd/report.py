@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ... import plots
 from ...campaign import Campaign, open_for_report
-from ..report import Report, write_report
+from ..report import Report, with_caveat, write_report
 from . import rounds as _rounds
 from .experiments import CONTROL
 from .figures import _figures, _latex_tables, _percent_columns
@@ -20,6 +20,7 @@ from .results import (
 )
 
 
+@with_caveat
 def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None,
            figures_dir=None, n_resamples: int = 4999, write: bool = True,
            skip_runs: Sequence[str] = ()) -> Report:

@@ -39,7 +39,7 @@ from ...loaders.hyperfine import load_blocks
 from ...overhead import overhead_table
 from ...published import load_reference
 from ..base import Benchmark, Param, Plan, register
-from ..report import Report, write_report
+from ..report import Report, with_caveat, write_report
 from . import figures as kbuild_figures
 from . import probes as K
 
@@ -441,6 +441,7 @@ def published_parts(n: int, reference_dir=None) -> str:
     return "; ".join(out)
 
 
+@with_caveat
 def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=None,
            n_resamples: int = 4999, write: bool = True, skip_runs=()) -> Report:
     """Benchmark 2's tables (VI and VII next to the paper's, probe counts, activations,
