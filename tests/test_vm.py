@@ -325,10 +325,10 @@ def test_a_killed_vm_start_leaves_no_qemu_and_a_stale_record_the_next_start_clea
     _start_and_kill_while_booting()
     assert [r["status"] for r in vm.vms() if r["name"] == NAME] == ["stale"]
     assert vm.running(NAME) is None
-    with pytest.raises(ValueError, match=f"vm start {NAME}"):
-        from analysis.ssh import parse_target
+    with pytest.raises(ValueError, match=f"vm start {NAME}"):  # the targets layer says why
+        from analysis.targets import check_target
 
-        parse_target(TARGET)
+        check_target(TARGET)
     err = _start_and_kill_while_booting()
     assert "removed the record of a VM that is no longer running" in err, err
     assert vm.stop(NAME) == "stale record removed"
