@@ -126,7 +126,7 @@ def _latex_tables(out, table, published, times, target):
     floor_text = (f"; noise floor (the control against itself): {floor:,.0f} ns per read"
                   if np.isfinite(floor) else "")
     tables = [("bpf-split", *_split_table(rows, labels, target))] \
-        if rows["bpf_split"].ne("no BPF statistics").any() else []
+        if "bpf_split" in rows and rows["bpf_split"].ne("no BPF statistics").any() else []
     return tables + [("table", main, f"Benchmark 1 on {target}: per-event cost, median with 95 % "
              "bootstrap CI (BCa), fastest run as published, slowdown of the median; precision: "
              f"the CI's half-width relative to the cost (above ±{plots.LOW_PRECISION * 100:.0f} % "

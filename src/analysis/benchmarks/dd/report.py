@@ -69,7 +69,7 @@ def summary(out: Report) -> str:
              "distinguishable from zero here"]
     if adaptive.get("last_decision"):
         lines.append(f"rounds: {adaptive['last_decision']}")
-    over = table.dropna(subset=["bpf_stats_ns"])
+    over = table.dropna(subset=["bpf_stats_ns"]) if "bpf_stats_ns" in table else table[:0]
     if len(over):
         lines.append("BPF statistics' own cost (kernel.bpf_stats_enabled, measured on/off): "
                      + ", ".join(f"{e[:2]} {v:.1f} ns [{lo:.1f}, {hi:.1f}]" for e, v, lo, hi in
