@@ -35,10 +35,9 @@ def main(campaign: str, caveat: str = "") -> None:
         left = left + runs[col].fillna(0)
     ax.set_xlabel("seconds")
     probes = int(runs["attached"].median())
-    ax.set_title(f"ktrace: {probes:,} probes attached, one cat", fontsize=10)
+    title = f"ktrace: {probes:,} probes attached, one cat"
+    ax.set_title(title + (f"\n{caveat}" if caveat else ""), fontsize=10)
     ax.legend(loc="lower right", fontsize=8)
-    if caveat:
-        fig.text(0.01, 0.01, caveat, fontsize=7)
     manifest = analysis.paths.project_root() / "data" / "raw" / campaign / "manifest.json"
     written = analysis.save_figure(fig, f"ktrace-{campaign}-times", sources=[manifest])
     png = next(p for p in written if str(p).endswith(".png"))
