@@ -131,7 +131,7 @@ def test_notebook_full_bpftrace_suite_on_local(tmp_path, nothing_left_behind):
     papermill.execute_notebook(
         str(ROOT / "notebooks" / "1.0-dd-per-event-cost.ipynb"), str(out),
         parameters={"target": "local", "count": 20000, "runs": 2, "warmup": 0, "rounds": 2,
-                    "precision": None, "budget": None,
+                    "precision": None, "budget": None, "bpf_stats": "off",  # split: test_adaptive
                     "campaign": "ci-full", "data_dir": str(data), "figures_dir": str(figures)},
         kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
     from analysis.campaign import Campaign
