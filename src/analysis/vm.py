@@ -439,7 +439,9 @@ def ssh_config_text() -> str:
     parts = []
     for sub in sorted(folder.iterdir()):
         cfg = sub / "ssh_config"
-        if cfg.is_file() and (sub / "state.json").is_file():
+        # only a VM whose QEMU is alive: a stale record (QEMU killed, machine rebooted)
+        # would make ``vm-<name>`` resolve to a dead port instead of saying how to start it
+        if cfg.is_file() and running(sub.name) is not None:
             parts.append(cfg.read_text())
     return "\n".join(parts)
 
