@@ -135,7 +135,10 @@ def test_preflight_once_per_target(naps, tmp_path, monkeypatch):
     assert result.complete and len(calls) == 1
 
 
-DD_CLI = ["--param", "experiments=4,5", "--param", "count=100k", "--param", "rounds=2"]
+# without the -stats blocks (the BPF split is test_adaptive's): the CLI and the notebook
+# are compared on the same parameters either way
+DD_CLI = ["--param", "experiments=4,5", "--param", "count=100k", "--param", "rounds=2",
+          "--param", "bpf_stats=off"]
 
 
 def _dd_files(folder: Path, campaign: str) -> dict:
@@ -148,13 +151,12 @@ def _dd_files(folder: Path, campaign: str) -> dict:
     return out
 
 
-@pytest.mark.parametrize("where", ["local", "ssh"])
-def test_dd_from_the_command_line_matches_the_notebook(request, tmp_path, where):
+def test_dd_from_the_command_line_matches_the_notebook(tmp_path):
+    """`tracelab run dd` and notebook 1.0 write the same files, and `report` rebuilds them
+    byte-identically. On local only: the CLI's --ssh-config is exercised by
+    tests/test_preflight.py, dd over SSH by tests/benchmarks/dd/test_dd.py."""
     need_tool("bpftrace")
     target = ["--target", "local"]
-    if where == "ssh":
-        sshd = request.getfixturevalue("sshd")
-        target = ["--target", "lab", "--ssh-config", str(sshd.ssh_config)]
     cli = subprocess.run([sys.executable, "-m", "analysis", "run", "dd", *target, *DD_CLI,
                           "--campaign", "cli", "--data-dir", str(tmp_path), "--figures-dir",
                           str(tmp_path / "figures"), "--no-progress"],
@@ -170,14 +172,12 @@ def test_dd_from_the_command_line_matches_the_notebook(request, tmp_path, where)
                            capture_output=True, text=True, cwd=ROOT)
     assert again.returncode == 0, again.stderr
     assert _digests(tmp_path / "processed", tmp_path / "figures") == before  # byte-identical
-    if where == "ssh":
-        return
     import papermill as pm
 
     pm.execute_notebook(str(ROOT / "notebooks" / "1.0-dd-per-event-cost.ipynb"),
                         str(tmp_path / "nb.ipynb"), progress_bar=False, parameters={
                             "experiments": "4,5", "count": "100k", "rounds": 2,
-                            "precision": None, "budget": None,
+                            "precision": None, "budget": None, "bpf_stats": "off",
                             "campaign": "nb", "data_dir": str(tmp_path),
                             "figures_dir": str(tmp_path / "figures")})
     nb = _dd_files(tmp_path / "processed", "nb") | _dd_files(tmp_path / "figures", "nb")

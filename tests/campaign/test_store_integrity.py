@@ -271,9 +271,10 @@ def _done_files(camp_dir: Path) -> dict:
             if e.get("status") == "done"}
 
 
-# a block of 25 runs of ~0.45 s: it would run on for > 10 s after the kill, so "clean
-# within 5 s" cannot be the block ending by itself
-KILL = {"experiments": [4], "count": "1000k", "runs": 25, "warmup": 0, "rounds": 1,
+# a block of 16 runs of >= 0.45 s (dd count=1000k in this machine's fast state, traced): it
+# would run on for >= 7 s after the kill, so "clean within 5 s" cannot be the block ending
+# by itself
+KILL = {"experiments": [4], "count": "1000k", "runs": 16, "warmup": 0, "rounds": 1,
         "bpf_stats": "off"}
 
 
@@ -294,6 +295,8 @@ def test_sigkill_of_the_controller_leaves_nothing_on_the_target(request, tmp_pat
     camp_dir = tmp_path / "raw" / "killed"
     before = _done_files(camp_dir)
     assert before, "some runs finished before the kill"
+    if where == "ssh":  # resuming is the same code for both: checked once, on local
+        return
     b = dd.run_benchmark1(progress=False, **{k: v for k, v in kwargs.items()
                                              if k not in ("data_dir",)}, data_dir=tmp_path)
     assert b.result.complete, b.result
@@ -318,9 +321,5 @@ def test_a_dropped_ssh_connection_leaves_nothing_on_the_target(sshd, tmp_path):
     assert wait_until_clean(5) == {}
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 1 and "unreachable" in out.lower(), out + err
-    before = _done_files(tmp_path / "raw" / "dropped")
-    b = dd.run_benchmark1(progress=False, **{k: v for k, v in kwargs.items() if k != "data_dir"},
-                          data_dir=tmp_path)
-    assert b.result.complete, b.result
-    after = _done_files(tmp_path / "raw" / "dropped")
-    assert {k: after[k] for k in before} == before
+    # resuming after a dropped connection: tests/campaign/test_runner.py
+    # (test_dropped_ssh_connection_then_resume_keeps_finished_runs_byte_identical)
