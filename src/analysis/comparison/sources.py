@@ -1,0 +1,119 @@
+"""What each benchmark's campaigns contribute to a comparison: per measure (an experiment's
+headline figure), its runs grouped by round (:class:`~.verdicts.Blocks`), what identifies
+it (attach point, script, events per unit: two campaigns' measures compare only when these
+agree), and the campaign's A/A noise floor in the measure's unit.
+
+dd: per experiment its per-event cost in ns (its block's median time per read minus the
+control's, in the same round, divided by the events per read its counting run measured);
+the control itself as the machine's speed (its ns per read, per round).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..campaign import Campaign
+from .verdicts import Blocks
+
+
+@dataclass
+class Measure:
+    """One row's data from one campaign."""
+
+    key: str
+    name: str
+    unit: str
+    blocks: Blocks
+    noise_floor: float  # the campaign's A/A noise floor in ``unit`` (NaN: unknown)
+    identity: dict = field(default_factory=dict)
+
+
+def _script_digest(camp: Campaign, target: str, experiment: str) -> str | None:
+    for entry in camp.run_records(target).values():
+        if entry.get("experiment") == experiment and entry.get("status") == "done":
+            for name, digest in sorted((entry.get("files") or {}).items()):
+                if name.endswith((".bt", ".d")):
+                    return digest
+    return None
+
+
+def dd_measures(camp: Campaign, target: str) -> dict[str, Measure]:
+    """Per experiment of a dd campaign its per-event cost by round, the control's ns per
+    read by round (the machine's speed), each with the campaign's A/A noise floor."""
+    from ..benchmarks.dd import rounds as _rounds
+    from ..benchmarks.dd.experiments import CONTROL
+    from ..benchmarks.dd.results import (
+        load_counts,
+        load_events,
+        load_runs,
+        planned_from_manifest,
+        results_table,
+    )
+
+    planned = {p.id: p for p in planned_from_manifest(camp)}
+    runs = load_runs(camp, target)
+    runs = runs[~runs["experiment"].str.endswith(_rounds.STATS_LABEL)]
+    events, counts = load_events(camp, target), load_counts(camp, target)
+    per_read = {e: events[e] / counts[e] for e in events if counts.get(e)}
+    table = results_table(camp, target, list(planned.values()))  # the report's noise floor
+    aa = table[table["experiment"] == _rounds.AA]
+    floor_read = float((aa["per_event_ns_ci_high"] - aa["per_event_ns_ci_low"]).iloc[0] / 2) \
+        if len(aa) else float("nan")
+    by = {(e, r): g["s_per_read"].to_numpy(float) for (e, r), g in
+          runs.groupby(["experiment", "round"])}
+    rounds = sorted({r for _, r in by if (CONTROL, r) in by})
+    out = {CONTROL: Measure(CONTROL, "Control (the machine's speed)",
+                            "ns per read", Blocks([(by[(CONTROL, r)], None) for r in rounds],
+                                                  1e9), floor_read,
+                            {"script": _script_digest(camp, target, CONTROL)})}
+    for e, p in planned.items():
+        if e == CONTROL or p.skipped:
+            continue
+        pairs = [(by[(e, r)], by[(CONTROL, r)]) for r in rounds if (e, r) in by]
+        ident = {"tracer": p.tracer, "attach point": p.attach_point or "BEGIN",
+                 "substituted": bool(p.substituted),
+                 "script": _script_digest(camp, target, e),
+                 "events per read": per_read.get(e)}
+        if not pairs or not per_read.get(e):
+            ident["missing"] = "no timed runs" if not pairs else "no event count"
+            pairs = pairs or []
+        scale = 1e9 / per_read[e] if per_read.get(e) else float("nan")
+        out[e] = Measure(e, p.experiment.name, "ns per event", Blocks(pairs, scale),
+                         floor_read / per_read[e] if per_read.get(e) else float("nan"), ident)
+    return out
+
+
+#: benchmark -> its campaigns' measures (benchmarks not listed here cannot be compared yet)
+SOURCES = {"dd": dd_measures}
+
+
+def measures(camp: Campaign, target: str) -> dict[str, Measure]:
+    bench = camp.benchmark or ("dd" if (camp.notebook or "").startswith("1.0") else None)
+    if bench not in SOURCES:
+        raise ValueError(f"campaign {camp.name}: comparing {bench or 'unknown'} campaigns is "
+                         f"not supported yet (supported: {', '.join(SOURCES)})")
+    return SOURCES[bench](camp, target)
+
+
+def incomparable(a: Measure | None, b: Measure | None) -> str | None:
+    """Why two campaigns' measures of one key must not be paired (None: they may)."""
+    if a is None or b is None:
+        return f"only in campaign {'B' if a is None else 'A'}"
+    for m, side in ((a, "A"), (b, "B")):
+        if m.identity.get("missing"):
+            return f"campaign {side}: {m.identity['missing']}"
+    if a.unit != b.unit:
+        return f"different units ({a.unit} / {b.unit})"
+    for k in ("tracer", "attach point", "substituted", "script"):
+        if a.identity.get(k) != b.identity.get(k):
+            what = "script differs (SHA-256)" if k == "script" else \
+                f"{k}: {a.identity.get(k)} / {b.identity.get(k)}"
+            return what
+    ea, eb = a.identity.get("events per read"), b.identity.get("events per read")
+    if ea and eb and abs(ea / eb - 1) > 0.05:
+        return f"events per read differ: {ea:.3g} / {eb:.3g}"
+    if not np.isfinite(a.blocks.scale) or not np.isfinite(b.blocks.scale):
+        return "no event count"
+    return None

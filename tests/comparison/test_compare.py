@@ -1,0 +1,138 @@
+"""analysis.compare on recorded dd campaigns (the fixture, copied as if from another
+machine's data/raw): no tracer runs here."""
+
+import json
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import analysis
+from analysis.__main__ import main
+from analysis.comparison import parse_margin
+from analysis.storage import sha256_file
+from analysis.tracers import parse_count
+
+FIXTURE = "dd-campaign-v1/raw/dd-fixture"
+
+
+def _copy(fixtures, tmp_path, name):
+    dest = tmp_path / "elsewhere" / "raw" / name
+    shutil.copytree(fixtures / FIXTURE, dest)
+    return dest
+
+
+def _manifest(folder):
+    return json.loads((folder / "manifest.json").read_text())
+
+
+def _save(folder, m):
+    (folder / "manifest.json").write_text(json.dumps(m, indent=2))
+
+
+def _slow_down(folder, experiment, factor):
+    """A campaign where ``experiment`` took ``factor`` times as long (its timed runs'
+    times scaled; the manifest's checksums made to match: a different campaign, not a
+    corrupted one)."""
+    m = _manifest(folder)
+    for run_id, e in m["runs"]["local"].items():
+        if e["experiment"] == experiment and e["params"].get("kind") == "timed" \
+                and not e["params"].get("aa"):
+            path = folder / "local" / run_id / "hyperfine.json"
+            h = json.loads(path.read_text())
+            for res in h["results"]:
+                res["times"] = [t * factor for t in res["times"]]
+                res["mean"] *= factor
+            path.write_text(json.dumps(h))
+            e["files"]["hyperfine.json"] = sha256_file(path)
+    _save(folder, m)
+
+
+def test_a_campaign_against_its_copy_finds_no_difference(fixtures, tmp_path):
+    a, b = _copy(fixtures, tmp_path, "a"), _copy(fixtures, tmp_path, "b")
+    out = analysis.compare([a, b], data_dir=tmp_path / "out", figures_dir=tmp_path / "fig",
+                           n_resamples=200)
+    assert set(out.table["experiment"]) == {"01-control", "04-tracepoint-entry",
+                                            "05-tracepoint-return"}
+    assert not out.table["verdict"].isin(["B slower", "B faster"]).any()
+    assert (out.table["difference"] == 0).all()
+    assert not out.fingerprint["differs"].any()
+    assert "the fingerprints agree" in out.summary
+    csv = tmp_path / "out" / "processed" / "compare-a-vs-b" / "comparison.csv"
+    assert csv in out.written and len(pd.read_csv(csv)) == 3
+    assert (tmp_path / "fig" / "compare-a-vs-b-forest.png").is_file()
+    assert (tmp_path / "fig" / "compare-a-vs-b-fingerprint.md").is_file()
+
+
+def test_a_slower_experiment_is_named_and_the_margin_is_the_aa_noise_floor(fixtures, tmp_path):
+    a, b = _copy(fixtures, tmp_path, "a"), _copy(fixtures, tmp_path, "b")
+    _slow_down(b, "04-tracepoint-entry", 1.5)  # +50 % of ~1.3 us per read: ~+650 ns/event
+    out = analysis.compare([a, b], write=False, n_resamples=200)
+    row = out.table.set_index("experiment").loc["04-tracepoint-entry"]
+    assert row["verdict"] == "B slower"
+    # by hand from the raw files: B adds half of each round's median time per read of 04
+    # (the control unchanged), divided by the events per read its counting run measured
+    m = _manifest(a)
+    reads = m["parameters"]["count"]
+    events = parse_count((a / "local" / "count-04-tracepoint-entry" / "tracer.stdout")
+                         .read_text())
+    medians = [np.median(json.loads((a / "local" / rid / "hyperfine.json").read_text())
+                         ["results"][0]["times"]) for rid, e in m["runs"]["local"].items()
+               if e["experiment"] == "04-tracepoint-entry" and e["params"]["kind"] == "timed"]
+    expected = 0.5 * np.mean(medians) / reads * 1e9 / (events / reads)
+    assert row["difference"] == pytest.approx(expected, rel=1e-9)
+    ctl = out.table.set_index("experiment").loc["01-control"]
+    assert ctl["difference"] == 0 and ctl["verdict"] != "B slower"
+    assert row["margin"] == max(row["noise_floor_a"], row["noise_floor_b"])
+    assert row["margin_source"] == "A/A noise floor"
+
+
+def test_a_different_sysctl_and_attach_point_are_named(fixtures, tmp_path):
+    a, b = _copy(fixtures, tmp_path, "a"), _copy(fixtures, tmp_path, "b")
+    m = _manifest(b)
+    m["targets"]["local"]["preflight"]["details"]["sysctl.kernel.bpf_stats_enabled"] = "1"
+    m["parameters"]["plan"][2]["attach_point"] = "t:syscalls:sys_exit_pread64"
+    _save(b, m)
+    out = analysis.compare([a, b], write=False, n_resamples=200)
+    first = out.fingerprint.iloc[0]
+    assert (first["what"], first["A"], first["B"]) == ("bpf_stats_enabled", "-", "1")
+    assert "bpf_stats_enabled: - -> 1" in out.summary
+    bad = out.incomparable.set_index("experiment")["reason"]
+    assert "attach point" in bad["05-tracepoint-return"]
+    assert "05-tracepoint-return" not in set(out.table["experiment"])
+
+
+def test_a_flipped_byte_is_refused_as_in_report(fixtures, tmp_path, capsys):
+    a, b = _copy(fixtures, tmp_path, "a"), _copy(fixtures, tmp_path, "b")
+    path = b / "local" / "r000-01-04-tracepoint-entry" / "hyperfine.json"
+    data = bytearray(path.read_bytes())
+    data[data.index(b'"mean": ') + 9] ^= 1
+    path.write_bytes(bytes(data))
+    with pytest.raises(analysis.IntegrityError, match="hyperfine.json"):
+        analysis.compare([a, b], data_dir=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    assert main(["compare", str(a), str(b), "--data-dir", str(tmp_path / "out")]) == 2
+    assert "hyperfine.json" in capsys.readouterr().err
+
+
+def test_cli_compare_by_name_with_a_relative_margin(fixtures, tmp_path, capsys):
+    _copy(fixtures, tmp_path, "a"), _copy(fixtures, tmp_path, "b")
+    data = tmp_path / "elsewhere"
+    assert main(["compare", "a", "b", "--margin", "200%", "--data-dir", str(data),
+                 "--figures-dir", str(tmp_path / "fig")]) == 0
+    err = capsys.readouterr().err
+    assert "04-tracepoint-entry" in err and "equivalent within" in err
+
+
+@pytest.mark.parametrize("text,expected", [("5 ns", (5.0, False)), ("3%", (0.03, True)),
+                                           (2, (2.0, False))])
+def test_margins(text, expected):
+    value, relative = parse_margin(text)
+    assert (value, relative) == (pytest.approx(expected[0]), expected[1])
+
+
+@pytest.mark.parametrize("bad", ["-1", "fast", "0%"])
+def test_bad_margins_are_refused(bad):
+    with pytest.raises(ValueError, match="margin"):
+        parse_margin(bad)
