@@ -92,8 +92,13 @@ def _report(args) -> int:
 def _compare(args) -> int:
     from .comparison import compare
 
-    out = compare(args.campaigns, margin=args.margin, data_dir=args.data_dir,
-                  unit=args.unit, figures_dir=args.figures_dir)
+    if len(args.campaigns) > 2:  # a series: every step between consecutive campaigns
+        from .comparison import series
+
+        out = series(args.campaigns, data_dir=args.data_dir, figures_dir=args.figures_dir)
+    else:
+        out = compare(args.campaigns, margin=args.margin, data_dir=args.data_dir,
+                      unit=args.unit, figures_dir=args.figures_dir)
     _print_paths(out.written)
     print(out.summary, file=sys.stderr)
     return 0
@@ -103,8 +108,9 @@ def _compare_parser(sub) -> None:
     c = sub.add_parser("compare", help="campaign B against campaign A: what differs "
                        "(fingerprint), then per experiment slower / faster / equivalent / "
                        "inconclusive, rounds as the unit")
-    c.add_argument("campaigns", nargs=2, metavar="CAMPAIGN",
-                   help="A then B: names in data/raw, or campaign folders (.../raw/<name>)")
+    c.add_argument("campaigns", nargs="+", metavar="CAMPAIGN",
+                   help="A then B: names in data/raw, or campaign folders (.../raw/<name>); "
+                   "three or more in time order: a series (each step compared, the trend)")
     c.add_argument("--margin", default=None, help="equivalence margin: '5 ns' (in each "
                    "measure's unit) or '3%%' of A (default: the larger A/A noise floor)")
     c.add_argument("--unit", choices=["rounds", "runs"], default="rounds",

@@ -136,3 +136,23 @@ def test_margins(text, expected):
 def test_bad_margins_are_refused(bad):
     with pytest.raises(ValueError, match="margin"):
         parse_margin(bad)
+
+
+def test_a_series_flags_the_step_that_changed_and_names_what_changed(fixtures, tmp_path):
+    for name in ("s1", "s2", "s3"):
+        _copy(fixtures, tmp_path, name)
+    data = tmp_path / "elsewhere"
+    s3 = data / "raw" / "s3"
+    _slow_down(s3, "04-tracepoint-entry", 1.5)
+    m = _manifest(s3)
+    m["targets"]["local"]["preflight"]["details"]["sysctl.net.core.bpf_jit_harden"] = "2"
+    _save(s3, m)
+    out = analysis.comparison.series(["s1", "s2", "s3"], data_dir=data, n_resamples=200,
+                                     figures_dir=tmp_path / "fig")
+    flagged = out.steps[out.steps["flagged"]]
+    assert list(zip(flagged["step"], flagged["experiment"], flagged["verdict"])) == \
+        [(2, "04-tracepoint-entry", "B slower")]
+    assert "bpf_jit_harden: - -> 2" in flagged["changed"].iloc[0]
+    assert len(out.trend) == 3 * 3 and (tmp_path / "fig" / "series-s1-to-s3-trend.png").is_file()
+    with pytest.raises(ValueError, match="three or more"):
+        analysis.comparison.series(["s1", "s2"], data_dir=data)

@@ -22,6 +22,7 @@ import pandas as pd
 from .. import paths, plots
 from ..campaign import Campaign, open_for_report
 from ..preflight import TIMING_CAVEAT
+from . import series as _series
 from . import sources, verdicts
 from .figures import forest_plot
 from .fingerprint import differences, fingerprint
@@ -165,8 +166,9 @@ def compare(campaigns, *, margin=None, data_dir=None, unit: str = "rounds",
     ta, tb = ca.first_target(), cb.first_target()
     ma, mb = sources.measures(ca, ta), sources.measures(cb, tb)
     table, bad = _rows(ma, mb, parse_margin(margin), unit, confidence, n_resamples)
-    fp = fingerprint(ca, cb, ta, tb)
-    fp = pd.concat([_speed_row(table), fp], ignore_index=True)
+    fp = fingerprint(ca, cb, ta, tb)  # foreign tracers first, then the machine's speed
+    foreign = fp["group"] == "foreign tracers"
+    fp = pd.concat([fp[foreign], _speed_row(table), fp[~foreign]], ignore_index=True)
     fp = pd.concat([fp[fp["differs"]], fp[~fp["differs"]]], ignore_index=True)
     caveats = [f"{side} ({c.name}): {TIMING_CAVEAT}" for side, c, t in
                (("A", ca, ta), ("B", cb, tb)) if c.preflight_of(t).get("emulated")]
@@ -178,6 +180,41 @@ def compare(campaigns, *, margin=None, data_dir=None, unit: str = "rounds",
         if write:
             out.written = _write(out, [ca.manifest_path, cb.manifest_path], data_dir,
                                  figures_dir)
+    return out
+
+
+def series(campaigns, *, data_dir=None, confidence: float = 0.95, n_resamples: int = 2000,
+           write: bool = True, figures_dir=None) -> _series.Series:
+    """Three or more campaigns of one benchmark in time order (as given): per experiment
+    the trend with CIs, and every step between consecutive campaigns compared as
+    :func:`compare` does; a step that comes out slower or faster is flagged with what
+    changed in the fingerprint there. Writes ``data/processed/series-<first>-to-<last>/``
+    (``trend``, ``steps``) and ``figures/series-<first>-to-<last>-trend``."""
+    names = [str(c) for c in campaigns]
+    if len(names) < 3:
+        raise ValueError("a series takes three or more campaigns (two: compare them)")
+    steps, trend, ids = [], [], []
+    for i, (a, b) in enumerate(zip(names, names[1:]), start=1):
+        c = compare([a, b], data_dir=data_dir, confidence=confidence,
+                    n_resamples=n_resamples, write=False)
+        steps += _series.step_rows(i, c)
+        ids = ids or [c.a]
+        ids.append(c.b)
+    for i, spec in enumerate(names):
+        camp = _open(spec, data_dir)
+        trend += _series.trend_rows(camp.name, i, sources.measures(camp, camp.first_target()))
+    trend, steps = pd.DataFrame(trend), pd.DataFrame(steps, columns=_series.STEP_COLUMNS)
+    out = _series.Series(ids, trend, steps, _series.summary(steps, ids))
+    out.figure = _series.trend_figure(trend, steps)
+    if write:
+        stem = f"series-{ids[0]}-to-{ids[-1]}"
+        folder = paths.processed_dir(Path(data_dir) / "processed" if data_dir else None) / stem
+        folder.mkdir(parents=True, exist_ok=True)
+        manifests = [_open(n, data_dir).manifest_path for n in names]
+        out.written = [*plots.write_frame(trend, folder / "trend"),
+                       *plots.write_frame(steps, folder / "steps"),
+                       *plots.save_figure(out.figure, f"{stem}-trend", sources=manifests,
+                                          figures_dir=figures_dir, close=False)]
     return out
 
 
