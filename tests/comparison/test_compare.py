@@ -156,3 +156,17 @@ def test_a_series_flags_the_step_that_changed_and_names_what_changed(fixtures, t
     assert len(out.trend) == 3 * 3 and (tmp_path / "fig" / "series-s1-to-s3-trend.png").is_file()
     with pytest.raises(ValueError, match="three or more"):
         analysis.comparison.series(["s1", "s2"], data_dir=data)
+
+
+def test_looper_campaigns_compare_per_probe_without_a_noise_floor(fixtures, tmp_path):
+    for name in ("la", "lb"):
+        shutil.copytree(fixtures / "looper" / "data" / "raw" / "t1", tmp_path / "raw" / name)
+    out = analysis.compare(["la", "lb"], data_dir=tmp_path, write=False, n_resamples=200)
+    assert list(out.table["experiment"]) == ["none", "count", "string-key"]
+    assert set(out.table["unit"]) == {"ns per call", "ns per probe"}
+    # no A/A block in a looper campaign: no margin, so never "equivalent" by default
+    assert out.table["margin"].isna().all()
+    assert not out.table["verdict"].str.startswith("equivalent").any()
+    given = analysis.compare(["la", "lb"], data_dir=tmp_path, write=False, margin="300%",
+                             n_resamples=200)
+    assert given.table["verdict"].str.startswith("equivalent").all()

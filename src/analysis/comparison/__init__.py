@@ -169,6 +169,7 @@ def compare(campaigns, *, margin=None, data_dir=None, unit: str = "rounds",
     fp = fingerprint(ca, cb, ta, tb)  # foreign tracers first, then the machine's speed
     foreign = fp["group"] == "foreign tracers"
     fp = pd.concat([fp[foreign], _speed_row(table), fp[~foreign]], ignore_index=True)
+    fp["differs"] = fp["differs"].astype(bool)
     fp = pd.concat([fp[fp["differs"]], fp[~fp["differs"]]], ignore_index=True)
     caveats = [f"{side} ({c.name}): {TIMING_CAVEAT}" for side, c, t in
                (("A", ca, ta), ("B", cb, tb)) if c.preflight_of(t).get("emulated")]
@@ -221,11 +222,11 @@ def series(campaigns, *, data_dir=None, confidence: float = 0.95, n_resamples: i
 def _speed_row(table: pd.DataFrame) -> pd.DataFrame:
     """The machine's measured speed (the control's time per read, mean of rounds) as a
     fingerprint row: it differs when the control's own verdict is slower or faster."""
-    ctl = table[table["unit"] == "ns per read"]
+    ctl = table[table["name"].str.contains("the machine's speed", regex=False)]
     if not len(ctl):
         return pd.DataFrame(columns=["group", "what", "A", "B", "differs"])
     r = ctl.iloc[0]
-    return pd.DataFrame([{"group": "measured", "what": "control: ns per read (mean of rounds)",
+    return pd.DataFrame([{"group": "measured", "what": f"{r['name']}: {r['unit']} (mean of rounds)",
                           "A": f"{r['a']:.1f}", "B": f"{r['b']:.1f}",
                           "differs": r["verdict"] in (verdicts.SLOWER, verdicts.FASTER)}])
 

@@ -39,7 +39,7 @@ def forest_plot(table: pd.DataFrame, a: str, b: str, caveats=()):
         ax.axvline(0, color="0.4", lw=0.8, zorder=1)
         ax.set_yticks(range(n - 1, n - 1 - len(table), -1), labels, fontsize=7)
         ax.set_ylim(-0.7, n - 0.3)
-        ax.set_xlabel("B - A (ns; per event for experiments, per read for the control)")
+        ax.set_xlabel("B - A (ns, in each row's unit)")
         ax.set_title(f"B = {b} against A = {a}", fontsize=9)
         ax.grid(axis="y", visible=False)
         style._caption(fig, "Dot: difference of the means over rounds (the unit of "
