@@ -17,12 +17,14 @@ say() { printf '%s=%s\n' "$1" "$2"; }
 [ "$(uname -s)" = Linux ] || exit 0
 # our own process tree is not foreign: this script, its shell, its SSH session
 self=$$
-bpf=$(grep -H '^prog_type:' /proc/[0-9]*/fdinfo/* 2>/dev/null | awk -F'[/:\t ]+' '
+proc=${TRACELAB_PROC:-/proc}  # another root only for tests
+bpf=$(grep -H '^prog_type:' "$proc"/[0-9]*/fdinfo/* 2>/dev/null | awk '
     BEGIN { n[2]="kprobe"; n[5]="tracepoint"; n[7]="perf_event"; n[17]="raw_tracepoint";
             n[24]="raw_tracepoint_writable"; n[26]="tracing" }
-    { t = $NF; if (t in n) c[$3 "/" n[t]]++ }
+    { t = $NF; path = $0; sub(/\/fdinfo\/.*/, "", path); sub(/.*\//, "", path)
+      if (t in n) c[path "/" n[t]]++ }
     END { for (k in c) print k "x" c[k] }' | sort | while IFS= read -r k; do
-        pid=${k%%/*}; comm=$(cat "/proc/$pid/comm" 2>/dev/null)
+        pid=${k%%/*}; comm=$(cat "$proc/$pid/comm" 2>/dev/null)
         printf '%s/%s/%s ' "$pid" "$comm" "${k#*/}"
     done)
 say foreign.bpf "$(printf '%s' "$bpf" | sed 's/ $//')"
