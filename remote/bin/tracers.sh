@@ -10,6 +10,8 @@
 #   foreign.tracer     the ftrace tracer when it is not "nop"
 #   foreign.instances  ftrace instances with events enabled
 #   foreign.procs      running tracer processes: pid/comm
+#   busy.cpus          CPUs more than 10 % busy over half a second (cpuN:P%), not a tracer
+#                      but what else runs on the workload's and the tracer's CPUs
 set -u
 LC_ALL=C
 export LC_ALL
@@ -48,3 +50,11 @@ procs=$(ps -e -o pid= -o comm= 2>/dev/null | awk -v self="$self" '
     $1 != self && ($2 == "bpftrace" || $2 == "perf" || $2 == "trace-cmd" || $2 == "stap" ||
     $2 == "staprun" || $2 == "sysdig") { printf "%s/%s ", $1, $2 }')
 say foreign.procs "$(printf '%s' "$procs" | sed 's/ $//')"
+s1=$(grep '^cpu[0-9]' "$proc/stat" 2>/dev/null)
+sleep 0.5
+s2=$(grep '^cpu[0-9]' "$proc/stat" 2>/dev/null)
+say busy.cpus "$(printf '%s\n%s\n' "$s1" "$s2" | awk '
+    { tot = 0; for (i = 2; i <= NF; i++) tot += $i; idle = $5 + $6
+      if ($1 in t0) { dt = tot - t0[$1]; b = dt > 0 ? 1 - (idle - i0[$1]) / dt : 0
+                      if (b > 0.1) printf "%s:%d%% ", $1, b * 100 }
+      else { t0[$1] = tot; i0[$1] = idle } }' | sed 's/ $//')"

@@ -25,18 +25,24 @@ class ForeignTracers(TargetError):
                          "(--allow-foreign-tracers) to run anyway (they are recorded)")
 
 
-def scan(transport: Transport) -> dict[str, str]:
-    """kind -> what, as ``remote/bin/tracers.sh`` sees the target now ({} on non-Linux)."""
+def _facts(transport: Transport) -> dict[str, str]:
     remote = deploy(transport)
     out = transport.run(["sh", f"{remote}/bin/tracers.sh"], timeout=60)
     facts = dict(line.split("=", 1) for line in out.stdout.splitlines() if "=" in line)
-    return foreign_from_facts({k.strip(): v.strip() for k, v in facts.items()})
+    return {k.strip(): v.strip() for k, v in facts.items()}
+
+
+def scan(transport: Transport) -> dict[str, str]:
+    """kind -> what, as ``remote/bin/tracers.sh`` sees the target now ({} on non-Linux)."""
+    return foreign_from_facts(_facts(transport))
 
 
 def check(transport: Transport, target: str, allow: bool) -> dict:
-    """Scan the target (under its lock, before the first run): what was found and whether it
-    was allowed; :class:`ForeignTracers` when something was found and not allowed."""
-    found = scan(transport)
+    """Scan the target (under its lock, before the first run): what was found, whether it
+    was allowed, and the CPUs more than 10 % busy (``busy_cpus``, e.g. ``cpu1:35%``);
+    :class:`ForeignTracers` when a tracer was found and not allowed."""
+    facts = _facts(transport)
+    found = foreign_from_facts(facts)
     if found and not allow:
         raise ForeignTracers(target, found)
-    return {"found": found, "allowed": bool(allow)}
+    return {"found": found, "allowed": bool(allow), "busy_cpus": facts.get("busy.cpus", "")}

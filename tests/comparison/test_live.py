@@ -39,7 +39,9 @@ def test_aa_two_small_campaigns_one_after_the_other_differ_nowhere(tmp_path):
     assert (out.table["n_a"] == 3).all() and (out.table["unit_of_replication"] == "rounds").all()
     camp = Campaign.open("aa-2", data_dir=tmp_path)
     record = camp.target_records()["local"]
-    assert record["foreign_tracers"] == {"found": {}, "allowed": False}
+    assert record["foreign_tracers"]["found"] == {}
+    assert record["foreign_tracers"]["allowed"] is False
+    assert "busy_cpus" in record["foreign_tracers"]  # e.g. "" or "cpu1:35%"
     assert record["preflight"]["details"]["sysctl.kernel.bpf_stats_enabled"] in ("0", "1")
 
 
@@ -70,3 +72,24 @@ def test_a_foreign_tracer_refuses_the_campaign_unless_allowed(tmp_path, foreign_
     record = Campaign.open("allowed", data_dir=tmp_path).target_records()["local"]
     assert record["foreign_tracers"]["allowed"] is True
     assert f"{foreign_bpftrace.pid}/bpftrace" in record["foreign_tracers"]["found"]["bpf"]
+
+
+def test_usdt_campaigns_compare_per_invocation(tmp_path):
+    """Two small USDT campaigns (bpftrace only): every (case, tracer) and the tracer's cost
+    per event (case 1 - case 3 of the same invocation) compare, invocation as the unit."""
+    for tool in ("bpftrace", "cc"):
+        need_tool(tool)
+    for name in ("u1", "u2"):
+        assert analysis.run_benchmark("usdt", "local", campaign=name, data_dir=tmp_path,
+                                      progress=False, iterations=20000, invocations=3,
+                                      tracers=["bpftrace"]).complete
+    out = analysis.compare(["u1", "u2"], data_dir=tmp_path, write=False, n_resamples=200)
+    rows = out.table.set_index("experiment")
+    assert {"case0-none", "case1-bpftrace", "case3-none", "cost-bpftrace"} <= set(rows.index)
+    assert (rows["n_a"] == 3).all() and rows.loc["cost-bpftrace", "unit"] == "ns per event"
+    # by hand: the cost is the mean over invocations of case 1 minus case 3
+    from analysis.benchmarks.usdt import invocation_table
+    inv = invocation_table(Campaign.open("u1", data_dir=tmp_path)).set_index(
+        ["case", "tracer", "invocation"])["mean_ns"]
+    expected = sum(inv[(1, "bpftrace", k)] - inv[(3, "none", k)] for k in range(3)) / 3
+    assert rows.loc["cost-bpftrace", "a"] == pytest.approx(expected)

@@ -19,6 +19,8 @@ FIELDS = [
     ("foreign ftrace instances", "foreign tracers", ("foreign_tracers", "found", "instances")),
     ("foreign tracer processes", "foreign tracers", ("foreign_tracers", "found", "procs")),
     ("foreign tracers allowed", "foreign tracers", ("foreign_tracers", "allowed")),
+    ("CPUs >10 % busy when the campaign started", "foreign tracers",
+     ("foreign_tracers", "busy_cpus")),
     ("CPU model", "hardware", ("preflight", "cpu_model")),
     ("CPU vendor", "hardware", ("preflight", "details", "cpu.vendor")),
     ("CPU family", "hardware", ("preflight", "details", "cpu.family")),

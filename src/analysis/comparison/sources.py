@@ -113,8 +113,38 @@ def looper_measures(camp: Campaign, target: str) -> dict[str, Measure]:
     return out
 
 
+def usdt_measures(camp: Campaign, target: str) -> dict[str, Measure]:
+    """Per (case, tracer) of a USDT campaign its mean routine duration in ns per
+    invocation (each invocation's mean over its iterations, from its raw samples; the
+    invocations are interleaved, so an invocation plays the round), and per tracer its cost
+    per event: case 1 (recording) minus case 3 (instrumented, no tracer) of the same
+    invocation. No A/A block: equivalence needs a given margin."""
+    from ..benchmarks.usdt import invocation_table
+
+    inv = invocation_table(camp, target)
+    by = {(int(c), t, int(k)): float(m) for c, t, k, m in
+          zip(inv["case"], inv["tracer"], inv["invocation"], inv["mean_ns"])}
+    out = {}
+    for case, tracer in sorted({(c, t) for c, t, _ in by}):
+        ks = sorted(k for c, t, k in by if (c, t) == (case, tracer))
+        out[f"case{case}-{tracer}"] = Measure(
+            f"case{case}-{tracer}", f"case {case}, {tracer}", "ns per iteration",
+            Blocks([(np.array([by[(case, tracer, k)]]), None) for k in ks]), float("nan"),
+            {"tracer": tracer, "iterations": camp.parameters.get("iterations")})
+    base = {k: v for (c, _, k), v in by.items() if c == 3}
+    for (case, tracer, k) in sorted(by):
+        key = f"cost-{tracer}"
+        if case != 1 or k not in base:
+            continue
+        if key not in out:
+            out[key] = Measure(key, f"{tracer}: case 1 - case 3", "ns per event", Blocks([]),
+                               float("nan"), {"tracer": tracer})
+        out[key].blocks.rounds.append((np.array([by[(1, tracer, k)]]), np.array([base[k]])))
+    return out
+
+
 #: benchmark -> its campaigns' measures (benchmarks not listed here cannot be compared yet)
-SOURCES = {"dd": dd_measures, "looper": looper_measures}
+SOURCES = {"dd": dd_measures, "looper": looper_measures, "usdt": usdt_measures}
 
 
 def measures(camp: Campaign, target: str) -> dict[str, Measure]:
