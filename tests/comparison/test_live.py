@@ -30,10 +30,11 @@ def test_aa_two_small_campaigns_one_after_the_other_differ_nowhere(tmp_path):
     rate at 95 %)."""
     need_tool("bpftrace")
     need_tool("hyperfine")
-    for name in ("aa-1", "aa-2"):
-        assert _run(tmp_path, name).complete
-    out = analysis.compare(["aa-1", "aa-2"], data_dir=tmp_path, confidence=0.99,
-                           n_resamples=500, figures_dir=tmp_path / "fig")
+    results = [_run(tmp_path, name) for name in ("aa-1", "aa-2")]
+    assert all(r.complete for r in results)
+    out = analysis.compare(results, confidence=0.99, n_resamples=500,  # run results
+                           data_dir=tmp_path, figures_dir=tmp_path / "fig")
+    assert (out.a, out.b) == ("aa-1", "aa-2")
     assert list(out.table["experiment"]) == ["01-control", "04-tracepoint-entry"]
     assert not out.table["verdict"].isin(["B slower", "B faster"]).any(), out.summary
     assert (out.table["n_a"] == 3).all() and (out.table["unit_of_replication"] == "rounds").all()

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .. import paths, plots
-from ..campaign import Campaign, open_for_report
+from ..campaign import Campaign, CampaignResult, open_for_report
 from ..preflight import TIMING_CAVEAT
 from . import series as _series
 from . import sources, verdicts
@@ -60,7 +60,13 @@ class CampaignComparison:
 
 def _open(spec, data_dir) -> Campaign:
     """A campaign by name (in ``data_dir``'s raw/) or by its folder (``.../raw/<name>``,
-    e.g. copied from another machine), with every raw file verified."""
+    e.g. copied from another machine), with every raw file verified; a
+    :class:`~analysis.campaign.Campaign` or the result of :func:`analysis.run_benchmark`
+    too."""
+    if isinstance(spec, Campaign):
+        return open_for_report(spec)
+    if isinstance(spec, CampaignResult):
+        return open_for_report(spec.campaign, spec.folder.parent.parent)
     path = Path(str(spec))
     if path.is_dir() or len(path.parts) > 1:
         if not (path / "manifest.json").is_file():
@@ -191,7 +197,7 @@ def series(campaigns, *, data_dir=None, confidence: float = 0.95, n_resamples: i
     :func:`compare` does; a step that comes out slower or faster is flagged with what
     changed in the fingerprint there. Writes ``data/processed/series-<first>-to-<last>/``
     (``trend``, ``steps``) and ``figures/series-<first>-to-<last>-trend``."""
-    names = [str(c) for c in campaigns]
+    names = list(campaigns)
     if len(names) < 3:
         raise ValueError("a series takes three or more campaigns (two: compare them)")
     steps, trend, ids = [], [], []
