@@ -170,3 +170,13 @@ def test_looper_campaigns_compare_per_probe_without_a_noise_floor(fixtures, tmp_
     given = analysis.compare(["la", "lb"], data_dir=tmp_path, write=False, margin="300%",
                              n_resamples=200)
     assert given.table["verdict"].str.startswith("equivalent").all()
+
+
+def test_campaign_objects_and_run_results_are_accepted(fixtures, tmp_path):
+    from analysis.campaign import Campaign, CampaignResult
+
+    a, b = _copy(fixtures, tmp_path, "a"), _copy(fixtures, tmp_path, "b")
+    result = CampaignResult("b", b, {}, {}, {}, {})
+    camp = Campaign.open("a", data_dir=tmp_path / "elsewhere")
+    out = analysis.compare([camp, result], write=False, n_resamples=200)
+    assert (out.a, out.b) == ("a", "b") and len(out.table) == 3
