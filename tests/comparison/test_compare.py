@@ -175,7 +175,8 @@ def test_looper_campaigns_compare_per_probe_without_a_noise_floor(fixtures, tmp_
 def test_campaign_objects_and_run_results_are_accepted(fixtures, tmp_path):
     from analysis.campaign import Campaign, CampaignResult
 
-    a, b = _copy(fixtures, tmp_path, "a"), _copy(fixtures, tmp_path, "b")
+    _copy(fixtures, tmp_path, "a")
+    b = _copy(fixtures, tmp_path, "b")
     result = CampaignResult("b", b, {}, {}, {}, {})
     camp = Campaign.open("a", data_dir=tmp_path / "elsewhere")
     out = analysis.compare([camp, result], write=False, n_resamples=200)
