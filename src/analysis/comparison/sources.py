@@ -131,15 +131,15 @@ def usdt_measures(camp: Campaign, target: str) -> dict[str, Measure]:
             f"case{case}-{tracer}", f"case {case}, {tracer}", "ns per iteration",
             Blocks([(np.array([by[(case, tracer, k)]]), None) for k in ks]), float("nan"),
             {"tracer": tracer, "iterations": camp.parameters.get("iterations")})
-    base = {k: v for (c, _, k), v in by.items() if c == 3}
-    for (case, tracer, k) in sorted(by):
+    for (case, tracer, k) in sorted(by):  # case 3: the same tracer's instrumented binary
         key = f"cost-{tracer}"
-        if case != 1 or k not in base:
+        if case != 1 or (3, tracer, k) not in by:
             continue
         if key not in out:
             out[key] = Measure(key, f"{tracer}: case 1 - case 3", "ns per event", Blocks([]),
                                float("nan"), {"tracer": tracer})
-        out[key].blocks.rounds.append((np.array([by[(1, tracer, k)]]), np.array([base[k]])))
+        out[key].blocks.rounds.append((np.array([by[(1, tracer, k)]]),
+                                       np.array([by[(3, tracer, k)]])))
     return out
 
 
