@@ -121,7 +121,12 @@ def usdt_measures(camp: Campaign, target: str) -> dict[str, Measure]:
     invocation. No A/A block: equivalence needs a given margin."""
     from ..benchmarks.usdt import invocation_table
 
-    inv = invocation_table(camp, target)
+    return usdt_from_invocations(invocation_table(camp, target),
+                                 camp.parameters.get("iterations"))
+
+
+def usdt_from_invocations(inv, iterations=None) -> dict[str, Measure]:
+    """:func:`usdt_measures` from an invocation table (case, tracer, invocation, mean_ns)."""
     by = {(int(c), t, int(k)): float(m) for c, t, k, m in
           zip(inv["case"], inv["tracer"], inv["invocation"], inv["mean_ns"])}
     out = {}
@@ -130,7 +135,7 @@ def usdt_measures(camp: Campaign, target: str) -> dict[str, Measure]:
         out[f"case{case}-{tracer}"] = Measure(
             f"case{case}-{tracer}", f"case {case}, {tracer}", "ns per iteration",
             Blocks([(np.array([by[(case, tracer, k)]]), None) for k in ks]), float("nan"),
-            {"tracer": tracer, "iterations": camp.parameters.get("iterations")})
+            {"tracer": tracer, "iterations": iterations})
     for (case, tracer, k) in sorted(by):  # case 3: the same tracer's instrumented binary
         key = f"cost-{tracer}"
         if case != 1 or (3, tracer, k) not in by:
