@@ -194,6 +194,25 @@ if [ "$os" = Linux ]; then
     say net.tcp_no_metrics_save "$(read_file /proc/sys/net/ipv4/tcp_no_metrics_save)"
     say net.tcp_congestion_control "$(read_file /proc/sys/net/ipv4/tcp_congestion_control)"
     say mitigations "$(cat /sys/devices/system/cpu/vulnerabilities/* 2>/dev/null | sort | uniq -c | sed 's/^ *//' | tr '\n' ';')"
+    # BPF sysctls: each changes what a BPF program costs (statistics add two clock reads per run)
+    for s in kernel/bpf_stats_enabled net/core/bpf_jit_enable net/core/bpf_jit_harden \
+             net/core/bpf_jit_kallsyms kernel/unprivileged_bpf_disabled kernel/perf_event_paranoid; do
+        say "sysctl.$(printf '%s' "$s" | tr / .)" "$(read_file "/proc/sys/$s")"
+    done
+    # what identifies the hardware (the model string may say only "AMD EPYC")
+    cpuinfo() { sed -n "s/^$1[[:space:]]*: //p" /proc/cpuinfo | sed -n 1p; }
+    say cpu.vendor "$(cpuinfo vendor_id)"
+    say cpu.family "$(cpuinfo 'cpu family')"
+    say cpu.model "$(cpuinfo model)"
+    say cpu.stepping "$(cpuinfo stepping)"
+    say cpu.microcode "$(cpuinfo microcode)"
+    say cpu.mhz "$(cpuinfo 'cpu MHz')"
+    say cpu.bogomips "$(cpuinfo bogomips)"
+    say cpu.flags_sha256 "$(cpuinfo flags | sha256sum 2>/dev/null | cut -c1-16)"
+    say cpu.tsc_khz "$(read_file /sys/devices/system/cpu/cpu0/tsc_freq_khz)"
+    say clocksource "$(read_file /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+    # other tracers at work (foreign.*): see tracers.sh
+    sh "$(dirname "$0")/tracers.sh"
 elif [ "$os" = FreeBSD ]; then
     if kldstat -q -m dtrace 2>/dev/null || [ -e /dev/dtrace/dtrace ]; then say cap.dtrace 1; else say cap.dtrace 0; fi
     for c in kprobes uprobes tracepoints tracefs btf bpf bpf_stats lttng_ust lttng_kernel; do say "cap.$c" 0; done

@@ -14,6 +14,7 @@ from ._display import show
 from ._version import __version__
 from .benchmarks import report, run_benchmark
 from .bundle import bundle, verify_bundle
+from .comparison import compare
 from .errors import (
     AnalysisError,
     CampaignNotFound,
@@ -42,7 +43,7 @@ __all__ = [
     # overhead and statistics
     "per_event_cost_ns", "relative_slowdown", "overhead_table", "stats", "published",
     # benchmarks
-    "run_benchmark", "report", "benchmarks", "bundle", "verify_bundle",
+    "run_benchmark", "report", "benchmarks", "bundle", "verify_bundle", "compare",
     # rules of thumb, pricing a probe, the probe-effect lesson
     "rules", "price_probe", "lesson",
     # targets

@@ -73,6 +73,7 @@ def _run(args) -> int:
     result = run_benchmark(args.benchmark, args.target or ["local"], campaign=args.campaign,
                            data_dir=args.data_dir, trust_new_host_keys=args.trust_new_host_keys,
                            ssh_config=args.ssh_config, progress=not args.no_progress,
+                           allow_foreign_tracers=args.allow_foreign_tracers,
                            **_param_pairs(args.param))
     print(result, file=sys.stderr)
     for what, why in (getattr(result.plan, "not_run", None) or {}).items():
@@ -86,6 +87,37 @@ def _report(args) -> int:
     _print_report(report(args.campaign, data_dir=args.data_dir, figures_dir=args.figures_dir,
                          skip_runs=args.skip_run))
     return 0
+
+
+def _compare(args) -> int:
+    from .comparison import compare
+
+    if len(args.campaigns) > 2:  # a series: every step between consecutive campaigns
+        from .comparison import series
+
+        out = series(args.campaigns, data_dir=args.data_dir, figures_dir=args.figures_dir)
+    else:
+        out = compare(args.campaigns, margin=args.margin, data_dir=args.data_dir,
+                      unit=args.unit, figures_dir=args.figures_dir)
+    _print_paths(out.written)
+    print(out.summary, file=sys.stderr)
+    return 0
+
+
+def _compare_parser(sub) -> None:
+    c = sub.add_parser("compare", help="campaign B against campaign A: what differs "
+                       "(fingerprint), then per experiment slower / faster / equivalent / "
+                       "inconclusive, rounds as the unit")
+    c.add_argument("campaigns", nargs="+", metavar="CAMPAIGN",
+                   help="A then B: names in data/raw, or campaign folders (.../raw/<name>); "
+                   "three or more in time order: a series (each step compared, the trend)")
+    c.add_argument("--margin", default=None, help="equivalence margin: '5 ns' (in each "
+                   "measure's unit) or '3%%' of A (default: the larger A/A noise floor)")
+    c.add_argument("--unit", choices=["rounds", "runs"], default="rounds",
+                   help="unit of replication (runs: only to show what it gets wrong)")
+    c.add_argument("--data-dir", default=None, help="the folder holding raw/ (default data/)")
+    c.add_argument("--figures-dir", default=None, help="write here instead of figures/")
+    c.set_defaults(func=_compare)
 
 
 def _summarize(args) -> int:
@@ -212,6 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="accept and record an unknown SSH host key (never a changed one)")
     run.add_argument("--ssh-config", default=None, help="ssh_config file (default ~/.ssh/config)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--allow-foreign-tracers", action="store_true",
+                     help="run even where other tracers are at work (they are recorded)")
     run.set_defaults(func=_run)
     rep = sub.add_parser("report", help="rebuild a campaign's tables and figures from data/raw")
     rep.add_argument("campaign")
@@ -234,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("--data-dir", default=None, help="the folder holding raw/ (default data/)")
     ver.set_defaults(func=_verify)
     _vm_parser(sub)
+    _compare_parser(sub)
     add_bundle_parsers(sub, _bundle, _verify_bundle)
     summ = sub.add_parser("summarize", help="summarise .tsmp sample files")
     summ.add_argument("files", nargs="+")

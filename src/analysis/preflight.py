@@ -144,9 +144,18 @@ class Preflight:
                 w.append(f"{tool} missing: `python -m analysis bootstrap {self.target}` installs it")
         if self.noise.get("invariants") or self.noise.get("witness"):
             w.append("FreeBSD kernel with INVARIANTS/WITNESS: debugging features slow the kernel")
+        for kind, what in self.foreign_tracers().items():
+            w.append(f"another tracer at work ({kind}: {what}): every per-event cost changes "
+                     "(a campaign refuses to start unless allow_foreign_tracers=True)")
         if self.details.get("uid") not in (None, "0"):
             w.append(f"logged in as {self.details.get('user')}: tracers will run through sudo -n")
         return w
+
+    def foreign_tracers(self) -> dict[str, str]:
+        """What else was tracing the target when it was asked (``remote/bin/tracers.sh``):
+        kind (``bpf``, ``events``, ``tracer``, ``instances``, ``procs``) -> what; {} when
+        nothing (or an older preflight that did not look)."""
+        return foreign_from_facts(self.details)
 
     def to_frame(self) -> pd.DataFrame:
         """A readable two-column table (what, value) for notebooks."""
@@ -158,6 +167,15 @@ class Preflight:
         rows += [(f"capability: {k}", v) for k, v in self.capabilities.items()]
         rows += [(f"noise: {k}", v) for k, v in self.noise.items()]
         return pd.DataFrame(rows, columns=["what", "value"]).astype({"value": "object"})
+
+
+#: tracers.sh's keys (``foreign.<kind>``)
+FOREIGN = ("bpf", "events", "tracer", "instances", "procs")
+
+
+def foreign_from_facts(facts: dict) -> dict[str, str]:
+    """kind -> what, from ``foreign.<kind>=...`` facts (empty values left out)."""
+    return {k: facts[f"foreign.{k}"] for k in FOREIGN if facts.get(f"foreign.{k}")}
 
 
 def preflight(target: str | Transport = "local", *, trust_new_host_keys: bool = False,

@@ -8,7 +8,7 @@ import threading
 import warnings
 from collections.abc import Callable, Sequence
 
-from .. import _params
+from .. import _params, foreign
 from .._progress import progress_bar
 from ..campaign import Campaign, CampaignResult, Execute, new_campaign_id, run_campaign
 from ..errors import LockError, ParameterError
@@ -22,7 +22,7 @@ from .base import Benchmark, get
 def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
                   campaign: str | None = None, data_dir=None, trust_new_host_keys: bool = False,
                   ssh_config=None, progress: bool = True, on_run: Callable | None = None,
-                  **params) -> CampaignResult:
+                  allow_foreign_tracers: bool = False, **params) -> CampaignResult:
     """Validate, connect and preflight each target once, plan, lock, run (or resume).
 
     ``targets``: ``"local"``, ``user@host[:port]``, an ssh_config alias, or a list
@@ -30,7 +30,9 @@ def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
     (``python -m analysis benchmarks`` lists them). ``on_run(run, staging, info)`` is
     called after each run's files are complete (e.g. to draw a figure as runs arrive; what
     it raises is reported as a warning, never fails the run). Returns the campaign's
-    result with the ``preflights`` and ``plan`` it ran with.
+    result with the ``preflights`` and ``plan`` it ran with. A target where other tracers
+    are at work (:mod:`analysis.foreign`) is refused unless ``allow_foreign_tracers``;
+    what was found is recorded either way.
     """
     bench = get(name)
     p = bench.parse(params)
@@ -49,7 +51,8 @@ def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
                         benchmark=bench.name, parameters=plan.parameters)
         execute = _observed(bench.execute(plan, p, camp.folder / ".scratch"), on_run)
         with camp.locked():
-            result = _run_phases(bench, camp, plan, p, built, execute, progress)
+            result = _run_phases(bench, camp, plan, p, built, execute, progress,
+                                 allow_foreign_tracers)
     finally:
         for tg in built.values():
             tg.close()
@@ -58,17 +61,26 @@ def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
     return result
 
 
-def _run_phases(bench, camp, plan, p, built: dict[str, Target], execute, progress):
+def _check_foreign(camp, built: dict[str, Target], allow: bool) -> None:
+    """Other tracers on a target: refused unless allowed, recorded either way (after the
+    target locks are held, before the first run: nothing of ours is tracing yet)."""
+    for t, tg in built.items():
+        camp.record_target(t, {"foreign_tracers": foreign.check(tg.transport, t, allow)})
+
+
+def _run_phases(bench, camp, plan, p, built: dict[str, Target], execute, progress,
+                allow_foreign: bool = False):
     """The planned runs, then whatever :meth:`Benchmark.more` adds, round after round. One
     target: its lock is held throughout; several: each run of the campaign locks them."""
     targets = list(built)
     if plan.steps is not None and len(targets) > 1:
-        return _run_steps(camp, plan, built, execute, progress)
+        return _run_steps(camp, plan, built, execute, progress, allow_foreign)
     only = built[targets[0]] if len(targets) == 1 else None
     lock = only.hold(TargetLock(only.transport, camp.name).acquire()) if only else None
     transports = {t: tg.transport for t, tg in built.items()}
     pfs = {t: tg.preflight for t, tg in built.items()}
     try:
+        _check_foreign(camp, built, allow_foreign)
         runs = list(plan.runs)
         result = run_campaign(camp, targets, runs, execute, connector=transports.__getitem__,
                               preflights=pfs, progress=progress, keep_open=True,
@@ -104,7 +116,8 @@ def _observed(execute: Execute, on_run: Callable | None) -> Execute:
     return observed
 
 
-def _run_steps(camp, plan, built: dict[str, Target], execute, progress) -> CampaignResult:
+def _run_steps(camp, plan, built: dict[str, Target], execute, progress,
+               allow_foreign: bool = False) -> CampaignResult:
     """The plan's steps one after the other (the targets of a step in parallel), with every
     target's lock held throughout (:func:`_hold_locks`). A step that does not complete (a
     failed run, a lost target) stops the rest: rerun the campaign to resume it."""
@@ -115,6 +128,7 @@ def _run_steps(camp, plan, built: dict[str, Target], execute, progress) -> Campa
                        desc=f"campaign {camp.name}", disable=not progress)
     locks = _hold_locks(camp, built)
     try:
+        _check_foreign(camp, built, allow_foreign)
         for step in plan.steps:
             ts = [t for t in targets if t in step]
             out = run_campaign(camp, ts, step, execute, connector=transports.__getitem__,

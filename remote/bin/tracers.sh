@@ -1,0 +1,60 @@
+#!/bin/sh
+# What else is tracing this (Linux) target: prints "foreign.*=..." lines (empty when none).
+# Reads only. Called by preflight.sh, and on its own right before a campaign's first run.
+#   foreign.bpf        tracing BPF programs held by a process: pid/comm/type[xN] (the types
+#                      that hook events: kprobe, tracepoint, perf_event, raw_tracepoint,
+#                      raw_tracepoint_writable, tracing; never systemd's cgroup or socket
+#                      programs). Programs pinned or linked with no process holding them
+#                      are not seen (bpftool would see them; it is not required).
+#   foreign.events     trace events enabled in tracefs (set_event), space separated
+#   foreign.tracer     the ftrace tracer when it is not "nop"
+#   foreign.instances  ftrace instances with events enabled
+#   foreign.procs      running tracer processes: pid/comm
+#   busy.cpus          CPUs more than 10 % busy over half a second (cpuN:P%), not a tracer
+#                      but what else runs on the workload's and the tracer's CPUs
+set -u
+LC_ALL=C
+export LC_ALL
+say() { printf '%s=%s\n' "$1" "$2"; }
+[ "$(uname -s)" = Linux ] || exit 0
+# our own process tree is not foreign: this script, its shell, its SSH session
+self=$$
+proc=${TRACELAB_PROC:-/proc}  # another root only for tests
+bpf=$(grep -H '^prog_type:' "$proc"/[0-9]*/fdinfo/* 2>/dev/null | awk '
+    BEGIN { n[2]="kprobe"; n[5]="tracepoint"; n[7]="perf_event"; n[17]="raw_tracepoint";
+            n[24]="raw_tracepoint_writable"; n[26]="tracing" }
+    { t = $NF; path = $0; sub(/\/fdinfo\/.*/, "", path); sub(/.*\//, "", path)
+      if (t in n) c[path "/" n[t]]++ }
+    END { for (k in c) print k "x" c[k] }' | sort | while IFS= read -r k; do
+        pid=${k%%/*}; comm=$(cat "$proc/$pid/comm" 2>/dev/null)
+        printf '%s/%s/%s ' "$pid" "$comm" "${k#*/}"
+    done)
+say foreign.bpf "$(printf '%s' "$bpf" | sed 's/ $//')"
+tracefs=
+for d in /sys/kernel/tracing /sys/kernel/debug/tracing; do
+    if [ -e "$d/trace" ]; then tracefs=$d; break; fi
+done
+if [ -n "$tracefs" ]; then
+    say foreign.events "$(grep -v '^$' "$tracefs/set_event" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
+    t=$(sed -n 1p "$tracefs/current_tracer" 2>/dev/null)
+    [ "$t" = nop ] && t=
+    say foreign.tracer "$t"
+    # instances with events enabled (an idle one traces nothing)
+    inst=
+    for d in "$tracefs"/instances/*; do
+        [ -d "$d" ] && grep -q . "$d/set_event" 2>/dev/null && inst="$inst${d##*/} "
+    done
+    say foreign.instances "${inst% }"
+fi
+procs=$(ps -e -o pid= -o comm= 2>/dev/null | awk -v self="$self" '
+    $1 != self && ($2 == "bpftrace" || $2 == "perf" || $2 == "trace-cmd" || $2 == "stap" ||
+    $2 == "staprun" || $2 == "sysdig") { printf "%s/%s ", $1, $2 }')
+say foreign.procs "$(printf '%s' "$procs" | sed 's/ $//')"
+s1=$(grep '^cpu[0-9]' "$proc/stat" 2>/dev/null)
+sleep 0.5
+s2=$(grep '^cpu[0-9]' "$proc/stat" 2>/dev/null)
+say busy.cpus "$(printf '%s\n%s\n' "$s1" "$s2" | awk '
+    { tot = 0; for (i = 2; i <= NF; i++) tot += $i; idle = $5 + $6
+      if ($1 in t0) { dt = tot - t0[$1]; b = dt > 0 ? 1 - (idle - i0[$1]) / dt : 0
+                      if (b > 0.1) printf "%s:%d%% ", $1, b * 100 }
+      else { t0[$1] = tot; i0[$1] = idle } }' | sed 's/ $//')"

@@ -1,0 +1,101 @@
+"""What differs between two campaigns besides the thing compared, shown before any verdict:
+other tracers at work, the hardware's identity, BPF sysctls, the kernel and its
+configuration, CPU and noise settings, tool versions, the benchmark's parameters and the
+package version (from each campaign's manifest: its target's preflight and what the run
+recorded). The measured speed of the machine is added by :func:`analysis.compare`."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..campaign import Campaign
+
+#: (what, group, path in the target record); the order is the order shown (first: what
+#: most often explains a difference in per-event cost)
+FIELDS = [
+    ("foreign BPF programs (tracing hooks)", "foreign tracers", ("foreign_tracers", "found", "bpf")),
+    ("foreign trace events enabled", "foreign tracers", ("foreign_tracers", "found", "events")),
+    ("foreign ftrace tracer", "foreign tracers", ("foreign_tracers", "found", "tracer")),
+    ("foreign ftrace instances", "foreign tracers", ("foreign_tracers", "found", "instances")),
+    ("foreign tracer processes", "foreign tracers", ("foreign_tracers", "found", "procs")),
+    ("foreign tracers allowed", "foreign tracers", ("foreign_tracers", "allowed")),
+    ("CPUs >10 % busy when the campaign started", "foreign tracers",
+     ("foreign_tracers", "busy_cpus")),
+    ("CPU model", "hardware", ("preflight", "cpu_model")),
+    ("CPU vendor", "hardware", ("preflight", "details", "cpu.vendor")),
+    ("CPU family", "hardware", ("preflight", "details", "cpu.family")),
+    ("CPU model number", "hardware", ("preflight", "details", "cpu.model")),
+    ("CPU stepping", "hardware", ("preflight", "details", "cpu.stepping")),
+    ("microcode", "hardware", ("preflight", "details", "cpu.microcode")),
+    ("CPU flags (SHA-256)", "hardware", ("preflight", "details", "cpu.flags_sha256")),
+    ("bogomips (TSC calibration)", "hardware", ("preflight", "details", "cpu.bogomips")),
+    ("TSC kHz", "hardware", ("preflight", "details", "cpu.tsc_khz")),
+    ("clocksource", "hardware", ("preflight", "details", "clocksource")),
+    ("CPUs", "hardware", ("preflight", "cpus")),
+    ("virtualization", "hardware", ("preflight", "virtualization")),
+    ("emulated", "hardware", ("preflight", "emulated")),
+    ("bpf_stats_enabled", "BPF sysctls", ("preflight", "details", "sysctl.kernel.bpf_stats_enabled")),
+    ("bpf_jit_enable", "BPF sysctls", ("preflight", "details", "sysctl.net.core.bpf_jit_enable")),
+    ("bpf_jit_harden", "BPF sysctls", ("preflight", "details", "sysctl.net.core.bpf_jit_harden")),
+    ("bpf_jit_kallsyms", "BPF sysctls", ("preflight", "details", "sysctl.net.core.bpf_jit_kallsyms")),
+    ("unprivileged_bpf_disabled", "BPF sysctls",
+     ("preflight", "details", "sysctl.kernel.unprivileged_bpf_disabled")),
+    ("perf_event_paranoid", "BPF sysctls", ("preflight", "details", "sysctl.kernel.perf_event_paranoid")),
+    ("kernel", "kernel", ("preflight", "kernel")),
+    ("kernel build", "kernel", ("preflight", "details", "kernel_version")),
+    ("preemption", "kernel", ("preflight", "preempt")),
+    ("kernel config (debug, preemption, mitigations)", "kernel", ("preflight", "details", "kconfig.debug")),
+    ("mitigations in force", "kernel", ("preflight", "details", "mitigations")),
+    ("kernel command line", "kernel", ("preflight", "details", "noise.cmdline")),
+    ("governor", "noise", ("preflight", "noise", "governor")),
+    ("turbo", "noise", ("preflight", "noise", "turbo")),
+    ("SMT", "noise", ("preflight", "noise", "smt")),
+    ("isolcpus", "noise", ("preflight", "noise", "isolcpus")),
+    ("nohz_full", "noise", ("preflight", "noise", "nohz_full")),
+    ("OS", "system", ("preflight", "os")),
+    ("distribution", "system", ("preflight", "details", "distro")),
+    ("host name", "system", ("preflight", "details", "hostname")),
+]
+TOOLS = ("bpftrace", "hyperfine", "lttng", "trace-cmd", "cyclictest", "gcc", "dtrace")
+#: parameters that name the campaign rather than what it measured
+_NOT_COMPARED = {"plan", "notebook", "target"}
+COLUMNS = ["group", "what", "A", "B", "differs"]
+
+
+def _get(record: dict, path: tuple):
+    for k in path:
+        record = record.get(k) if isinstance(record, dict) else None
+    return record
+
+
+def _text(value) -> str:
+    if value is None or value == "":
+        return "-"
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    return str(value)
+
+
+def fingerprint(a: Campaign, b: Campaign, target_a: str, target_b: str) -> pd.DataFrame:
+    """Both campaigns side by side (``group``, ``what``, ``A``, ``B``, ``differs``): the rows
+    that differ first (in the order of :data:`FIELDS`), then those that agree."""
+    ra, rb = a.target_records().get(target_a) or {}, b.target_records().get(target_b) or {}
+    rows = [(g, w, _get(ra, p), _get(rb, p)) for w, g, p in FIELDS]
+    rows += [("tools", f"{t} version", _get(ra, ("preflight", "tools", t, "version")),
+              _get(rb, ("preflight", "tools", t, "version"))) for t in TOOLS]
+    pa, pb = a.parameters, b.parameters
+    rows += [("parameters", k, pa.get(k), pb.get(k))
+             for k in dict.fromkeys([*pa, *pb]) if k not in _NOT_COMPARED]
+    rows += [("package", "analysis version", a.manifest.get("analysis_version"),
+              b.manifest.get("analysis_version")),
+             ("package", "benchmark", a.benchmark, b.benchmark),
+             ("campaign", "created", a.created, b.created)]
+    frame = pd.DataFrame([{"group": g, "what": w, "A": _text(x), "B": _text(y),
+                           "differs": _text(x) != _text(y) and w != "created"}
+                          for g, w, x, y in rows], columns=COLUMNS)
+    return pd.concat([frame[frame["differs"]], frame[~frame["differs"]]], ignore_index=True)
+
+
+def differences(fp: pd.DataFrame) -> list[str]:
+    """The differing rows as ``what: A -> B`` lines (foreign tracers and hardware first)."""
+    return [f"{r.what}: {r.A} -> {r.B}" for r in fp[fp["differs"]].itertuples()]

@@ -1,0 +1,50 @@
+"""Foreign tracers in the preflight: parsed from tracers.sh's lines, warned about."""
+
+from analysis.preflight import Preflight
+
+BASE = "os=Linux\nkernel=6.1\ncpus=2\n"
+
+
+def test_foreign_tracers_are_parsed_and_warned_about():
+    pf = Preflight.from_lines("t", BASE + "foreign.bpf=123/bpftrace/tracepointx2\nforeign.events=\n"
+                              "foreign.procs=123/bpftrace\nforeign.tracer=function\n")
+    assert pf.foreign_tracers() == {"bpf": "123/bpftrace/tracepointx2", "tracer": "function",
+                                    "procs": "123/bpftrace"}
+    assert any("another tracer at work (bpf: 123/bpftrace/tracepointx2)" in w
+               for w in pf.warnings())
+
+
+def test_nothing_found_or_an_older_preflight_is_no_foreign_tracer():
+    for text in (BASE, BASE + "foreign.bpf=\nforeign.events=\nforeign.procs=\n"):
+        pf = Preflight.from_lines("t", text)
+        assert pf.foreign_tracers() == {}
+        assert not any("another tracer" in w for w in pf.warnings())
+
+
+def test_tracers_sh_counts_tracing_programs_and_never_cgroup_ones(tmp_path):
+    """tracers.sh on a /proc made for the test (TRACELAB_PROC): a bpftrace holding two
+    tracepoint programs is found; systemd's cgroup_skb (8) and cgroup_device (15)
+    programs are not foreign tracers."""
+    import subprocess
+
+    from conftest import ROOT
+
+    def fd(pid, comm, n, prog_type):
+        d = tmp_path / "proc" / str(pid)
+        (d / "fdinfo").mkdir(parents=True, exist_ok=True)
+        (d / "comm").write_text(comm + "\n")
+        (d / "fdinfo" / str(n)).write_text(f"pos:\t0\nprog_type:\t{prog_type}\nprog_jited:\t1\n")
+
+    fd(1, "systemd", 30, 8)
+    fd(1, "systemd", 31, 15)
+    out = subprocess.run(["sh", str(ROOT / "remote" / "bin" / "tracers.sh")], text=True,
+                         capture_output=True, env={"TRACELAB_PROC": str(tmp_path / "proc"),
+                                                   "PATH": "/usr/bin:/bin"}, check=True).stdout
+    assert "foreign.bpf=\n" in out
+    fd(100, "bpftrace", 7, 5)
+    fd(100, "bpftrace", 8, 5)
+    fd(100, "bpftrace", 9, 26)
+    out = subprocess.run(["sh", str(ROOT / "remote" / "bin" / "tracers.sh")], text=True,
+                         capture_output=True, env={"TRACELAB_PROC": str(tmp_path / "proc"),
+                                                   "PATH": "/usr/bin:/bin"}, check=True).stdout
+    assert "foreign.bpf=100/bpftrace/tracepointx2 100/bpftrace/tracingx1\n" in out

@@ -1,0 +1,97 @@
+"""Real campaigns (bpftrace, hyperfine, dd on this machine): the A/A comparison of two small
+dd campaigns made one after the other, and the refusal of a target where another tracer
+is at work."""
+
+import subprocess
+import time
+
+import pytest
+
+import analysis
+from analysis.campaign import Campaign
+from analysis.foreign import ForeignTracers, scan
+from analysis.transport import LocalTransport
+from conftest import need_tool
+
+TINY = {"experiments": [4], "count": "20k", "runs": 2, "warmup": 0, "rounds": 3,
+        "bpf_stats": "off"}
+
+
+def _run(tmp_path, name, **over):
+    return analysis.run_benchmark("dd", "local", campaign=name, data_dir=tmp_path,
+                                  progress=False, **{**TINY, **over})
+
+
+def test_aa_two_small_campaigns_one_after_the_other_differ_nowhere(tmp_path):
+    """Same parameters, one campaign after the other: no experiment (nor the control) comes
+    out slower or faster. The verdicts are made at a familywise 99 % here (Holm over the
+    rows, Welch's t on 3 rounds per campaign): if rounds were independent draws, this test
+    would fail in at most 1 % of CI runs (the simulation in test_verdicts.py checks the
+    rate at 95 %)."""
+    need_tool("bpftrace")
+    need_tool("hyperfine")
+    results = [_run(tmp_path, name) for name in ("aa-1", "aa-2")]
+    assert all(r.complete for r in results)
+    out = analysis.compare(results, confidence=0.99, n_resamples=500,  # run results
+                           data_dir=tmp_path, figures_dir=tmp_path / "fig")
+    assert (out.a, out.b) == ("aa-1", "aa-2")
+    assert list(out.table["experiment"]) == ["01-control", "04-tracepoint-entry"]
+    assert not out.table["verdict"].isin(["B slower", "B faster"]).any(), out.summary
+    assert (out.table["n_a"] == 3).all() and (out.table["unit_of_replication"] == "rounds").all()
+    camp = Campaign.open("aa-2", data_dir=tmp_path)
+    record = camp.target_records()["local"]
+    assert record["foreign_tracers"]["found"] == {}
+    assert record["foreign_tracers"]["allowed"] is False
+    assert "busy_cpus" in record["foreign_tracers"]  # e.g. "" or "cpu1:35%"
+    assert record["preflight"]["details"]["sysctl.kernel.bpf_stats_enabled"] in ("0", "1")
+
+
+@pytest.fixture
+def foreign_bpftrace():
+    """Another tool's bpftrace on sys_enter_read (as in the issue), stopped by its pid."""
+    need_tool("bpftrace")
+    proc = subprocess.Popen(["bpftrace", "-e", "tracepoint:syscalls:sys_enter_read { @ = count(); }"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        t = LocalTransport()
+        deadline = time.monotonic() + 60
+        while str(proc.pid) not in scan(t).get("bpf", ""):
+            assert proc.poll() is None and time.monotonic() < deadline, "bpftrace did not attach"
+            time.sleep(0.2)
+        yield proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_a_foreign_tracer_refuses_the_campaign_unless_allowed(tmp_path, foreign_bpftrace):
+    need_tool("hyperfine")
+    with pytest.raises(ForeignTracers, match=f"{foreign_bpftrace.pid}/bpftrace/tracepoint"):
+        _run(tmp_path, "refused")
+    assert not Campaign.open("refused", data_dir=tmp_path).run_records("local")
+    assert _run(tmp_path, "allowed", rounds=1, allow_foreign_tracers=True).complete
+    record = Campaign.open("allowed", data_dir=tmp_path).target_records()["local"]
+    assert record["foreign_tracers"]["allowed"] is True
+    assert f"{foreign_bpftrace.pid}/bpftrace" in record["foreign_tracers"]["found"]["bpf"]
+
+
+def test_usdt_campaigns_compare_per_invocation(tmp_path):
+    """Two small USDT campaigns (bpftrace only): every (case, tracer) and the tracer's cost
+    per event (case 1 - case 3 of the same invocation) compare, invocation as the unit."""
+    for tool in ("bpftrace", "cc"):
+        need_tool(tool)
+    for name in ("u1", "u2"):
+        assert analysis.run_benchmark("usdt", "local", campaign=name, data_dir=tmp_path,
+                                      progress=False, iterations=20000, invocations=3,
+                                      tracers=["bpftrace"]).complete
+    out = analysis.compare(["u1", "u2"], data_dir=tmp_path, write=False, n_resamples=200)
+    rows = out.table.set_index("experiment")
+    assert set(rows.index) == {"case0-none", "case1-bpftrace", "case2-bpftrace",
+                               "case3-bpftrace", "cost-bpftrace"}
+    assert (rows["n_a"] == 3).all() and rows.loc["cost-bpftrace", "unit"] == "ns per event"
+    # by hand: the cost is the mean over invocations of case 1 minus case 3
+    from analysis.benchmarks.usdt import invocation_table
+    inv = invocation_table(Campaign.open("u1", data_dir=tmp_path)).set_index(
+        ["case", "tracer", "invocation"])["mean_ns"]
+    expected = sum(inv[(1, "bpftrace", k)] - inv[(3, "bpftrace", k)] for k in range(3)) / 3
+    assert rows.loc["cost-bpftrace", "a"] == pytest.approx(expected)
