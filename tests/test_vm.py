@@ -211,7 +211,8 @@ def test_benchmark1_runs_all_18_originals_on_the_vm(machine, tmp_path):
 
     data, figures = tmp_path / "data", tmp_path / "figures"
     result = run_benchmark("dd", TARGET, campaign="ci-vm", data_dir=data, count=2000, runs=1,
-                           warmup=0, rounds=1, bpf_stats="off", progress=False)
+                           warmup=0, rounds=1, bpf_stats="off", precision=None, budget=None,
+                           progress=False)
     assert result.complete, result.failed
     plan = result.plan.table
     assert len(plan) == 18 and not plan["substituted"].any() and not plan["skipped"].any()
@@ -273,7 +274,8 @@ def test_stop_while_a_campaign_runs(machine, tmp_path):
     assert vm.running(NAME)
     cmd = [sys.executable, "-m", "analysis", "run", "dd", "--target", TARGET, "--no-progress",
            "--campaign", "ci-vm-stop", "--data-dir", str(tmp_path), "--param", "experiments=4",
-           "--param", "count=400000", "--param", "runs=3", "--param", "bpf_stats=off"]
+           "--param", "count=400000", "--param", "runs=3", "--param", "bpf_stats=off",
+           "--param", "precision=None", "--param", "budget=None"]
     camp = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     manifest = tmp_path / "raw" / "ci-vm-stop" / "manifest.json"
     deadline = time.monotonic() + 240
