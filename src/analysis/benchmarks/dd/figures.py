@@ -32,7 +32,24 @@ def _labels(planned) -> dict:
 
 
 def _figures(out: dict, target: str, tracer: str) -> dict:
-    table, runs = out["table"], out["runs"].copy()
+    runs = out["runs"].copy()
+    fig = _cost_figure(out, target, tracer)
+    labels = _labels(out["planned"])
+    runs["ns_per_read"] = runs["s_per_read"] * 1e9
+    box = plots.runs_box(runs, value="ns_per_read", ylabel="time per dd read (ns)",
+                         title=f"Benchmark 1 runs, {target}", tracer=tracer, labels=labels,
+                         caption="points: every timed run (its time divided by its reads); "
+                                 + plots.BOX_CAPTION)
+    order = plots.run_order_grid(runs, order="order", value="ns_per_read", reference=CONTROL,
+                                 ylabel="time per dd read (ns)", tracer=tracer, labels=labels,
+                                 title=f"Benchmark 1 run order, {target}")
+    return {"per-event-cost": fig, "runs": box, "run-order": order}
+
+
+def _cost_figure(out: dict, target: str, tracer: str):
+    """Per-event cost, this machine's next to the published; the panels are chosen by this
+    machine's values (every one of its bars readable, ``measured``)."""
+    table = out["table"]
     label = f"{tracer} (this machine)"
     bars = long_for_bars(out["with_published"], label)
     rel = table[table["experiment"] != CONTROL]["precision_reached"]
@@ -45,20 +62,11 @@ def _figures(out: dict, target: str, tracer: str) -> dict:
     fig = plots.per_event_cost_bars(
         bars, category="label", series="series", value="ns", ci=("low", "high"),
         substituted="substituted", title=f"Benchmark 1 per-event cost, {target}", note=note,
-        emulated=[label] if out.get("emulated") else (),
+        emulated=[label] if out.get("emulated") else (), measured=[label],
         caption="this machine: median per-event cost ((median time per read - the "
                 "control's) / events per read), whiskers: 95 % bootstrap CI (BCa); "
                 "published: as printed, no CI")
-    labels = _labels(out["planned"])
-    runs["ns_per_read"] = runs["s_per_read"] * 1e9
-    box = plots.runs_box(runs, value="ns_per_read", ylabel="time per dd read (ns)",
-                         title=f"Benchmark 1 runs, {target}", tracer=tracer, labels=labels,
-                         caption="points: every timed run (its time divided by its reads); "
-                                 + plots.BOX_CAPTION)
-    order = plots.run_order_grid(runs, order="order", value="ns_per_read", reference=CONTROL,
-                                 ylabel="time per dd read (ns)", tracer=tracer, labels=labels,
-                                 title=f"Benchmark 1 run order, {target}")
-    return {"per-event-cost": fig, "runs": box, "run-order": order}
+    return fig
 
 
 def _split_table(rows: pd.DataFrame, labels: dict, target: str):
