@@ -99,19 +99,7 @@ def per_event_cost_bars(
     groups = (_measured_groups(table, category, series, value, measured, cats) if measured
               else _peak_groups(table, category, value, cats, split))
     with thesis_style():
-        fig = plt.figure(figsize=(THESIS_WIDTH_IN, 3.8 + (0.25 if note else 0)),
-                         layout="constrained")
-        grid = fig.add_gridspec(2 if note else 1, len(groups),
-                                height_ratios=[0.06, 1] if note else None,
-                                width_ratios=[len(g) + 0.6 for g in groups])
-        axes = [fig.add_subplot(grid[-1, i]) for i in range(len(groups))]
-        if note:
-            banner = fig.add_subplot(grid[0, :])
-            banner.axis("off")
-            banner.text(0.5, 0.5, note, ha="center", va="center", fontsize=8,
-                        fontweight="bold", color=_NOTE_COLOUR,  # centred like the title
-                        transform=matplotlib.transforms.blended_transform_factory(
-                            fig.transFigure, banner.transAxes))
+        fig, axes = _panels_figure(groups, note)
         cut = 0
         for ax, group in zip(axes, groups):
             part = table[table[category].isin(group)]
@@ -129,6 +117,24 @@ def per_event_cost_bars(
                                          "at the top, n its value")
         _bars_legend(fig, table, sers, substituted, caption, ci)
         return fig
+
+
+def _panels_figure(groups: list[list], note: str | None):
+    """A figure with one panel per group (widths by their bars) and the note above them."""
+    fig = plt.figure(figsize=(THESIS_WIDTH_IN, 3.8 + (0.25 if note else 0)),
+                     layout="constrained")
+    grid = fig.add_gridspec(2 if note else 1, len(groups),
+                            height_ratios=[0.06, 1] if note else None,
+                            width_ratios=[len(g) + 0.6 for g in groups])
+    axes = [fig.add_subplot(grid[-1, i]) for i in range(len(groups))]
+    if note:
+        banner = fig.add_subplot(grid[0, :])
+        banner.axis("off")
+        banner.text(0.5, 0.5, note, ha="center", va="center", fontsize=8,
+                    fontweight="bold", color=_NOTE_COLOUR,  # centred like the title
+                    transform=matplotlib.transforms.blended_transform_factory(
+                        fig.transFigure, banner.transAxes))
+    return fig, axes
 
 
 def _peak_groups(table, category, value, cats, split) -> list[list]:
@@ -432,6 +438,7 @@ def run_order_grid(
     tracer: str = "bpftrace",
     labels: Mapping[str, str] | None = None,
     caption: str | None = None,
+    marks: str | None = None,
 ):
     """One small run-order panel per experiment (seaborn lines, every run drawn: drift
     shows as a slope), in the colour of ``tracer``; the ``reference`` group (the control)
@@ -466,5 +473,5 @@ def run_order_grid(
         _caption(fig, caption or f"x: {order.replace('_', ' ')} (every timed run of the "
                  "campaign, in the order it ran); points: single runs" +
                  ("; grey dots: the control, repeated in every panel" if reference else "") +
-                 "; no error bars")
+                 "; no error bars" + (f"; {marks}" if marks else ""))
         return fig
