@@ -10,7 +10,7 @@ README.
 """
 
 from . import benchmarks, lesson, paths, plots, published, rules, stats
-from ._display import show
+from ._display import readable_pandas, show
 from ._version import __version__
 from .benchmarks import report, run_benchmark
 from .bundle import bundle, verify_bundle
@@ -54,3 +54,6 @@ __all__ = [
     "ParameterMismatch", "CampaignNotFound", "IntegrityError", "LockError", "StorageError",
     "__version__",
 ]
+
+readable_pandas()  # nothing a reader must read is cut off in a notebook's tables
+
