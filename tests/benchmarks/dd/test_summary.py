@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from analysis.benchmarks.dd.report import summary
 
@@ -30,3 +31,22 @@ def test_a_flagged_result_says_so_on_its_summary_line():
 def test_an_unflagged_summary_is_unchanged():
     line = summary(_out([])).splitlines()[-1]
     assert line.endswith("+-12.6% (target met)")
+
+
+def test_runtime_per_read_compares_across_experiments(tmp_path):
+    """runtime_s is one run of the experiment's own count; runtime_ns_per_read is the
+    median time per read, computed here again from the runs."""
+    import shutil
+
+    from analysis.benchmarks import dd
+    from conftest import ROOT
+
+    shutil.copytree(ROOT / "tests" / "fixtures" / "dd-campaign-v1" / "raw", tmp_path / "raw")
+    rep = dd.report("dd-fixture", "local", data_dir=tmp_path, figures_dir=tmp_path / "f",
+                    n_resamples=199)
+    t = rep["table"].set_index("experiment")
+    runs = rep["runs"]
+    for exp in ("01-control", "04-tracepoint-entry", "05-tracepoint-return"):
+        median = runs.loc[runs["experiment"] == exp, "s_per_read"].median() * 1e9
+        assert t.loc[exp, "runtime_ns_per_read"] == pytest.approx(median, rel=1e-9)
+        assert t.loc[exp, "runtime_s"] == pytest.approx(median * t.loc[exp, "count"] / 1e9)
