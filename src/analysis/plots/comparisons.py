@@ -385,6 +385,7 @@ def slowdown_heatmap(
         spec = fmt.replace("{:", "").replace("}", "")
         sns.heatmap(values, annot=True, fmt=spec, cmap="magma_r", ax=ax, linewidths=0,
                     annot_kws={"fontsize": 7}, cbar_kws={"label": label, "shrink": 0.8})
+        _readable_annotations(ax)
         ax.tick_params(axis="x", rotation=0, labelsize=7)
         ax.tick_params(axis="y", rotation=0)
         ax.grid(False)
@@ -394,6 +395,23 @@ def slowdown_heatmap(
             fig.suptitle(title)  # centred on the figure, not on the narrow axes
         _caption(fig, caption or f"cells: {label} as given; no confidence intervals")
         return fig
+
+
+def contrast_ratio(a, b) -> float:
+    """WCAG 2 contrast ratio of two colours (1 to 21; text wants at least 4.5)."""
+    la, lb = (sns.utils.relative_luminance(c) for c in (a, b))
+    return (max(la, lb) + 0.05) / (min(la, lb) + 0.05)
+
+
+def _readable_annotations(ax) -> None:
+    """Each heat-map cell's number in black or white, whichever contrasts more with the
+    cell (seaborn flips at a luminance of 0.408: white on mid-tones such as salmon)."""
+    mesh = ax.collections[0]
+    colours, ncols = mesh.get_facecolors(), mesh.get_array().shape[-1]
+    for text in ax.texts:
+        x, y = text.get_position()  # the centre of its cell (seaborn skips empty cells)
+        cell = colours[int(y) * ncols + int(x)]
+        text.set_color(max(("black", "white"), key=lambda c: contrast_ratio(c, cell)))
 
 
 def run_order_plot(
