@@ -114,6 +114,7 @@ def _preflight(args) -> int:
 
 def _bootstrap(args) -> int:
     bootstrap(args.target, dry_run=args.dry_run, trust_new_host_keys=args.trust_new_host_keys,
+              benchmarks=args.benchmark,
               ssh_config=args.ssh_config)
     return 0
 
@@ -231,6 +232,8 @@ def build_parser() -> argparse.ArgumentParser:
     boot = sub.add_parser("bootstrap", help="install what a target lacks (apt, pkg)")
     _target_args(boot)
     boot.add_argument("--dry-run", action="store_true", help="only say what would be installed")
+    boot.add_argument("--benchmark", action="append", default=None, metavar="NAME",
+                      help="only what this benchmark needs (repeatable; default: every one)")
     boot.set_defaults(func=_bootstrap)
     ver = sub.add_parser("verify", help="check every raw file of a campaign against its "
                          "manifest (exit 1 on any problem)")
