@@ -10,7 +10,8 @@ README.
 """
 
 from . import benchmarks, lesson, paths, plots, published, rules, stats
-from ._display import readable_pandas, show
+from ._display import readable_pandas as _readable_pandas
+from ._display import show
 from ._version import __version__
 from .benchmarks import report, run_benchmark
 from .bundle import bundle, verify_bundle
@@ -55,5 +56,5 @@ __all__ = [
     "__version__",
 ]
 
-readable_pandas()  # nothing a reader must read is cut off in a notebook's tables
+_readable_pandas()  # nothing a reader must read is cut off in a notebook's tables
 
