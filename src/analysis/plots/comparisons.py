@@ -113,8 +113,9 @@ def per_event_cost_bars(
             fig.suptitle(title)
         _fit_xticklabels(fig, axes, groups)
         if cut:
-            caption = (caption or "") + (f"; {CUT_MARK} n: a bar taller than its panel, cut "
-                                         "at the top, n its value")
+            caption = (caption or "bars: values as given; whiskers: " + (
+                "confidence interval" if ci else "none")) + (
+                f"; {CUT_MARK} n: a bar taller than its panel, cut at the top, n its value")
         _bars_legend(fig, table, sers, substituted, caption, ci)
         return fig
 
