@@ -115,12 +115,14 @@ PARAMS = (
     Param.integer("dd_count", _QUICK["dd_count"], "dd reads per run (bs=1)", 1),
     Param.choice("compressor", "zstd", "the compression benchmark: zstd -b (lzbench's stand-in) "
                  "or lzbench itself where installed (-ezstd,<levels>)", ("zstd", "lzbench")),
-    Param("zstd_levels", _QUICK["zstd_levels"], "zstd levels (Jones: lzbench levels 1-9)", "range", _levels),
-    Param.integer("zstd_seconds", _QUICK["zstd_seconds"], "zstd -i / lzbench -t: seconds per level and direction "
-                  "(zstd: 0 = one pass)", 0),
-    Param.integer("zstd_mib", _QUICK["zstd_mib"], "random MiB base64-encoded into the test file (Jones: 1024)",
-                  1),
-    Param("iperf3_bytes", _QUICK["iperf3_bytes"], "bytes per iperf3 client run (-n; Jones: 100G)", "size", _bytes),
+    Param("zstd_levels", _QUICK["zstd_levels"], "zstd levels (Jones: lzbench levels 1-9)",
+          "range", _levels),
+    Param.integer("zstd_seconds", _QUICK["zstd_seconds"], "zstd -i / lzbench -t: seconds per "
+                  "level and direction (zstd: 0 = one pass)", 0),
+    Param.integer("zstd_mib", _QUICK["zstd_mib"], "random MiB base64-encoded into the test file "
+                  "(Jones: 1024)", 1),
+    Param("iperf3_bytes", _QUICK["iperf3_bytes"], "bytes per iperf3 client run (-n; Jones: 100G)",
+          "size", _bytes),
     Param.integer("iperf3_port", 5201, "port of the iperf3 server on the target", 1024, 65535),
     Param("kbuild_tree", None, "a configured kernel source tree on the target (None: the "
           "kernel build is skipped)", "path"),

@@ -109,10 +109,11 @@ class DD(Benchmark):
         Param.integer("workload_cpu", None, "CPU dd is pinned to (None = the last one)", 0),
         Param.integer("tracer_cpu", None, "CPU the tracer is pinned to (None = 0 when the "
                       "target has two or more)", 0),
-        Param("run_s", PRESETS["quick"]["run_s"], "without a count: seconds one control run should last (sizes are "
-              "calibrated on the target)", "seconds", _positive_seconds),
-        Param("precision", PRESETS["quick"]["precision"], "target relative 95 % CI half-width of every per-event "
-              "cost, e.g. 0.10: rounds are added until it is reached (None: fixed rounds)",
+        Param("run_s", PRESETS["quick"]["run_s"], "without a count: seconds one control run "
+              "should last (sizes are calibrated on the target)", "seconds", _positive_seconds),
+        Param("precision", PRESETS["quick"]["precision"], "target relative 95 % CI half-width "
+              "of every per-event cost, e.g. 0.10: rounds are added until it is reached (None: "
+              "fixed rounds)",
               "fraction",
               precision.parse_precision),
         Param("budget", PRESETS["quick"]["budget"], "wall time the whole campaign may use, "
