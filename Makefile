@@ -30,8 +30,8 @@ install: $(STAMP) ## create .venv and install the package with its dev and docs 
 DEMO_CAMPAIGN := demo-$(shell date -u +%Y%m%d-%H%M%S)
 
 .PHONY: demo
-demo: $(STAMP) ## the main job on target "local": bootstrap, then the notebooks, figures/
-	$(BIN)/python -m analysis bootstrap local
+demo: $(STAMP) ## the main job on target "local": bootstrap for dd, the notebooks, figures/
+	$(BIN)/python -m analysis bootstrap local --benchmark dd
 	@mkdir -p $(EXECUTED)
 	$(BIN)/papermill --no-progress-bar --log-level WARNING notebooks/0.1-published-results.ipynb \
 	  $(EXECUTED)/0.1-published-results.ipynb
@@ -41,6 +41,8 @@ demo: $(STAMP) ## the main job on target "local": bootstrap, then the notebooks,
 	  $(EXECUTED)/1.0-dd-per-event-cost.ipynb -p target local -p campaign $(DEMO_CAMPAIGN)
 	@$(BIN)/python -m analysis report $(DEMO_CAMPAIGN) >/dev/null
 	@echo "figures and tables: $$(ls figures | wc -l) files in figures/; executed notebooks: $(EXECUTED)/"
+	@echo "campaign $(DEMO_CAMPAIGN): open first $(EXECUTED)/1.0-dd-per-event-cost.ipynb," \
+	  "figures/dd-$(DEMO_CAMPAIGN)-per-event-cost.png, figures/dd-$(DEMO_CAMPAIGN)-table.md"
 
 .PHONY: test
 test: $(STAMP) ## run the test suite (the SSH tests need openssh-server: .ci/run installs it)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -176,3 +177,22 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if n:
         tests = "SSH test was" if n == 1 else "SSH tests were"
         terminalreporter.write_line(f"{n} {tests} skipped: {SSH_SKIP_HINT}", yellow=True, bold=True)
+
+
+#: text a display width cut off: "...tra..." before a cell's end, a column or row of "..."
+_TRUNCATED = re.compile(r"(\w|>)(\.\.\.|\u2026)(?=\s*(</t[dh]>|\s\s|$))", re.M)
+
+
+def truncated_outputs(executed: dict) -> list[str]:
+    """What an executed notebook displays cut off (tables' HTML and plain text)."""
+    found = []
+    for cell in executed["cells"]:
+        for out in cell.get("outputs", []):
+            if out.get("output_type") not in ("execute_result", "display_data"):
+                continue
+            for kind in ("text/plain", "text/html"):
+                text = out.get("data", {}).get(kind, "")
+                text = text if isinstance(text, str) else "".join(text)
+                found += [text[max(0, m.start() - 40):m.end() + 5]
+                          for m in _TRUNCATED.finditer(text)]
+    return found

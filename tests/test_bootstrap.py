@@ -76,3 +76,49 @@ def test_kbuild_ready_on_this_machine_matches_the_files():
                                                        ("flex", "bison", "bc"))
     with connect("local") as transport:
         assert kbuild_ready(transport) == bool(want)
+
+
+def test_per_benchmark_installs_only_what_it_uses_and_says_why():
+    from analysis import benchmarks
+    from analysis.bootstrap import NEEDS
+
+    assert set(NEEDS) == set(benchmarks.registry())  # every benchmark says what it needs
+    bare = _linux(bpftrace=1, hyperfine=1, cyclictest=1, gcc=1, cc=1, zstd=1, iperf3=1,
+                  lttng=1, sdt=1)
+    demo = plan(bare, "apt", kbuild=False, benchmarks=["dd"])  # what `make demo` runs
+    assert demo.packages == ("bpftrace", "hyperfine")
+    assert "linux-source-6.1" not in demo.packages and "flex" not in demo.packages
+    text = demo.describe()
+    assert "bpftrace: for dd" in text and "hyperfine: for dd" in text
+    kb = plan(bare, "apt", kbuild=False, benchmarks=["kbuild"])
+    assert "linux-source-6.1" in kb.packages and "kbuild: for kbuild" in kb.describe()
+    everything = plan(bare, "apt", kbuild=False)
+    assert set(demo.packages) | set(kb.packages) <= set(everything.packages)
+    import pytest
+
+    with pytest.raises(ValueError, match="unknown benchmark 'nosuch'"):
+        plan(bare, "apt", benchmarks=["nosuch"])
+
+
+def test_make_demo_installs_for_dd_only_and_ends_naming_the_campaign_and_files():
+    import shutil
+    from pathlib import Path
+
+    import pytest
+
+    from analysis.plots import figure_stem
+    from conftest import ROOT
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    run = subprocess.run(["make", "--no-print-directory", "-n", "-C", str(ROOT), "-o",
+                          ".venv/.installed", f"BIN={Path(sys.executable).parent}",
+                          "DEMO_CAMPAIGN=demo-x", "demo"], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.replace("\\\n", " ").splitlines()
+    assert any("bootstrap local --benchmark dd" in line for line in lines)
+    last = lines[-1]
+    assert "campaign demo-x: open first build/notebooks/1.0-dd-per-event-cost.ipynb" in last
+    stem = figure_stem("dd", "demo-x")  # the names report() writes
+    assert f"figures/{stem}-per-event-cost.png" in last and f"figures/{stem}-table.md" in last

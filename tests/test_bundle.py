@@ -63,7 +63,8 @@ def recorded(tmp_path_factory):
         pytest.skip("bpftrace needs root")
     base = tmp_path_factory.mktemp("bundle")
     analysis.run_benchmark("dd", "local", experiments=[4], count=5000, runs=2, warmup=0,
-                           rounds=2, bpf_stats="off", data_dir=base / "data", campaign="b",
+                           rounds=2, bpf_stats="off", precision=None, budget=None,
+                           data_dir=base / "data", campaign="b",
                            progress=False)
     start = time.perf_counter()
     result = analysis.bundle(["b"], base / "out" / "b.zip", data_dir=base / "data",

@@ -24,6 +24,8 @@ def _cli(*args, cwd=ROOT) -> subprocess.CompletedProcess:
     (["run", "nosuch"], "parameter benchmark='nosuch'"),
     (["report", "no-such-campaign"], "no campaign 'no-such-campaign'"),
     (["verify", "no-such-campaign"], "no campaign 'no-such-campaign'"),
+    (["preflight", "ssh://root@localhost:2222"], "a URL; a target is written without ssh://, "
+                                                 "e.g. 'root@localhost:2222'"),
 ])
 def test_user_errors_are_one_line(args, words):
     r = _cli(*args)
@@ -33,9 +35,32 @@ def test_user_errors_are_one_line(args, words):
     assert "Traceback" not in r.stderr
 
 
-def test_debug_shows_the_traceback():
-    r = _cli("--debug", "preflight", "user@host:99999")
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_debug_shows_the_traceback(where):
+    args = ["preflight", "user@host:99999"]
+    r = _cli(*(["--debug", *args] if where == "before" else [*args, "--debug"]))
     assert r.returncode != 0 and "Traceback" in r.stderr
+
+
+def test_an_unknown_campaign_lists_the_existing_ones_closest_first(tmp_path):
+    for name in ("demo-20261124-021904", "demo-20261124-031500", "ci-full", "thesis-a"):
+        (tmp_path / "raw" / name).mkdir(parents=True)
+        (tmp_path / "raw" / name / "manifest.json").write_text("{}")
+    (tmp_path / "raw" / "not-a-campaign").mkdir()
+    r = _cli("report", "demo-20261124-0219", "--data-dir", str(tmp_path))
+    assert r.returncode == 2
+    listed = r.stderr.split("closest first: ", 1)[1].strip().split(", ")
+    assert listed[0] == "demo-20261124-021904" and set(listed) == {
+        "demo-20261124-021904", "demo-20261124-031500", "ci-full", "thesis-a"}
+    r = _cli("report", "x", "--data-dir", str(tmp_path / "empty"))
+    assert "it holds no campaign" in r.stderr
+
+
+def test_the_benchmarks_listing_is_aligned():
+    r = _cli("benchmarks")
+    lines = r.stdout.splitlines()
+    assert len(lines) >= 9 and len({line.index(" notebooks/") for line in lines}) == 1
+    assert len({line.index("needs: ") for line in lines}) == 1
 
 
 def test_an_unknown_alias_says_it_is_not_in_the_config(tmp_path):

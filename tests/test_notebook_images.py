@@ -9,7 +9,7 @@ import sys
 import papermill
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, truncated_outputs
 
 
 def _images(executed: dict) -> int:
@@ -54,3 +54,24 @@ def test_dd_notebook_shows_every_figure_and_no_noise(tmp_path):
     for noise in ("Warning", "PosixPath(", "CampaignResult("):
         assert noise not in html, noise
     assert html.count("campaign ") < 40  # the progress bar is one line, not a hundred
+    assert truncated_outputs(json.loads(out.read_text())) == []  # warnings, plan, table whole
+
+
+def test_the_package_displays_whole_texts_and_every_column():
+    """``import analysis`` sets pandas' display so that a warning (0.2's and 1.0's "what to
+    keep in mind"), the plan's notes and a wide table are shown whole, as HTML and text."""
+    import pandas as pd
+
+    import analysis  # noqa: F401
+
+    warning = ("no kprobes: kprobe experiments will run on tracepoint:syscalls:"
+               "sys_enter_read and friends (stated substitutes); " * 3).strip()
+    frame = pd.DataFrame({"warning": [warning], **{f"column_{i}": [i] for i in range(40)}})
+    shown = {"cells": [{"outputs": [{"output_type": "execute_result", "data": {
+        "text/plain": repr(frame), "text/html": frame._repr_html_()}}]}]}
+    assert truncated_outputs(shown) == []
+    assert warning in frame._repr_html_() and "column_39" in frame._repr_html_()
+    cut = {"cells": [{"outputs": [{"output_type": "execute_result", "data": {
+        "text/html": "<td>no kprobes: kprobe experiments will run on tra...</td>",
+        "text/plain": "0  no kprobes: kprobe experiments will run on tra...  x"}}]}]}
+    assert len(truncated_outputs(cut)) == 2  # the check sees what the issue saw

@@ -7,7 +7,7 @@ import json
 import papermill
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, truncated_outputs
 
 
 @pytest.mark.slow
@@ -47,3 +47,4 @@ def test_preflight_notebook_against_the_loopback_ssh_target(tmp_path, sshd):
     text = out.read_text()
     assert "capability: kprobes" in text and '\\"uprobes\\": true' in text
     assert "PRIVATE KEY" not in text and str(sshd.client_key) not in text
+    assert truncated_outputs(json.loads(text)) == []  # the warnings whole

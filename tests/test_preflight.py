@@ -108,3 +108,26 @@ def test_remote_folder_is_copied_once_per_content(sshd, ssh_transport, monkeypat
 def test_local_preflight_object_matches_the_cli_json():
     pf = preflight(LocalTransport())
     assert pf.has("uprobes") == _expected_capabilities()["uprobes"]
+
+
+def test_unknown_is_not_off_and_the_command_line_is_cut_to_what_matters():
+    # a FAKE Linux: what preflight.sh prints where the governor cannot be read (no cpufreq),
+    # no CPU is isolated (the file read, empty) and nohz_full's file is missing
+    from analysis.preflight import Preflight
+
+    cmdline = ("BOOT_IMAGE=/vmlinuz root=UUID=1234 console=ttyS0 metadata=10.0.0.7:8775 "
+               "isolcpus=1 mitigations=off")
+    pf = Preflight.from_lines("fake", "\n".join([
+        "os=Linux", "kernel=6.1.0", "cpus=2", "noise.governor=", "noise.turbo=", "noise.smt=0",
+        "noise.isolcpus=none", "noise.nohz_full=", f"noise.cmdline={cmdline}"]))
+    shown = dict(pf.to_frame().values.tolist())
+    assert shown["noise: governor"] == "unknown" and shown["noise: turbo"] == "unknown"
+    assert shown["noise: smt"] == "off" and shown["noise: isolcpus"] == "none"
+    assert shown["noise: nohz_full"] == "unknown" and shown["preempt"] == "unknown"
+    assert shown["noise: witness"] == "n/a (a FreeBSD setting)"
+    assert shown["kernel command line"] == "isolcpus=1 mitigations=off"
+    assert pf.noise["isolcpus"] == "" and pf.noise["nohz_full"] is None  # JSON: read vs not
+    assert "no isolated CPUs" in " ".join(pf.warnings())
+    assert pf.as_dict()["details"]["noise.cmdline"] == cmdline  # the JSON keeps it whole
+    brief = pf.as_dict(brief=True)["details"]["noise.cmdline"]
+    assert brief == "isolcpus=1 mitigations=off" and "10.0.0.7" not in str(pf.to_frame())

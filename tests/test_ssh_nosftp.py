@@ -318,7 +318,8 @@ def test_preflight_without_sftp(sshd_nosftp, remote_dir):
 def test_a_small_dd_campaign_without_sftp(sshd_nosftp, tmp_path):
     need_tool("bpftrace")
     b = dd.run_benchmark1("lab", ssh_config=sshd_nosftp.ssh_config, experiments=[4],
-                          count="2k", runs=1, warmup=0, rounds=1, data_dir=tmp_path,
+                          count="2k", runs=1, warmup=0, rounds=1, precision=None,
+                          budget=None, data_dir=tmp_path,
                           progress=False)
     assert b.result.complete, b.result
     rep = dd.report(b.campaign, data_dir=tmp_path, figures_dir=tmp_path / "fig",

@@ -241,8 +241,8 @@ def test_benchmark1_runs_the_kprobe_originals_on_the_vm(machine, tmp_path):
     originals = _originals_to_run_on_the_vm()
     data, figures = tmp_path / "data", tmp_path / "figures"
     result = run_benchmark("dd", TARGET, campaign="ci-vm", data_dir=data, count=2000, runs=1,
-                           warmup=0, rounds=1, bpf_stats="off", progress=False,
-                           experiments=[e.number for e in originals])
+                           warmup=0, rounds=1, bpf_stats="off", precision=None, budget=None,
+                           progress=False, experiments=[e.number for e in originals])
     assert result.complete, result.failed
     plan = result.plan.table
     assert len(plan) == len(originals) + 1  # and the control
@@ -305,7 +305,8 @@ def test_stop_while_a_campaign_runs(machine, tmp_path):
     assert vm.running(NAME)
     cmd = [sys.executable, "-m", "analysis", "run", "dd", "--target", TARGET, "--no-progress",
            "--campaign", "ci-vm-stop", "--data-dir", str(tmp_path), "--param", "experiments=4",
-           "--param", "count=400000", "--param", "runs=3", "--param", "bpf_stats=off"]
+           "--param", "count=400000", "--param", "runs=3", "--param", "bpf_stats=off",
+           "--param", "precision=None", "--param", "budget=None"]
     camp = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     manifest = tmp_path / "raw" / "ci-vm-stop" / "manifest.json"
     deadline = time.monotonic() + 240

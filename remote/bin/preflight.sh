@@ -176,8 +176,13 @@ if [ "$os" = Linux ]; then
         say noise.smt ""
     fi
     say noise.smt_control "$(read_file /sys/devices/system/cpu/smt/control)"
-    say noise.isolcpus "$(read_file /sys/devices/system/cpu/isolated)"
-    say noise.nohz_full "$(read_file /sys/devices/system/cpu/nohz_full)"
+    for f in isolated:isolcpus nohz_full:nohz_full; do  # none: read, lists no CPU
+        if [ -r "/sys/devices/system/cpu/${f%%:*}" ]; then
+            v=$(read_file "/sys/devices/system/cpu/${f%%:*}"); say "noise.${f#*:}" "${v:-none}"
+        else
+            say "noise.${f#*:}" ""
+        fi
+    done
     say noise.cmdline "$(read_file /proc/cmdline)"
 
     # kernel configuration: the debugging and tracing options an A/B comparison must show

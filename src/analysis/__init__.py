@@ -10,6 +10,7 @@ README.
 """
 
 from . import benchmarks, lesson, paths, plots, published, rules, stats
+from ._display import readable_pandas as _readable_pandas
 from ._display import show
 from ._version import __version__
 from .benchmarks import report, run_benchmark
@@ -55,3 +56,6 @@ __all__ = [
     "ParameterMismatch", "CampaignNotFound", "IntegrityError", "LockError", "StorageError",
     "__version__",
 ]
+
+_readable_pandas()  # nothing a reader must read is cut off in a notebook's tables
+

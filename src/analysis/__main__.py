@@ -54,8 +54,12 @@ def _benchmarks(args) -> int:
         for p in b.params:
             print(f"  {p.name}={p.default!r} ({p.kind}): {p.description}")
         return 0
-    for b in registry().values():
-        print(f"{b.name:<11} notebooks/{b.notebook + '.ipynb':<32} needs: {', '.join(b.needs)}")
+    known = registry().values()
+    width = max(len(b.name) for b in known) + 1
+    nb_width = max(len(b.notebook) for b in known) + len("notebooks/.ipynb") + 1
+    for b in known:
+        print(f"{b.name:<{width}}{'notebooks/' + b.notebook + '.ipynb':<{nb_width}}"
+              f"needs: {', '.join(b.needs)}")
     return 0
 
 
@@ -142,6 +146,7 @@ def _preflight(args) -> int:
 
 def _bootstrap(args) -> int:
     bootstrap(args.target, dry_run=args.dry_run, trust_new_host_keys=args.trust_new_host_keys,
+              benchmarks=args.benchmark,
               ssh_config=args.ssh_config)
     return 0
 
@@ -261,6 +266,8 @@ def build_parser() -> argparse.ArgumentParser:
     boot = sub.add_parser("bootstrap", help="install what a target lacks (apt, pkg)")
     _target_args(boot)
     boot.add_argument("--dry-run", action="store_true", help="only say what would be installed")
+    boot.add_argument("--benchmark", action="append", default=None, metavar="NAME",
+                      help="only what this benchmark needs (repeatable; default: every one)")
     boot.set_defaults(func=_bootstrap)
     ver = sub.add_parser("verify", help="check every raw file of a campaign against its "
                          "manifest (exit 1 on any problem)")
@@ -278,8 +285,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
-    args = parser.parse_args(argv)
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors "
+                        "(anywhere on the line, before or after the command)")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    args = parser.parse_args([a for a in argv if a != "--debug"])
+    args.debug = debug
     if getattr(args, "name_opt", None):
         args.name = args.name_opt
     ssh_config = getattr(args, "ssh_config", None)

@@ -8,6 +8,20 @@ import matplotlib.pyplot as plt
 
 from .paths import shown
 
+#: pandas' display, so that nothing a reader must read is cut off in a notebook, its HTML
+#: export or its PDF: whole cell texts (warnings, notes, scripts), every column, the rows of
+#: any table the notebooks show
+PANDAS_OPTIONS = {"display.max_colwidth": None, "display.max_columns": None,
+                  "display.max_rows": 500, "display.width": 200}
+
+
+def readable_pandas() -> None:
+    """Set :data:`PANDAS_OPTIONS` (``import analysis`` does)."""
+    import pandas as pd
+
+    for name, value in PANDAS_OPTIONS.items():
+        pd.set_option(name, value)
+
 
 def show(files) -> None:
     """Display every PNG in ``files`` (what :func:`analysis.save_figure` wrote next to each

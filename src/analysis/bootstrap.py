@@ -38,17 +38,35 @@ PKG = {  # FreeBSD: DTrace and cc are in base; no bpftrace, LTTng or rt-tests
 }
 
 
+#: what each benchmark needs of the above (a test keeps it equal to the registry's names):
+#: ``bootstrap(benchmarks=[...])`` installs only that, when a benchmark is first needed
+NEEDS = {
+    "ab": ("hyperfine", "zstd", "iperf3", "bpftrace"),
+    "cyclictest": ("cyclictest", "bpftrace", "lttng"),
+    "dd": ("bpftrace", "hyperfine"),
+    "kbuild": ("bpftrace", "hyperfine", "cc", "kbuild"),
+    "ktrace": ("bpftrace",),
+    "looper": ("bpftrace", "hyperfine", "cc"),
+    "probe-effect": ("bpftrace", "hyperfine"),
+    "probe-rate": ("bpftrace",),
+    "usdt": ("bpftrace", "lttng", "sdt", "cc"),
+}
+
+
 @dataclass(frozen=True)
 class BootstrapPlan:
     target: str
     manager: str | None  # "apt", "pkg" or None
     packages: tuple[str, ...]
     unavailable: tuple[str, ...]  # wanted, but no package on this OS
+    #: why: each missing need -> the benchmarks asked for that need it
+    why: tuple[tuple[str, str], ...] = ()
 
     def describe(self) -> str:
         lines = []
         if self.packages:
             lines.append(f"{self.target}: will install with {self.manager}: " + " ".join(self.packages))
+            lines += [f"{self.target}:   {what}: for {for_}" for what, for_ in self.why]
         else:
             lines.append(f"{self.target}: nothing to install")
         for what in self.unavailable:
@@ -75,9 +93,32 @@ def kbuild_ready(transport: Transport) -> bool:
                          check=False).exit_status == 0
 
 
-def plan(pf: Preflight, manager: str | None, kbuild: bool = True) -> BootstrapPlan:
+def plan(pf: Preflight, manager: str | None, kbuild: bool = True,
+         benchmarks=None) -> BootstrapPlan:
     """What to install (``kbuild``: False when benchmark 2's kernel sources or build
-    tools are missing)."""
+    tools are missing); ``benchmarks``: only what those need (:data:`NEEDS`), None: every
+    benchmark's."""
+    asked = sorted(NEEDS) if benchmarks is None else list(benchmarks)
+    unknown = [b for b in asked if b not in NEEDS]
+    if unknown:
+        raise ValueError(f"bootstrap: unknown benchmark {unknown[0]!r}; expected one of "
+                         f"{', '.join(NEEDS)}")
+    missing = _missing(pf, kbuild)
+    wanted = {w: ", ".join(b for b in asked if w in NEEDS[b]) for w in missing}
+    missing = [w for w in missing if wanted[w]]
+    table = {"apt": APT, "pkg": PKG}.get(manager or "", {})
+    packages, unavailable = [], []
+    for what in missing:
+        pkgs = table.get(what)
+        if pkgs:
+            packages += [p for p in pkgs if p not in packages]
+        else:
+            unavailable.append(what)
+    why = tuple((w, wanted[w]) for w in missing if w not in unavailable)
+    return BootstrapPlan(pf.target, manager, tuple(packages), tuple(unavailable), why)
+
+
+def _missing(pf: Preflight, kbuild: bool) -> list[str]:
     missing = []
     if pf.tools.get("bpftrace") is None and pf.os == "Linux":
         missing.append("bpftrace")
@@ -96,25 +137,19 @@ def plan(pf: Preflight, manager: str | None, kbuild: bool = True) -> BootstrapPl
             missing.append(tool)
     if not kbuild and pf.os == "Linux":
         missing.append("kbuild")
-    table = {"apt": APT, "pkg": PKG}.get(manager or "", {})
-    packages, unavailable = [], []
-    for what in missing:
-        pkgs = table.get(what)
-        if pkgs:
-            packages += [p for p in pkgs if p not in packages]
-        else:
-            unavailable.append(what)
-    return BootstrapPlan(pf.target, manager, tuple(packages), tuple(unavailable))
+    return missing
 
 
 def bootstrap(target: str | Transport = "local", *, dry_run: bool = False, echo=print,
-              trust_new_host_keys: bool = False, ssh_config=None) -> BootstrapPlan:
-    """Install what ``target`` lacks; print the plan first. Returns the plan."""
+              trust_new_host_keys: bool = False, ssh_config=None,
+              benchmarks=None) -> BootstrapPlan:
+    """Install what ``target`` lacks (for ``benchmarks`` only, e.g. ``["dd"]``; None: for
+    every benchmark); print the plan and why first. Returns the plan."""
     own = isinstance(target, str)
     transport = connect(target, trust_new_host_keys=trust_new_host_keys,
                         ssh_config=ssh_config) if own else target
     try:
-        p = plan(preflight(transport), _manager(transport), kbuild_ready(transport))
+        p = plan(preflight(transport), _manager(transport), kbuild_ready(transport), benchmarks)
         echo(p.describe())
         if p.packages and not dry_run:
             if p.manager == "apt":

@@ -171,7 +171,10 @@ class CampaignNotFound(CampaignError, FileNotFoundError):
     def __init__(self, campaign: str, folder: str | Path):
         self.campaign = campaign
         self.folder = str(folder)
-        super().__init__(f"no campaign {campaign!r} in {self.folder} (no manifest.json)")
+        known = _closest(campaign, folder)
+        super().__init__(f"no campaign {campaign!r} in {self.folder} (no manifest.json)" +
+                         (f"; its campaigns, closest first: {', '.join(known)}" if known
+                          else "; it holds no campaign"))
 
     def __str__(self):
         return self.args[0]
@@ -257,3 +260,14 @@ class VMError(AnalysisError):
 
     def __reduce__(self):
         return (type(self), (self.name, self.problem))
+
+
+def _closest(name: str, folder: str | Path, n: int = 5) -> list[str]:
+    """The campaigns in ``folder`` (folders with a manifest), the ``n`` most like ``name``."""
+    import difflib
+
+    try:
+        names = [p.name for p in Path(folder).iterdir() if (p / "manifest.json").is_file()]
+    except OSError:
+        return []
+    return sorted(names, key=lambda c: (-difflib.SequenceMatcher(None, name, c).ratio(), c))[:n]

@@ -23,6 +23,33 @@ CAPABILITIES = ("kprobes", "uprobes", "tracepoints", "tracefs", "btf", "bpf", "b
                 "lttng_ust", "lttng_kernel", "dtrace")
 NOISE = ("governor", "turbo", "smt", "isolcpus", "nohz_full", "invariants", "witness")
 PREEMPT_MODELS = ("none", "voluntary", "full", "rt")
+#: the kernel command line's parameters that change what is measured (the rest, which on a
+#: cloud VM carries internal addresses, stays in the JSON: ``details["noise.cmdline"]``)
+CMDLINE_SHOWN = ("isolcpus", "nohz_full", "rcu_nocbs", "mitigations", "preempt")
+#: noise settings that exist on one OS only
+_ONLY_ON = {"invariants": "FreeBSD", "witness": "FreeBSD", "isolcpus": "Linux",
+            "nohz_full": "Linux"}
+
+
+def cmdline_summary(cmdline: str | None) -> str:
+    """What matters of a kernel command line (:data:`CMDLINE_SHOWN`), e.g.
+    ``"isolcpus=1 mitigations=off"``; ``"none of isolcpus, nohz_full, ..."``; ``"unknown"``."""
+    if not cmdline:
+        return "unknown"
+    kept = [t for t in cmdline.split() if t.split("=", 1)[0] in CMDLINE_SHOWN]
+    return " ".join(kept) or "none of " + ", ".join(f"{k}=" for k in CMDLINE_SHOWN)
+
+
+def _shown(name: str, value, os_name: str | None):
+    """A noise setting for people: unknown (could not be read) is not off."""
+    if value is None:
+        only = _ONLY_ON.get(name)
+        return f"n/a (a {only} setting)" if only and os_name and only != os_name else "unknown"
+    if value is True:
+        return "on"
+    if value is False or value == "":
+        return "off" if value is False else "none"
+    return value
 #: what every table and figure measured on an emulated CPU says
 TIMING_CAVEAT = "emulated CPU: functional check, timings not representative"
 
@@ -77,8 +104,9 @@ class Preflight:
             "governor": facts.get("noise.governor") or None,
             "turbo": _flag(facts.get("noise.turbo")),
             "smt": _flag(facts.get("noise.smt")),
-            "isolcpus": facts.get("noise.isolcpus") or None,
-            "nohz_full": facts.get("noise.nohz_full") or None,
+            # "none": the file was read and lists no CPU ("" in the JSON); missing: unknown
+            "isolcpus": _read_list(facts.get("noise.isolcpus")),
+            "nohz_full": _read_list(facts.get("noise.nohz_full")),
             "invariants": _flag(facts.get("noise.invariants")),
             "witness": _flag(facts.get("noise.witness")),
         }
@@ -98,8 +126,12 @@ class Preflight:
             virtualization=facts.get("virt") or None, emulated=_flag(facts.get("emulated")),
         )
 
-    def as_dict(self) -> dict:
-        """The documented JSON object: every key present on every OS, null where unknown."""
+    def as_dict(self, *, brief: bool = False) -> dict:
+        """The documented JSON object: every key present on every OS, null where unknown.
+        ``brief``: the kernel command line cut to what matters (:func:`cmdline_summary`)."""
+        details = self.details
+        if brief and "noise.cmdline" in details:
+            details = {**details, "noise.cmdline": cmdline_summary(details["noise.cmdline"])}
         return {
             "target": self.target, "os": self.os, "kernel": self.kernel,
             "cpu_model": self.cpu_model, "cpus": self.cpus,
@@ -108,7 +140,7 @@ class Preflight:
             "preempt": self.preempt,
             "virtualization": self.virtualization, "emulated": self.emulated,
             "noise": {k: self.noise.get(k) for k in NOISE},
-            "details": self.details,
+            "details": details,
         }
 
     def has(self, capability: str) -> bool:
@@ -126,7 +158,7 @@ class Preflight:
             w.append(f"governor {gov}: frequency scaling adds noise (use 'performance')")
         if self.noise.get("turbo"):
             w.append("turbo on: the clock speed varies with temperature and load")
-        if self.os == "Linux" and not self.noise.get("isolcpus"):
+        if self.os == "Linux" and not self.noise.get("isolcpus"):  # none, or unknown
             w.append("no isolated CPUs (isolcpus): the workload shares its CPU with the system")
         if self.os == "Linux" and self.capabilities.get("kprobes") is False:
             w.append("no kprobes: kprobe experiments will run on tracepoints "
@@ -161,11 +193,14 @@ class Preflight:
         """A readable two-column table (what, value) for notebooks."""
         rows = [("os", self.os), ("kernel", self.kernel), ("cpu", self.cpu_model),
                 ("cpus", self.cpus), ("virtualization", self.virtualization),
-                ("emulated", self.emulated), ("preempt", self.preempt or self.details.get("preempt_detail"))]
+                ("emulated", self.emulated),
+                ("preempt", self.preempt or self.details.get("preempt_detail") or "unknown"),
+                ("kernel command line", cmdline_summary(self.details.get("noise.cmdline"))
+                 if self.os == "Linux" else "n/a")]
         rows += [(f"tool: {k}", (v or {}).get("version") if v else "missing")
                  for k, v in self.tools.items()]
         rows += [(f"capability: {k}", v) for k, v in self.capabilities.items()]
-        rows += [(f"noise: {k}", v) for k, v in self.noise.items()]
+        rows += [(f"noise: {k}", _shown(k, v, self.os)) for k, v in self.noise.items()]
         return pd.DataFrame(rows, columns=["what", "value"]).astype({"value": "object"})
 
 
@@ -176,6 +211,13 @@ FOREIGN = ("bpf", "events", "tracer", "instances", "procs")
 def foreign_from_facts(facts: dict) -> dict[str, str]:
     """kind -> what, from ``foreign.<kind>=...`` facts (empty values left out)."""
     return {k: facts[f"foreign.{k}"] for k in FOREIGN if facts.get(f"foreign.{k}")}
+
+
+def _read_list(value: str | None) -> str | None:
+    """A CPU list file: "none" when read and empty (""), None when it could not be read."""
+    if value is None or value == "":
+        return None
+    return "" if value == "none" else value
 
 
 def preflight(target: str | Transport = "local", *, trust_new_host_keys: bool = False,

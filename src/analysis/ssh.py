@@ -85,6 +85,11 @@ def parse_target(target: str, *, ssh_config: str | os.PathLike | None = None,
     """
     if not isinstance(target, str) or not target:
         raise ValueError("target must be a non-empty string")
+    url = re.match(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/]*)", target)
+    if url:  # refused as what it is, before its user part is read as a user name
+        raise ValueError(f"invalid target {target!r}: a URL; a target is written without "
+                         f"{url.group(1)}://, e.g. {url.group(2) or 'user@host'!r} "
+                         "(user@host[:port] or an ssh alias)")
     user = port = None
     rest = target
     if "@" in rest:

@@ -136,9 +136,9 @@ def test_preflight_once_per_target(naps, tmp_path, monkeypatch):
 
 
 # without the -stats blocks (the BPF split is test_adaptive's): the CLI and the notebook
-# are compared on the same parameters either way
+# are compared on the same parameters either way; fixed rounds (not the quick preset's)
 DD_CLI = ["--param", "experiments=4,5", "--param", "count=100k", "--param", "rounds=2",
-          "--param", "bpf_stats=off"]
+          "--param", "bpf_stats=off", "--param", "precision=None", "--param", "budget=None"]
 
 
 def _dd_files(folder: Path, campaign: str) -> dict:
@@ -183,3 +183,34 @@ def test_dd_from_the_command_line_matches_the_notebook(tmp_path):
     nb = _dd_files(tmp_path / "processed", "nb") | _dd_files(tmp_path / "figures", "nb")
     ours = _dd_files(tmp_path / "processed", "cli") | _dd_files(tmp_path / "figures", "cli")
     assert nb == ours and len(ours) >= 10
+
+
+class SizedNaps(Naps):
+    """Naps with named sizes: the preset sets what the caller left at its default."""
+
+    name = "test-sized-naps"
+    presets = {"quick": {"naps": 1}, "thesis": {"naps": 3}}
+    params = (Param.preset(presets), Param.integer("naps", 1, "sleeps per target", 1, 20))
+
+
+def test_a_preset_is_chosen_by_one_parameter_and_recorded_in_the_manifest(
+        monkeypatch, tmp_path, capsys):
+    need_tool("sleep")
+    monkeypatch.setattr(benchmarks.base, "_REGISTRY", dict(benchmarks.registry()))
+    register(SizedNaps)
+    # the command line and the notebook's keyword: the same parameter
+    assert main(["run", "test-sized-naps", "--param", "preset=thesis", "--campaign", "big",
+                 "--data-dir", str(tmp_path), "--figures-dir", str(tmp_path / "fig"),
+                 "--no-progress"]) == 0
+    small = analysis.run_benchmark("test-sized-naps", "local", data_dir=tmp_path,
+                                   campaign="small", progress=False)
+    given = analysis.run_benchmark("test-sized-naps", "local", data_dir=tmp_path,
+                                   campaign="given", progress=False, preset="thesis", naps=2)
+    runs = {c: len(analysis.campaign.Campaign.open(c, data_dir=tmp_path).manifest["runs"]
+                   ["local"]) for c in ("big", "small", "given")}
+    assert runs == {"big": 3, "small": 1, "given": 2}
+    assert small.parameters["preset"] == "quick" and given.parameters["preset"] == "thesis"
+    manifest = analysis.campaign.Campaign.open("big", data_dir=tmp_path).manifest
+    assert manifest["parameters"]["preset"] == "thesis" and manifest["parameters"]["naps"] == 3
+    assert main(["benchmarks", "test-sized-naps"]) == 0
+    assert "thesis: naps=3" in capsys.readouterr().out

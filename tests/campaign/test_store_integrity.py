@@ -29,7 +29,9 @@ from analysis.storage import sha256_file
 from conftest import ROOT, leftovers, need_tool, wait_until_clean
 
 DRIVER = ROOT / "tests" / "drivers" / "run_dd.py"
-SMALL = {"experiments": [4], "count": "2k", "runs": 2, "warmup": 0, "rounds": 1, "bpf_stats": "off"}
+# fixed rounds (precision and budget None): the registry's quick preset is adaptive
+SMALL = {"experiments": [4], "count": "2k", "runs": 2, "warmup": 0, "rounds": 1, "bpf_stats": "off",
+         "precision": None, "budget": None}
 
 
 def _tiny(tmp_path, name="integ", **over) -> dd.Benchmark1:
@@ -275,7 +277,7 @@ def _done_files(camp_dir: Path) -> dict:
 # would run on for >= 7 s after the kill, so "clean within 5 s" cannot be the block ending
 # by itself
 KILL = {"experiments": [4], "count": "1000k", "runs": 16, "warmup": 0, "rounds": 1,
-        "bpf_stats": "off"}
+        "bpf_stats": "off", "precision": None, "budget": None}
 
 
 @pytest.mark.parametrize("where", ["local", "ssh"])

@@ -61,6 +61,16 @@ class Param:
                    lambda v: _params.choice(name, v, allowed))
 
     @classmethod
+    def preset(cls, presets: dict[str, dict]) -> Param:
+        """The ``preset`` parameter of a benchmark with named sizes (its first preset is
+        the default, and its values are the other parameters' registered defaults)."""
+        names = tuple(presets)
+        sizes = "; ".join(f"{n}: " + ", ".join(f"{k}={v!r}" for k, v in values.items())
+                          for n, values in presets.items())
+        return cls.choice("preset", names[0], "a named size; it sets the parameters left at "
+                          f"their defaults ({sizes})", names)
+
+    @classmethod
     def names(cls, name: str, default, description: str,
               allowed: Sequence[str] | None = None) -> Param:
         return cls(name, default, description, "list",
@@ -96,6 +106,10 @@ class Benchmark:
     needs: ClassVar[tuple[str, ...]] = ()
     params: ClassVar[tuple[Param, ...]] = ()
     several_targets: ClassVar[bool] = False
+    #: named sizes (``preset="quick"`` / ``"thesis"``), chosen by the ``preset`` parameter
+    #: (:meth:`Param.preset`): each sets the parameters a caller left at their registered
+    #: defaults; the first preset's values are those defaults (one source of defaults)
+    presets: ClassVar[dict[str, dict]] = {}
 
     def check(self, p: dict) -> dict:
         """Checks across parameters (after each one's own); returns them."""
@@ -129,7 +143,11 @@ class Benchmark:
             if name not in known:
                 raise ParameterError(name, given[name], f"not a parameter of {self.name}; "
                                      f"its parameters: {', '.join(known) or 'none'}")
-        return self.check({n: p.parse(given.get(n, p.default)) for n, p in known.items()})
+        values = {n: p.parse(given.get(n, p.default)) for n, p in known.items()}
+        for n, value in self.presets.get(values.get("preset"), {}).items():
+            if values[n] == known[n].parse(known[n].default):  # left at its default
+                values[n] = known[n].parse(value)
+        return self.check(values)
 
 
 def register(cls: type[Benchmark]) -> type[Benchmark]:

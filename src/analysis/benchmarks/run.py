@@ -47,6 +47,8 @@ def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
             tg.preflight = preflight(tg.transport)
         pfs = {t: tg.preflight for t, tg in built.items()}
         plan = bench.plan(pfs, p, camp_name)
+        if bench.presets:  # the named size is part of the campaign's identity
+            plan.parameters = {**plan.parameters, "preset": p["preset"]}
         camp = Campaign(camp_name, data_dir=data_dir, notebook=bench.notebook,
                         benchmark=bench.name, parameters=plan.parameters)
         execute = _observed(bench.execute(plan, p, camp.folder / ".scratch"), on_run)

@@ -50,6 +50,16 @@ def _bars_legend(fig, table, sers, substituted, caption, ci) -> None:
                title_fontsize=CAPTION_FONTSIZE)
 
 
+#: the layout's rule when ``measured`` series are named: within one panel their bars span at
+#: most this factor, so the shortest positive one is at least :data:`MIN_BAR_FRACTION` of
+#: its panel's height (above zero)
+READABLE_SPAN = 6.0
+_HEADROOM = 1.1
+MIN_BAR_FRACTION = 0.15  # <= 1 / (READABLE_SPAN * _HEADROOM)
+#: on a bar cut at its panel's top: the value it stands for
+CUT_MARK = "\u2191"
+
+
 def per_event_cost_bars(
     table: pd.DataFrame,
     *,
@@ -65,11 +75,16 @@ def per_event_cost_bars(
     split: float = 15.0,
     note: str | None = None,
     emulated: Sequence[str] = (),
+    measured: Sequence[str] = (),
 ):
     """Grouped bars on linear axes: one group per ``category``, one bar per ``series``,
-    optional CI whiskers. When the categories' costs span more than ``split`` times
-    (:func:`_split_at`), those above the widest gap go to a second panel with its own
-    linear scale: never a log axis, whose bar lengths would depend on an arbitrary floor.
+    optional CI whiskers; never a log axis, whose bar lengths would depend on an arbitrary
+    floor. ``measured`` names the series measured here (this machine's): the panels and
+    their scales are chosen by those bars alone (:func:`_measured_groups`), so each is at
+    least :data:`MIN_BAR_FRACTION` of its panel's height; another series' bar taller than
+    its panel is cut at the top and carries its value (``CUT_MARK``, explained in the
+    legend). Without ``measured``, when the categories' costs span more than ``split``
+    times (:func:`_split_at`) those above the widest gap go to a second panel.
     A ``substituted`` column marks bars with the one hatch
     (``SUBSTITUTE_HATCH``). ``caption`` (in the legend) says what bars and whiskers
     are; ``note`` is a warning shown above the panels (e.g. low precision).
@@ -80,36 +95,91 @@ def per_event_cost_bars(
     cats = list(dict.fromkeys(table[category]))
     sers = list(dict.fromkeys(table[series]))
     _refuse_unlabelled_emulated(sers, emulated)
+    measured = [s for s in measured if s in sers]
+    groups = (_measured_groups(table, category, series, value, measured, cats) if measured
+              else _peak_groups(table, category, value, cats, split))
+    with thesis_style():
+        fig, axes = _panels_figure(groups, note)
+        cut = 0
+        for ax, group in zip(axes, groups):
+            part = table[table[category].isin(group)]
+            top = _panel_top(part, series, value, ci, measured) if measured else None
+            cut += _bars(ax, part, group, category, series, sers, value, ci, substituted,
+                         top=top, measured=measured)
+        axes[0].set_ylabel(ylabel)
+        for ax in axes[1:]:
+            ax.set_title("costlier,\nown linear scale", fontsize=8)
+        if title:
+            fig.suptitle(title)
+        _fit_xticklabels(fig, axes, groups)
+        if cut:
+            caption = (caption or "bars: values as given; whiskers: " + (
+                "confidence interval" if ci else "none")) + (
+                f"; {CUT_MARK} n: a bar taller than its panel, cut at the top, n its value")
+        _bars_legend(fig, table, sers, substituted, caption, ci)
+        return fig
+
+
+def _panels_figure(groups: list[list], note: str | None):
+    """A figure with one panel per group (widths by their bars) and the note above them."""
+    fig = plt.figure(figsize=(THESIS_WIDTH_IN, 3.8 + (0.25 if note else 0)),
+                     layout="constrained")
+    grid = fig.add_gridspec(2 if note else 1, len(groups),
+                            height_ratios=[0.06, 1] if note else None,
+                            width_ratios=[len(g) + 0.6 for g in groups])
+    axes = [fig.add_subplot(grid[-1, i]) for i in range(len(groups))]
+    if note:
+        banner = fig.add_subplot(grid[0, :])
+        banner.axis("off")
+        banner.text(0.5, 0.5, note, ha="center", va="center", fontsize=8,
+                    fontweight="bold", color=_NOTE_COLOUR,  # centred like the title
+                    transform=matplotlib.transforms.blended_transform_factory(
+                        fig.transFigure, banner.transAxes))
+    return fig, axes
+
+
+def _peak_groups(table, category, value, cats, split) -> list[list]:
     peak = table.groupby(category)[value].max().reindex(cats).to_numpy(float)
     limit = _split_at(peak, split)
     groups = [[c for c, v in zip(cats, peak) if not v > limit],
               [c for c, v in zip(cats, peak) if v > limit]]
-    groups = [g for g in groups if g]
-    with thesis_style():
-        fig = plt.figure(figsize=(THESIS_WIDTH_IN, 3.8 + (0.25 if note else 0)),
-                         layout="constrained")
-        grid = fig.add_gridspec(2 if note else 1, len(groups),
-                                height_ratios=[0.06, 1] if note else None,
-                                width_ratios=[len(g) + 0.6 for g in groups])
-        axes = [fig.add_subplot(grid[-1, i]) for i in range(len(groups))]
-        if note:
-            banner = fig.add_subplot(grid[0, :])
-            banner.axis("off")
-            banner.text(0.5, 0.5, note, ha="center", va="center", fontsize=8,
-                        fontweight="bold", color=_NOTE_COLOUR,  # centred like the title
-                        transform=matplotlib.transforms.blended_transform_factory(
-                            fig.transFigure, banner.transAxes))
-        for ax, group in zip(axes, groups):
-            _bars(ax, table[table[category].isin(group)], group, category, series, sers,
-                  value, ci, substituted)
-        axes[0].set_ylabel(ylabel)
-        if len(groups) > 1:
-            axes[1].set_title("costlier,\nown linear scale", fontsize=8)
-        if title:
-            fig.suptitle(title)
-        _fit_xticklabels(fig, axes, groups)
-        _bars_legend(fig, table, sers, substituted, caption, ci)
-        return fig
+    return [g for g in groups if g]
+
+
+def _measured_groups(table, category, series, value, measured, cats) -> list[list]:
+    """Panels chosen by the measured series' costs: a panel whose costs span more than
+    :data:`READABLE_SPAN` is split in its widest gap (as a ratio), until none does. A
+    category without a measured cost goes by its highest; zero, negative and missing costs
+    go with the cheapest. Cheapest panel first, categories in their given order."""
+    key = table[table[series].isin(measured)].groupby(category)[value].max().reindex(cats)
+    key = key.where(key.notna(), table.groupby(category)[value].max().reindex(cats))
+    positive = sorted((c for c in cats if key[c] > 0), key=lambda c: key[c])
+    panels, done = [positive], []
+    while panels:
+        p = panels.pop()
+        if len(p) < 2 or key[p[-1]] <= READABLE_SPAN * key[p[0]]:
+            done.append(p)
+            continue
+        i = int(np.argmax([key[b] / key[a] for a, b in zip(p, p[1:])]))
+        panels += [p[:i + 1], p[i + 1:]]
+    done.sort(key=lambda p: key[p[0]] if p else 0)
+    if not done:
+        done = [[]]
+    done[0] += [c for c in cats if not key[c] > 0]
+    return [[c for c in cats if c in p] for p in done]
+
+
+def _panel_top(part, series, value, ci, measured) -> float | None:
+    """The panel's top: its measured bars (and what else fits within READABLE_SPAN of the
+    shortest of them), with headroom."""
+    ours = part[part[series].isin(measured)][value].astype(float)
+    ours = ours[ours > 0]
+    cols = [value, *(ci or ())]
+    every = part[cols].astype(float).to_numpy().ravel()
+    every = every[np.isfinite(every)]
+    if ours.empty or not every.size:
+        return None
+    return float(max(ours.max(), min(every.max(), READABLE_SPAN * ours.min())) * _HEADROOM)
 
 
 def _refuse_unlabelled_emulated(sers: list, emulated: Sequence[str]) -> None:
@@ -131,10 +201,14 @@ def _split_at(peak: np.ndarray, split: float) -> float:
     return float(np.sqrt(v[i] * v[i + 1]))
 
 
-def _bars(ax, table, cats, category, series, order, value, ci, substituted) -> None:
+def _bars(ax, table, cats, category, series, order, value, ci, substituted, *,
+          top: float | None = None, measured: Sequence[str] = ()) -> int:
     """Bars of one panel: every bar the same width, each group centred on its tick
-    whatever series it has (a category without some series has no gap)."""
+    whatever series it has (a category without some series has no gap). ``top``: the
+    panel's upper limit; a bar above it is cut there and labelled with its value. Returns
+    how many were cut."""
     width = 0.8 / max(1, len(order))
+    cut = 0
     for j, cat in enumerate(cats):
         part = table[table[category] == cat]
         present = [s for s in order if part.loc[part[series] == s, value].notna().any()]
@@ -143,8 +217,14 @@ def _bars(ax, table, cats, category, series, order, value, ci, substituted) -> N
             x = j + (k - (len(present) - 1) / 2) * width
             v = float(row[value])
             hatch = SUBSTITUTE_HATCH if substituted and bool(row[substituted]) else None
-            ax.bar(x, v, width, color=tracer_color(s), edgecolor="black", linewidth=0.4,
-                   hatch=hatch)
+            bar = ax.bar(x, v, width, color=tracer_color(s), edgecolor="black", linewidth=0.4,
+                         hatch=hatch)
+            bar.patches[0].set_gid(f"{'measured' if s in measured else 'other'}:{cat}")
+            if top is not None and v > top:
+                cut += 1
+                ax.text(x, top * 0.97, f"{CUT_MARK} {v:,.0f}", rotation=90, ha="center",
+                        va="top", fontsize=6, color="black",
+                        bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
             if ci is not None:
                 low, high = float(row[ci[0]]), float(row[ci[1]])
                 if np.isfinite(low) and np.isfinite(high):
@@ -152,9 +232,14 @@ def _bars(ax, table, cats, category, series, order, value, ci, substituted) -> N
                     ax.errorbar([x], [v], yerr=err, fmt="none", ecolor="black",
                                 elinewidth=0.8, capsize=2)
     ax.set_xlim(-0.6, len(cats) - 0.4)
+    if top is not None:
+        low = np.nanmin([0.0, *table[value].astype(float)] +
+                        ([*table[ci[0]].astype(float)] if ci else []))
+        ax.set_ylim(max(min(0.0, low * _HEADROOM), -top), top)  # below zero: at most as deep
     ax.axhline(0, color="black", linewidth=0.6)
     ax.grid(axis="x", visible=False)
     _thousands(ax)
+    return cut
 
 
 def runs_box(runs: pd.DataFrame, *, group: str = "experiment", value: str = "time_s",
@@ -301,6 +386,7 @@ def slowdown_heatmap(
         spec = fmt.replace("{:", "").replace("}", "")
         sns.heatmap(values, annot=True, fmt=spec, cmap="magma_r", ax=ax, linewidths=0,
                     annot_kws={"fontsize": 7}, cbar_kws={"label": label, "shrink": 0.8})
+        _readable_annotations(ax)
         ax.tick_params(axis="x", rotation=0, labelsize=7)
         ax.tick_params(axis="y", rotation=0)
         ax.grid(False)
@@ -310,6 +396,23 @@ def slowdown_heatmap(
             fig.suptitle(title)  # centred on the figure, not on the narrow axes
         _caption(fig, caption or f"cells: {label} as given; no confidence intervals")
         return fig
+
+
+def contrast_ratio(a, b) -> float:
+    """WCAG 2 contrast ratio of two colours (1 to 21; text wants at least 4.5)."""
+    la, lb = (sns.utils.relative_luminance(c) for c in (a, b))
+    return (max(la, lb) + 0.05) / (min(la, lb) + 0.05)
+
+
+def _readable_annotations(ax) -> None:
+    """Each heat-map cell's number in black or white, whichever contrasts more with the
+    cell (seaborn flips at a luminance of 0.408: white on mid-tones such as salmon)."""
+    mesh = ax.collections[0]
+    colours, ncols = mesh.get_facecolors(), mesh.get_array().shape[-1]
+    for text in ax.texts:
+        x, y = text.get_position()  # the centre of its cell (seaborn skips empty cells)
+        cell = colours[int(y) * ncols + int(x)]
+        text.set_color(max(("black", "white"), key=lambda c: contrast_ratio(c, cell)))
 
 
 def run_order_plot(
@@ -354,6 +457,7 @@ def run_order_grid(
     tracer: str = "bpftrace",
     labels: Mapping[str, str] | None = None,
     caption: str | None = None,
+    marks: str | None = None,
 ):
     """One small run-order panel per experiment (seaborn lines, every run drawn: drift
     shows as a slope), in the colour of ``tracer``; the ``reference`` group (the control)
@@ -388,5 +492,5 @@ def run_order_grid(
         _caption(fig, caption or f"x: {order.replace('_', ' ')} (every timed run of the "
                  "campaign, in the order it ran); points: single runs" +
                  ("; grey dots: the control, repeated in every panel" if reference else "") +
-                 "; no error bars")
+                 "; no error bars" + (f"; {marks}" if marks else ""))
         return fig

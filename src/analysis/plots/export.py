@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import matplotlib.text
 
 from .. import paths
 from .._version import __version__
 from ..storage import atomic_write, sha256_file
-from .style import _stamp, caveat
+from .style import _stamp, caveat, unexplained_marks
 
 # --------------------------------------------------------------------------- #
 # export
@@ -53,6 +54,7 @@ def save_figure(
     """Write ``<figures_dir>/<name>.pdf`` and ``.png`` reproducibly, with provenance metadata."""
     if not name or "/" in name or name.startswith("."):
         raise ValueError(f"bad figure name {name!r}")
+    _refuse_unexplained_marks(fig, name)
     out = paths.figures_dir(figures_dir)
     _stamp(fig)
     prov = provenance(sources, "; ".join(t for t in (note, caveat()) if t) or None)
@@ -71,3 +73,14 @@ def save_figure(
     if close:
         plt.close(fig)
     return written
+
+
+def _refuse_unexplained_marks(fig, name: str) -> None:
+    """A mark on a figure (``02 Kprobe *`` on an axis) is explained on the figure (its
+    legend or caption: ``*: substitute attach point``), or the figure is not saved."""
+    fig.canvas.draw()  # tick labels exist once drawn
+    texts = [t.get_text() for t in fig.findobj(matplotlib.text.Text) if t.get_visible()]
+    marks = unexplained_marks(texts, "\n".join(texts))
+    if marks:
+        raise ValueError(f"figure {name!r} shows {', '.join(marks)} but never says what it "
+                         f"means: add e.g. '{marks[0]}: ...' to its caption or legend")

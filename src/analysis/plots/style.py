@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import re
 import textwrap
 import warnings
 from collections.abc import Sequence
@@ -162,3 +163,17 @@ def _quiet():
 
 BOX_CAPTION = ("box: quartiles, line: median; whiskers: the furthest values within "
                "1.5 IQR of the box (Tukey)")
+
+
+#: marks a table cell or a figure label may carry; each one shown must be explained where it
+#: is shown ("* = substitute attach point" in a caption, "*: ..." in a legend)
+MARKS = ("*", "\u2020", "\u2021", "\u00a7")
+_MARK = re.compile(r"(?:^|\s)([*\u2020\u2021\u00a7])(?=\s|$)")
+
+
+def unexplained_marks(shown: Sequence[str], explanations: str) -> list[str]:
+    """The marks standing alone in ``shown`` (a cell ``02 Kprobe *``, a tick label) that
+    ``explanations`` (caption, legend, notes) never defines as ``* = ...`` or ``*: ...``."""
+    found = {m for text in shown for m in _MARK.findall(str(text))}
+    return sorted(m for m in found
+                  if not re.search(re.escape(m) + r"\s*[=:]", explanations or ""))

@@ -14,7 +14,7 @@ import pandas as pd
 from .. import paths
 from ..storage import atomic_write
 from .export import provenance
-from .style import MAX_TABLE_COLUMNS, caveat
+from .style import MAX_TABLE_COLUMNS, caveat, unexplained_marks
 
 _LATEX_SPECIAL = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
@@ -196,6 +196,11 @@ def export_table(
         raise ValueError(f"table {name!r} has {frame.shape[1]} columns; a thesis table holds "
                          f"at most {max_columns}: split it, or keep the essential columns "
                          "(the full table belongs in CSV/Parquet)")
+    head, rows, _ = _formatted(frame, floatfmt, formats, False)
+    marks = unexplained_marks([*head, *(v for r in rows for v in r)], caption or "")
+    if marks:
+        raise ValueError(f"table {name!r} shows {', '.join(marks)} but its caption never says "
+                         f"what it means: add e.g. '{marks[0]} = ...' to the caption")
     out = paths.figures_dir(figures_dir)
     prov = provenance(sources, caveat())
     if caveat():
@@ -203,5 +208,6 @@ def export_table(
     tex = f"% {prov}\n" + table_to_latex(frame, caption=caption, label=f"tab:{name}",
                                          floatfmt=floatfmt, formats=formats)
     md = f"<!-- {prov} -->\n" + (f"**{caveat()}**\n\n" if caveat() else "") + \
-        table_to_markdown(frame, floatfmt=floatfmt, formats=formats)
+        table_to_markdown(frame, floatfmt=floatfmt, formats=formats) + \
+        (f"\nTable: {caption}\n" if caption else "")  # the caption, marks explained, below
     return [atomic_write(out / f"{name}.tex", tex), atomic_write(out / f"{name}.md", md)]

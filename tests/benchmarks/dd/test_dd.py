@@ -204,7 +204,7 @@ def test_report_rebuilds_from_raw_files_alone(tmp_path):
     need_tool("bpftrace")
     need_tool("hyperfine")
     b = dd.run_benchmark1("local", experiments=[4], count=5000, runs=2, warmup=0, rounds=2,
-                          campaign="rebuild", data_dir=tmp_path, progress=False)
+                          precision=None, budget=None, campaign="rebuild", data_dir=tmp_path, progress=False)
     first = dd.report(b.campaign, "local", data_dir=tmp_path, figures_dir=tmp_path / "f1",
                       n_resamples=999)
     from analysis.campaign import Campaign

@@ -90,28 +90,39 @@ def _labels(value):
     return listed
 
 
+#: the notebook's demo size (the registered defaults) and Jones's scale (about 1 h here,
+#: plus the kernel builds: docs/run-times.md)
+PRESETS = {"quick": {"rounds": 4, "runs": 3, "dd_count": 20_000, "zstd_levels": "1",
+                     "zstd_seconds": 1, "zstd_mib": 16, "iperf3_bytes": "1G"},
+           "thesis": {"rounds": 10, "runs": 1, "dd_count": 200_000, "zstd_levels": "1-9",
+                      "zstd_seconds": 3, "zstd_mib": 1024, "iperf3_bytes": "100G"}}
+_QUICK = PRESETS["quick"]
+
 PARAMS = (
+    Param.preset(PRESETS),
     Param("workloads", None, "None = all: " + ", ".join(w.name for w in WORKLOADS) +
           " (kbuild only with kbuild_tree)", "list",
           lambda v: _params.names("workloads", v, list(BY_NAME))),
-    Param("tracer_script", None, "arm B's always-on tracer: a .bt/.d file or a name from "
+    Param("tracer_script", "printf-dd-read", "arm B's always-on tracer: a .bt/.d file or a name from "
           f"{SCRIPTS}/ (None: no tracer)", "path", resolve_script),
     Param("labels", None, "names of arms A and B (None: from targets and tracer)", "list",
           _labels),
     Param("parallel", False, "two targets: run both arms at once (they must share nothing)",
           "bool", _flag("parallel")),
-    Param.integer("rounds", 4, "ABBA rounds: each arm runs every workload once per round", 1),
-    Param.integer("runs", 3, "timed runs per block", 1),
+    Param.integer("rounds", _QUICK["rounds"], "ABBA rounds: each arm runs every workload once per round", 1),
+    Param.integer("runs", _QUICK["runs"], "timed runs per block", 1),
     Param.integer("warmup", 1, "untimed runs first in every block (a priming build)", 0),
-    Param.integer("dd_count", 200_000, "dd reads per run (bs=1)", 1),
+    Param.integer("dd_count", _QUICK["dd_count"], "dd reads per run (bs=1)", 1),
     Param.choice("compressor", "zstd", "the compression benchmark: zstd -b (lzbench's stand-in) "
                  "or lzbench itself where installed (-ezstd,<levels>)", ("zstd", "lzbench")),
-    Param("zstd_levels", "1-9", "zstd levels (Jones: lzbench levels 1-9)", "range", _levels),
-    Param.integer("zstd_seconds", 1, "zstd -i / lzbench -t: seconds per level and direction "
-                  "(zstd: 0 = one pass)", 0),
-    Param.integer("zstd_mib", 64, "random MiB base64-encoded into the test file (Jones: 1024)",
-                  1),
-    Param("iperf3_bytes", "1G", "bytes per iperf3 client run (-n; Jones: 100G)", "size", _bytes),
+    Param("zstd_levels", _QUICK["zstd_levels"], "zstd levels (Jones: lzbench levels 1-9)",
+          "range", _levels),
+    Param.integer("zstd_seconds", _QUICK["zstd_seconds"], "zstd -i / lzbench -t: seconds per "
+                  "level and direction (zstd: 0 = one pass)", 0),
+    Param.integer("zstd_mib", _QUICK["zstd_mib"], "random MiB base64-encoded into the test file "
+                  "(Jones: 1024)", 1),
+    Param("iperf3_bytes", _QUICK["iperf3_bytes"], "bytes per iperf3 client run (-n; Jones: 100G)",
+          "size", _bytes),
     Param.integer("iperf3_port", 5201, "port of the iperf3 server on the target", 1024, 65535),
     Param("kbuild_tree", None, "a configured kernel source tree on the target (None: the "
           "kernel build is skipped)", "path"),
@@ -325,6 +336,7 @@ class AB(Benchmark):
                    "tracer) on kernel build, iperf3, zstd and dd, ABBA (Jones)")
     needs = ("hyperfine", "zstd", "iperf3", "make (kbuild)", "bpftrace or DTrace (tracer arm)")
     several_targets = True
+    presets = PRESETS
     params = PARAMS
 
     def check(self, p: dict) -> dict:

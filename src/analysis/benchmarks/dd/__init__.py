@@ -80,6 +80,11 @@ def _experiments(value) -> list[str] | None:
     return None if value is None else [e.id for e in _select(value)]
 
 
+#: the demo's size (the registered defaults) and a thesis-sized campaign
+PRESETS = {"quick": {"run_s": 0.25, "precision": 0.2, "budget": "5 min"},
+           "thesis": {"run_s": 0.5, "precision": 0.1, "budget": "1 h"}}
+
+
 @register
 class DD(Benchmark):
     """Benchmark 1: dd under each of the 18 scripts, in interleaved rounds."""
@@ -89,7 +94,9 @@ class DD(Benchmark):
     description = "Gregg's dd per-event cost under 18 bpftrace (or DTrace) scripts"
     needs = ("bpftrace (dtrace on FreeBSD)", "hyperfine", "syscall tracepoints",
              "kprobes or a stated substitute", "uprobes for 06/07")
+    presets = PRESETS
     params = (
+        Param.preset(PRESETS),
         Param.choice("tracer", "bpftrace", "bpftrace, or dtrace on FreeBSD", TRACERS),
         Param("experiments", None, "None = all 18; numbers or ids, e.g. 4,5 (the control "
               "always runs)", "list", _experiments),
@@ -102,12 +109,15 @@ class DD(Benchmark):
         Param.integer("workload_cpu", None, "CPU dd is pinned to (None = the last one)", 0),
         Param.integer("tracer_cpu", None, "CPU the tracer is pinned to (None = 0 when the "
                       "target has two or more)", 0),
-        Param("run_s", 0.5, "without a count: seconds one control run should last (sizes are "
-              "calibrated on the target)", "seconds", _positive_seconds),
-        Param("precision", None, "target relative 95 % CI half-width of every per-event "
-              "cost, e.g. 0.10: rounds are added until it is reached", "fraction",
+        Param("run_s", PRESETS["quick"]["run_s"], "without a count: seconds one control run "
+              "should last (sizes are calibrated on the target)", "seconds", _positive_seconds),
+        Param("precision", PRESETS["quick"]["precision"], "target relative 95 % CI half-width "
+              "of every per-event cost, e.g. 0.10: rounds are added until it is reached (None: "
+              "fixed rounds)",
+              "fraction",
               precision.parse_precision),
-        Param("budget", None, "wall time the whole campaign may use, e.g. '10 min'",
+        Param("budget", PRESETS["quick"]["budget"], "wall time the whole campaign may use, "
+              "e.g. '10 min' (None: no limit)",
               "duration", precision.parse_budget),
         Param.choice("bpf_stats", "auto", "auto: where the kernel allows it, each bpftrace "
                      "experiment also runs a timed block per round with "

@@ -31,8 +31,35 @@ def _labels(planned) -> dict:
     return {**names, **stats_on, _rounds.AA: "A/A control"}
 
 
+#: what ``*`` after an experiment's name means, wherever it is printed
+SUBSTITUTE_NOTE = ("*: ran on a substitute attach point, not the original one (this kernel "
+                   "lacks it, e.g. no kprobes: a syscall tracepoint instead; the plan names it)")
+
+
+def _marks(planned) -> str | None:
+    return SUBSTITUTE_NOTE if any(p.substituted for p in planned) else None
+
+
 def _figures(out: dict, target: str, tracer: str) -> dict:
-    table, runs = out["table"], out["runs"].copy()
+    runs = out["runs"].copy()
+    fig = _cost_figure(out, target, tracer)
+    labels = _labels(out["planned"])
+    marks = _marks(out["planned"])
+    runs["ns_per_read"] = runs["s_per_read"] * 1e9
+    box = plots.runs_box(runs, value="ns_per_read", ylabel="time per dd read (ns)",
+                         title=f"Benchmark 1 runs, {target}", tracer=tracer, labels=labels,
+                         caption="points: every timed run (its time divided by its reads); "
+                                 + plots.BOX_CAPTION + (f"; {marks}" if marks else ""))
+    order = plots.run_order_grid(runs, order="order", value="ns_per_read", reference=CONTROL,
+                                 ylabel="time per dd read (ns)", tracer=tracer, labels=labels,
+                                 title=f"Benchmark 1 run order, {target}", marks=marks)
+    return {"per-event-cost": fig, "runs": box, "run-order": order}
+
+
+def _cost_figure(out: dict, target: str, tracer: str):
+    """Per-event cost, this machine's next to the published; the panels are chosen by this
+    machine's values (every one of its bars readable, ``measured``)."""
+    table = out["table"]
     label = f"{tracer} (this machine)"
     bars = long_for_bars(out["with_published"], label)
     rel = table[table["experiment"] != CONTROL]["precision_reached"]
@@ -45,20 +72,11 @@ def _figures(out: dict, target: str, tracer: str) -> dict:
     fig = plots.per_event_cost_bars(
         bars, category="label", series="series", value="ns", ci=("low", "high"),
         substituted="substituted", title=f"Benchmark 1 per-event cost, {target}", note=note,
-        emulated=[label] if out.get("emulated") else (),
+        emulated=[label] if out.get("emulated") else (), measured=[label],
         caption="this machine: median per-event cost ((median time per read - the "
                 "control's) / events per read), whiskers: 95 % bootstrap CI (BCa); "
                 "published: as printed, no CI")
-    labels = _labels(out["planned"])
-    runs["ns_per_read"] = runs["s_per_read"] * 1e9
-    box = plots.runs_box(runs, value="ns_per_read", ylabel="time per dd read (ns)",
-                         title=f"Benchmark 1 runs, {target}", tracer=tracer, labels=labels,
-                         caption="points: every timed run (its time divided by its reads); "
-                                 + plots.BOX_CAPTION)
-    order = plots.run_order_grid(runs, order="order", value="ns_per_read", reference=CONTROL,
-                                 ylabel="time per dd read (ns)", tracer=tracer, labels=labels,
-                                 title=f"Benchmark 1 run order, {target}")
-    return {"per-event-cost": fig, "runs": box, "run-order": order}
+    return fig
 
 
 def _split_table(rows: pd.DataFrame, labels: dict, target: str):
@@ -101,6 +119,7 @@ def _latex_tables(out, table, published, times, target):
                f"{r['per_event_ns_ci_high']:,.0f}]"
 
     labels = _labels(out["planned"])
+    star = "; * = " + SUBSTITUTE_NOTE[3:] if _marks(out["planned"]) else ""
     rows = table[table["experiment"] != CONTROL]
     main = pd.DataFrame({
         "Experiment": [labels.get(e, e) for e in rows["experiment"]],
@@ -128,12 +147,14 @@ def _latex_tables(out, table, published, times, target):
     tables = [("bpf-split", *_split_table(rows, labels, target))] \
         if "bpf_split" in rows and rows["bpf_split"].ne("no BPF statistics").any() else []
     return tables + [("table", main, f"Benchmark 1 on {target}: per-event cost, median with 95 % "
-             "bootstrap CI (BCa), fastest run as published, slowdown of the median; precision: "
+             "bootstrap CI (BCa); fastest run: the cost from the fastest run of the experiment and "
+             "of the control, as published (the least disturbed run, so often below the "
+             "median); slowdown of the median; precision: "
              f"the CI's half-width relative to the cost (above ±{plots.LOW_PRECISION * 100:.0f} % "
-             f"is low){floor_text}; "
-             "* = substitute attach point",
+             f"is low){floor_text}" + star,
              {"Fastest run (ns)": ",.0f", "Slowdown (%)": ",.1f", "Precision (±%)": ",.1f"}),
             ("published", side, f"Benchmark 1: per-event cost (ns) on {target} next to the "
-             "published figures (* = substitute attach point here)", {c: ",.0f" for c in side}),
-            ("tracer-times", tt, f"Benchmark 1 on {target}: tracer attach and stop times",
+             "published figures" + (star and star + "; the published ran on the original"),
+             {c: ",.0f" for c in side}),
+            ("tracer-times", tt, f"Benchmark 1 on {target}: tracer attach and stop times" + star,
              {c: ",.2f" for c in tt.columns if c.endswith("(s)")})]

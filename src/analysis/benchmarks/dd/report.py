@@ -83,8 +83,17 @@ def summary(out: Report) -> str:
                                    f" (target +-{goal:.0%} NOT met)")
         lines.append(f"{r['experiment']:<22} {r['per_event_ns']:>9.0f} ns "
                      f"[{r['per_event_ns_ci_low']:.0f}, {r['per_event_ns_ci_high']:.0f}]  "
-                     f"+-{r['precision_reached']:.1%}{met}")
+                     f"+-{r['precision_reached']:.1%}{met}{_flagged(r.get('flags'))}")
     return "\n".join(lines)
+
+
+def _flagged(flags) -> str:
+    """A flagged result says so on its summary line: each flag's name (bimodal, drift, ...),
+    and where to look."""
+    if not isinstance(flags, (list, tuple)) or not flags:
+        return ""
+    names = [str(f).split(":", 1)[0] for f in flags]
+    return f"  FLAGGED: {', '.join(names)} (see the Flags table and the run-order plot)"
 
 
 def _outputs(out: Report, camp: Campaign, target: str) -> None:
