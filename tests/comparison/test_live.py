@@ -14,7 +14,7 @@ from analysis.transport import LocalTransport
 from conftest import need_tool
 
 TINY = {"experiments": [4], "count": "20k", "runs": 2, "warmup": 0, "rounds": 3,
-        "bpf_stats": "off"}
+        "bpf_stats": "off", "precision": None, "budget": None}  # fixed rounds, not a preset's
 
 
 def _run(tmp_path, name, **over):
