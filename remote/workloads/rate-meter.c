@@ -8,8 +8,10 @@
  * reports its exact length in ns, so a window that ran a little long is not
  * miscounted.
  *
- * usage: rate-meter WARMUP_MS WINDOW_MS WINDOWS     timed: prints one line per window
- *        rate-meter -n ITERATIONS                   exactly ITERATIONS reads (counting)
+ * usage: rate-meter [-w] WARMUP_MS WINDOW_MS WINDOWS  timed: prints one line per window
+ *        rate-meter [-w] -n ITERATIONS               exactly ITERATIONS iterations (counting)
+ *   -w: each iteration also writes the byte to /dev/null: dd's whole read + write pair
+ *       (to tell what the second syscall changes; the benchmark's blocks read only)
  * output (timed): "# rate-meter 1 cpu=C warmup_ms=W window_ms=M windows=N check=K"
  *                 then "w INDEX ITERATIONS NANOSECONDS CPU_NANOSECONDS" per window (the
  *                 window's wall time and the time this thread ran in it, from
@@ -42,13 +44,17 @@ now_ns(void)
 	return (clock_ns(CLOCK_MONOTONIC));
 }
 
-static int fd;
+static int fd, out_fd = -1;
 static char buf[1];
 
 static int
 one(void)
 {
-	return (read(fd, buf, 1) == 1 ? 0 : -1);
+	if (read(fd, buf, 1) != 1)
+		return (-1);
+	if (out_fd >= 0 && write(out_fd, buf, 1) != 1)
+		return (-1);
+	return (0);
 }
 
 /* iterations until the clock passes end_ns (checked every CHECK iterations) */
@@ -79,6 +85,13 @@ main(int argc, char **argv)
 	fd = open("/dev/zero", O_RDONLY);
 	if (fd < 0)
 		return (3);
+	if (argc > 1 && argv[1][0] == '-' && argv[1][1] == 'w' && argv[1][2] == 0) {
+		out_fd = open("/dev/null", O_WRONLY);
+		if (out_fd < 0)
+			return (3);
+		argc--;
+		argv++;
+	}
 	if (argc == 3 && argv[1][0] == '-' && argv[1][1] == 'n' && argv[1][2] == 0) {
 		n = atoll(argv[2]);
 		if (n <= 0)

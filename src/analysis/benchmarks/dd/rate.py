@@ -36,7 +36,7 @@ METHODS = ("hyperfine", "rate", "both")
 COUNT_ITERATIONS = 200_000
 WARMUP_MS = 200
 WINDOW_MS = 100
-WINDOWS = 10
+WINDOWS = 5
 METER = "tracelab-rate"  # the meter's name (comm) on the target
 COUNT_KIND, KIND = "rate-count", "rate"
 

@@ -108,29 +108,32 @@ def summary_lines(out) -> list[str]:
 
 
 def untraced_blocks_figure(blocks: pd.DataFrame, target: str):
-    """Every block's time per iteration in run order: untraced (A) blocks as dots, the
-    flagged ones circled, preempted ones as crosses, the state threshold dashed."""
+    """The machine's state through the campaign: every untraced (A) block's time per
+    iteration in run order, flagged ones circled, preempted ones crossed, the value between
+    the two speed states dashed (if detected); traced blocks as ticks at the bottom."""
     st = blocks.attrs.get("states") or {}
     with thesis_style():
         fig, ax = _figure()
         a, b = blocks[blocks["role"] == "A"], blocks[blocks["role"] == "B"]
-        ax.plot(a["order"], a["ns_per_iter"], "o", ms=3, color="0.3", label="untraced (A)")
-        ax.plot(b["order"], b["ns_per_iter"], ".", ms=3, color=plots.tracer_color("bpftrace"),
-                alpha=0.5, label="traced (B)")
-        o, p = blocks[blocks["outlier"]], blocks[blocks["preempted"]]
+        ax.plot(a["order"], a["ns_per_iter"], "o-", ms=3, lw=0.5, color="0.3",
+                label="untraced block (A)")
+        o, p = a[a["outlier"]], a[a["preempted"]]
         ax.plot(o["order"], o["ns_per_iter"], "o", ms=8, mfc="none", color="C3",
-                label="flagged (MAD outlier)")
+                label="flagged (MAD outlier), kept")
         ax.plot(p["order"], p["ns_per_iter"], "x", ms=6, color="C1", label="preempted")
         if st.get("two_states"):
             ax.axhline(st["threshold_ns"], ls="--", lw=0.8, color="0.5",
-                       label=f"speed states ({st['apart']:+.1%})")
+                       label=f"between the speed states ({st['apart']:+.1%})")
+        ax.plot(b["order"], np.full(len(b), a["ns_per_iter"].min() * 0.995), "|", ms=6,
+                color=plots.tracer_color("bpftrace"), label="a traced block (B) ran here")
         ax.set_xlabel("block, in the order it ran")
-        ax.set_ylabel("time per iteration (ns)")
-        ax.set_title(f"Benchmark 1, rate method: every block, {target}")
+        ax.set_ylabel("untraced time per iteration (ns)")
+        ax.set_title(f"Benchmark 1, rate method: the machine's state, {target}")
         ax.legend(frameon=False, fontsize=7, ncols=2)
-        _caption(fig, "rate method; points: one block each (total window time / iterations "
-                 "after the warm-up), no error bars; flagged blocks are kept (see the CI "
-                 "method); dashed: the value between the two speed states, if detected")
+        _caption(fig, "rate method; points: one untraced block each (window time / iterations "
+                 "after the warm-up), no error bars; flagged blocks are kept; a pair whose two "
+                 "untraced neighbours lie on either side of the dashed line is left out of the "
+                 "CI")
         return fig
 
 
@@ -149,7 +152,7 @@ def methods_figure(agreement: pd.DataFrame, labels: dict, target: str):
                       linestyle="none", errorbar=None, ax=ax, markers=["o", "s"])
         xs = {e: i for i, e in enumerate(dict.fromkeys(df["experiment"]))}
         for j, m in enumerate(("hyperfine", "rate")):
-            d = df[df["method"] == m]
+            d = df[(df["method"] == m) & np.isfinite(df["low"]) & np.isfinite(df["high"])]
             x = np.array([xs[e] for e in d["experiment"]]) + (-0.15 if j == 0 else 0.15)
             ax.errorbar(x, d["ns"], yerr=[d["ns"] - d["low"], d["high"] - d["ns"]], fmt="none",
                         ecolor=f"C{j}", capsize=3)
@@ -160,7 +163,7 @@ def methods_figure(agreement: pd.DataFrame, labels: dict, target: str):
         plt.setp(ax.get_xticklabels(), rotation=20, ha="right")
         _caption(fig, "marks: per-event cost by each method; whiskers: 95 % CIs (hyperfine: "
                  "median difference, BCa bootstrap; rate: mean paired difference, bootstrap-t "
-                 "over rounds)")
+                 "over rounds); no whisker: no finite CI (too few usable rounds)")
         return fig
 
 
