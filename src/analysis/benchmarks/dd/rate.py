@@ -177,6 +177,7 @@ def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999) -> p
     CI (bootstrap-t over rounds, pairs across a speed-state change left out and counted),
     the estimate with every pair, without the rounds holding a flagged (outlier) untraced
     block, and from the meter's CPU time instead of wall time (insensitive to preemption),
+    from the pairs in the fast and in the slow speed state apart (NaN: no such pair),
     the traced blocks that were preempted, rounds, the untraced time per iteration,
     precision."""
     blocks = load_blocks(campaign, target)
@@ -196,6 +197,8 @@ def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999) -> p
         est, lo, hi = ratemeter.bootstrap_t_ci(use["diff_ns"], n_resamples=n_resamples,
                                                seed=_seed(label))
         every = float(g["diff_ns"].mean())
+        slow = use["untraced_ns"] > states["threshold_ns"] if states["two_states"] else \
+            pd.Series(False, index=use.index)
         unflagged = use[~use["round"].isin(flagged)]["diff_ns"]
         cost = [x / ev for x in (est, lo, hi)] if ev and math.isfinite(ev) else [math.nan] * 3
         half = (cost[2] - cost[1]) / 2
@@ -213,6 +216,10 @@ def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999) -> p
             "per_event_ns_cpu_time": float(cpu_mean.get(label, math.nan)) / ev
             if ev else math.nan,
             "blocks_preempted": int(preempted.get(label, 0)),
+            "per_event_ns_fast_state": float(use.loc[~slow, "diff_ns"].mean()) / ev
+            if (~slow).any() and ev else math.nan,
+            "per_event_ns_slow_state": float(use.loc[slow, "diff_ns"].mean()) / ev
+            if slow.any() and ev else math.nan,
             "precision_reached": half / abs(cost[0]) if cost[0] else math.inf})
     return pd.DataFrame(rows)
 
