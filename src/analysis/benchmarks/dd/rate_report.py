@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import math
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
 from ... import plots
 from ...plots.style import _caption, _figure, thesis_style
@@ -138,32 +136,37 @@ def untraced_blocks_figure(blocks: pd.DataFrame, target: str):
 
 
 def methods_figure(agreement: pd.DataFrame, labels: dict, target: str):
-    """Per experiment the per-event cost by each method with its 95 % CI."""
-    rows = []
-    for _, r in agreement.iterrows():
-        for m in ("hyperfine", "rate"):
-            rows.append({"experiment": labels.get(r["experiment"], r["experiment"]),
-                         "method": m, "ns": r[f"{m}_ns"], "low": r[f"{m}_ci_low"],
-                         "high": r[f"{m}_ci_high"]})
-    df = pd.DataFrame(rows)
+    """Per experiment each method's per-event cost with its 95 % CI, as a share of the
+    hyperfine estimate (linear, so a disagreement of a few per cent is visible)."""
     with thesis_style():
         fig, ax = _figure()
-        sns.pointplot(data=df, x="experiment", y="ns", hue="method", dodge=0.3,
-                      linestyle="none", errorbar=None, ax=ax, markers=["o", "s"])
-        xs = {e: i for i, e in enumerate(dict.fromkeys(df["experiment"]))}
-        for j, m in enumerate(("hyperfine", "rate")):
-            d = df[(df["method"] == m) & np.isfinite(df["low"]) & np.isfinite(df["high"])]
-            x = np.array([xs[e] for e in d["experiment"]]) + (-0.15 if j == 0 else 0.15)
-            ax.errorbar(x, d["ns"], yerr=[d["ns"] - d["low"], d["high"] - d["ns"]], fmt="none",
+        names = [labels.get(e, e) for e in agreement["experiment"]]
+        x = np.arange(len(names))
+        base = agreement["hyperfine_ns"].to_numpy(float)
+        for j, (m, mark) in enumerate((("hyperfine", "o"), ("rate", "s"))):
+            v = agreement[f"{m}_ns"].to_numpy(float) / base * 100
+            lo = agreement[f"{m}_ci_low"].to_numpy(float) / base * 100
+            hi = agreement[f"{m}_ci_high"].to_numpy(float) / base * 100
+            ok = np.isfinite(lo) & np.isfinite(hi)
+            xs = x + (-0.12 if j == 0 else 0.12)
+            ax.plot(xs, v, mark, color=f"C{j}", label=f"{m} method")
+            ax.errorbar(xs[ok], v[ok], yerr=[v[ok] - lo[ok], hi[ok] - v[ok]], fmt="none",
                         ecolor=f"C{j}", capsize=3)
-        ax.set_yscale("log")
-        ax.set_ylabel("per-event cost (ns, log)")
-        ax.set_xlabel("")
+            if m == "rate":
+                for xi, vi, e in zip(xs, v, agreement["rate_ns"]):
+                    ax.annotate(f"{e:,.0f} ns", (xi, vi), xytext=(4, 0),
+                                textcoords="offset points", fontsize=6, va="center")
+        for xi, e in zip(x - 0.12, base):
+            ax.annotate(f"{e:,.0f} ns", (xi, 100), xytext=(-4, 0), textcoords="offset points",
+                        fontsize=6, va="center", ha="right")
+        ax.axhline(100, lw=0.6, color="0.6")
+        ax.set_xticks(x, names, rotation=20, ha="right")
+        ax.set_ylabel("cost, % of hyperfine's")
         ax.set_title(f"Benchmark 1, both methods, {target}")
-        plt.setp(ax.get_xticklabels(), rotation=20, ha="right")
-        _caption(fig, "marks: per-event cost by each method; whiskers: 95 % CIs (hyperfine: "
-                 "median difference, BCa bootstrap; rate: mean paired difference, bootstrap-t "
-                 "over rounds); no whisker: no finite CI (too few usable rounds)")
+        ax.legend(frameon=False, fontsize=7)
+        _caption(fig, "marks: per-event cost by each method (labels: ns); whiskers: 95 % CIs "
+                 "(hyperfine: median difference, BCa bootstrap; rate: mean paired difference, "
+                 "bootstrap-t over rounds); no whisker: no finite CI (too few usable rounds)")
         return fig
 
 
