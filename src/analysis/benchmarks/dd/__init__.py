@@ -18,10 +18,12 @@ import pandas as pd
 
 from ... import _params, precision
 from ...campaign import Campaign, RunSpec, open_for_report
+from ...errors import ParameterError
 from ...preflight import Preflight
 from ..base import Benchmark, Param, Plan, register
 from ..report import Report
 from ..run import run_benchmark
+from . import rate as _rate
 from . import rounds as _rounds
 from .experiments import (  # noqa: F401
     BY_ID,
@@ -123,6 +125,10 @@ class DD(Benchmark):
                      "experiment also runs a timed block per round with "
                      "kernel.bpf_stats_enabled=1: the BPF program's own time and what the "
                      "statistics cost; off: no such blocks", ("auto", "off")),
+        Param.choice("method", "hyperfine", "hyperfine: whole dd processes timed by "
+                     "hyperfine (the seeds' method); rate: dd's read in a tight loop, "
+                     "iterations per window, untraced and traced blocks interleaved; both: "
+                     "each experiment both ways, and whether they agree", _rate.METHODS),
     )
 
     def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
@@ -137,6 +143,9 @@ class DD(Benchmark):
         bpf_stats = (p["tracer"] == "bpftrace" and p["bpf_stats"] == "auto"
                      and bool(pf.capabilities.get("bpf_stats")))
         table = plan_table(planned)
+        method = p["method"]
+        if method != "hyperfine" and p["tracer"] != "bpftrace":
+            raise ParameterError("method", method, "the rate method runs with bpftrace only")
         params = {"notebook": self.notebook, "target": target, "tracer": p["tracer"],
                   "experiments": [x.id for x in planned], "count": p["count"],
                   "run_s": None if p["count"] else p["run_s"],
@@ -145,17 +154,30 @@ class DD(Benchmark):
                   "runs": p["runs"], "warmup": p["warmup"], "rounds": p["rounds"],
                   "workload_cpu": workload_cpu, "tracer_cpu": tracer_cpu,
                   "plan": table.to_dict(orient="records")}
+        if method != "hyperfine":  # absent = hyperfine: campaigns made before keep resuming
+            params.update({"method": method, **_rate.settings(p)})
         with_stats = [e for e in ids if e != CONTROL] if bpf_stats else []
         if p["count"] is None:
             runs = _rounds.cal_runs(ids, p["count"])
         else:
             runs = _rounds.counting_and_rounds({e: p["count"] for e in ids}, CONTROL,
                                                p["rounds"], campaign, stats=with_stats)
+        if method == "rate":
+            runs = _rate.first_runs(ids, CONTROL, p["rounds"], campaign)
+        elif method == "both":
+            runs = _rate.first_runs(ids, CONTROL, p["rounds"], campaign) + runs
         return Plan(runs, params, {x.id: x.skipped for x in planned if x.skipped}, table,
                     {"planned": planned, "os": pf.os, "ids": ids, "seed": campaign,
                      "target": target, "stats": with_stats})
 
     def more(self, campaign: Campaign, plan: Plan, p: dict):
+        st, method = plan.state, plan.parameters.get("method", "hyperfine")
+        rate = None if method == "hyperfine" else _rate.more(
+            campaign, st["target"], st["ids"], CONTROL, p, st["seed"], plan.parameters["rounds"])
+        hyper = None if method == "rate" else self._more_hyperfine(campaign, plan, p)
+        return (rate or []) + (hyper or []) or None
+
+    def _more_hyperfine(self, campaign: Campaign, plan: Plan, p: dict):
         st, q = plan.state, plan.parameters
         entries = campaign.run_records(st["target"])
         decided = {rid: e for rid, e in entries.items()
@@ -197,16 +219,20 @@ class DD(Benchmark):
         runs = None if decision.experiments is None else _rounds.round_runs(
             decision.experiments[1:], counts, CONTROL, rounds[-1] + 1, st["seed"],
             st.get("stats", ()))
-        campaign.record_adaptive({"precision": p["precision"], "budget_s": p["budget"],
-                                  "last_decision": reason})
+        campaign.record_adaptive({**campaign.adaptive, "precision": p["precision"],
+                                  "budget_s": p["budget"], "last_decision": reason})
         return runs
 
     def execute(self, plan: Plan, p: dict, scratch: Path):
         q = plan.parameters
-        return make_execute(plan.state["planned"], count=q["count"], runs=q["runs"],
-                            warmup=q["warmup"], workload_cpu=q["workload_cpu"],
-                            tracer_cpu=q["tracer_cpu"], os_name=plan.state["os"],
-                            scratch=scratch, bpf_stats=bool(q["bpf_stats"]))
+        hyper = make_execute(plan.state["planned"], count=q["count"], runs=q["runs"],
+                             warmup=q["warmup"], workload_cpu=q["workload_cpu"],
+                             tracer_cpu=q["tracer_cpu"], os_name=plan.state["os"],
+                             scratch=scratch, bpf_stats=bool(q["bpf_stats"]))
+        if q.get("method", "hyperfine") == "hyperfine":
+            return hyper
+        return _rate.make_execute(plan.state["planned"], q, hyper, os_name=plan.state["os"],
+                                  scratch=scratch)
 
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
         return report(campaign, data_dir=data_dir, figures_dir=figures_dir,

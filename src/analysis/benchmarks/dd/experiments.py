@@ -199,8 +199,8 @@ def counting_attach(p: PlannedExperiment) -> str:
     return p.attach_point
 
 
-def counting_script(p: PlannedExperiment) -> str:
-    return count_script(p.tracer, counting_attach(p), "dd")
+def counting_script(p: PlannedExperiment, comm: str = "dd") -> str:
+    return count_script(p.tracer, counting_attach(p), comm)
 
 
 def build_plan(planned: Sequence[PlannedExperiment], rounds: int, seed: int | str = 0

@@ -73,7 +73,8 @@ def _cost_figure(out: dict, target: str, tracer: str):
         bars, category="label", series="series", value="ns", ci=("low", "high"),
         substituted="substituted", title=f"Benchmark 1 per-event cost, {target}", note=note,
         emulated=[label] if out.get("emulated") else (), measured=[label],
-        caption="this machine: median per-event cost ((median time per read - the "
+        caption="this machine, hyperfine method (whole dd processes): median per-event cost "
+                "((median time per read - the "
                 "control's) / events per read), whiskers: 95 % bootstrap CI (BCa); "
                 "published: as printed, no CI")
     return fig

@@ -7,9 +7,11 @@ from collections.abc import Sequence
 from ... import plots
 from ...campaign import Campaign, open_for_report
 from ..report import Report, with_caveat, write_report
+from . import rate as _rate
+from . import rate_report as _rr
 from . import rounds as _rounds
 from .experiments import CONTROL
-from .figures import _figures, _latex_tables, _percent_columns
+from .figures import _figures, _labels, _latex_tables, _percent_columns
 from .results import (
     TABLE_COLUMNS,
     load_runs,
@@ -36,6 +38,9 @@ def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None
     camp = open_for_report(campaign, data_dir, skip_runs)
     target = target or camp.first_target()
     planned = planned_from_manifest(camp)
+    method = camp.parameters.get("method", "hyperfine")
+    if method == "rate":
+        return _rate_report(camp, target, planned, n_resamples, data_dir, figures_dir, write)
     median = results_table(camp, target, planned, estimator="median", n_resamples=n_resamples)
     aa = median[median["experiment"] == _rounds.AA].reset_index(drop=True)
     median = median[median["experiment"] != _rounds.AA]
@@ -53,9 +58,42 @@ def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None
         if len(table) else float("nan"),
         "emulated": bool(((camp.target_records().get(target) or {})
                           .get("preflight") or {}).get("emulated"))})
+    out["method"] = method
+    if method == "both":
+        out.values.update(_rr.rate_outputs(camp, target, planned, n_resamples=n_resamples))
+        out["agreement"] = _rate.agreement(table, out["rate_table"])
     out.summary = summary(out)
     out.flags = [f"{e}: {f}" for e, fs in zip(table["experiment"], table["flags"]) for f in fs]
     _outputs(out, camp, target)
+    return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
+
+
+def _rate_report(camp: Campaign, target: str, planned, n_resamples: int, data_dir,
+                 figures_dir, write: bool) -> Report:
+    """A rate-only campaign's report (:mod:`.rate_report`)."""
+    parts = _rr.rate_outputs(camp, target, planned, n_resamples=n_resamples)
+    goal = camp.adaptive.get("precision")
+    table = _rr.as_results_table(parts["rate_table"], planned, TABLE_COLUMNS, goal)
+    aa = parts["rate_table"][parts["rate_table"]["experiment"] == _rounds.AA]
+    out = Report(camp, {
+        "table": table, "with_published": with_published(table), "runs": parts["rate_blocks"],
+        "planned": planned, "aa": aa.reset_index(drop=True), "adaptive": camp.adaptive,
+        "method": "rate", **parts,
+        "noise_floor_ns_per_read": float(table["noise_floor_ns"].iloc[0])
+        if len(table) else float("nan"),
+        "emulated": bool(camp.preflight_of(target).get("emulated"))})
+    out["tracer_times"] = tracer_times(camp, target, kind=_rate.KIND)
+    out.summary = "\n".join(_rr.summary_lines(out))
+    out.flags = [f"{e}: {f}" for e, fs in zip(table["experiment"], table["flags"]) for f in fs]
+    stem = plots.figure_stem("dd", camp.name)
+    for name, frame in (("benchmark1-rate", parts["rate_table"]),
+                        ("rate_blocks", parts["rate_blocks"])):
+        out.frame(name, frame)
+    tracer = planned[0].tracer
+    for name, fig in (("per-event-cost", _rr.rate_bars(out, target, tracer)),
+                      ("rate-blocks", _rr.untraced_blocks_figure(parts["rate_blocks"], target))):
+        out.figure(f"{stem}-{name}", fig)
+        out[f"figure_{name.replace('-', '_')}"] = fig
     return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
 
 
@@ -76,6 +114,8 @@ def summary(out: Report) -> str:
                                  zip(over["experiment"], over["bpf_stats_ns"],
                                      over["bpf_stats_ns_ci_low"], over["bpf_stats_ns_ci_high"]))
                      + " per event; the program times include part of it")
+    if out.get("method") == "both":
+        lines.append("hyperfine method (the lines below without 'rate'):")
     for _, r in table.iterrows():
         if r["experiment"] == CONTROL:
             continue
@@ -84,6 +124,8 @@ def summary(out: Report) -> str:
         lines.append(f"{r['experiment']:<22} {r['per_event_ns']:>9.0f} ns "
                      f"[{r['per_event_ns_ci_low']:.0f}, {r['per_event_ns_ci_high']:.0f}]  "
                      f"+-{r['precision_reached']:.1%}{met}{_flagged(r.get('flags'))}")
+    if out.get("method") == "both":
+        lines += _rr.summary_lines(out)
     return "\n".join(lines)
 
 
@@ -113,3 +155,12 @@ def _outputs(out: Report, camp: Campaign, target: str) -> None:
         out[f"figure_{name.replace('-', '_')}"] = fig
     for name, frame, caption, formats in _latex_tables(out, table, published, times, target):
         out.table(f"{stem}-{name}", frame, caption=caption, formats=formats)
+    if out.get("method") == "both":
+        out.frame("benchmark1-rate", out["rate_table"])
+        out.frame("rate_blocks", out["rate_blocks"])
+        out.frame("agreement", out["agreement"])
+        labels = _labels(out["planned"])
+        for name, fig in (("rate-blocks", _rr.untraced_blocks_figure(out["rate_blocks"], target)),
+                          ("methods", _rr.methods_figure(out["agreement"], labels, target))):
+            out.figure(f"{stem}-{name}", fig)
+            out[f"figure_{name.replace('-', '_')}"] = fig

@@ -49,11 +49,12 @@ def load_events(campaign: Campaign, target: str) -> dict[str, int]:
     return events
 
 
-def tracer_times(campaign: Campaign, target: str) -> pd.DataFrame:
-    """Per experiment: how long the tracer took to attach and to stop (all its blocks)."""
+def tracer_times(campaign: Campaign, target: str, kind: str = "timed") -> pd.DataFrame:
+    """Per experiment: how long the tracer took to attach and to stop (all its blocks of
+    ``kind``: ``timed`` for hyperfine's, ``rate`` for the rate method's)."""
     rows = []
     for run_id, entry in campaign.run_records(target).items():
-        if entry.get("status") != "done" or entry.get("params", {}).get("kind") != "timed":
+        if entry.get("status") != "done" or entry.get("params", {}).get("kind") != kind:
             continue
         meta = parse_meta((campaign.run_dir(target, run_id) / "meta").read_text())
         rows.append({"experiment": entry["experiment"],

@@ -1,0 +1,140 @@
+/* rate-meter: benchmark 1's event in a tight loop, counted per fixed window.
+ *
+ * The shape of the kernel's BPF selftests bench (tools/testing/selftests/bpf/bench,
+ * trig-*): one process drives the attach point from a loop, warms up, then reports
+ * completed iterations per window. One iteration is dd's read: read(2) of one byte
+ * from /dev/zero through libc (so u:libc:__read fires too). Windows are timed with
+ * CLOCK_MONOTONIC; the clock is read every CHECK iterations, and each window
+ * reports its exact length in ns, so a window that ran a little long is not
+ * miscounted.
+ *
+ * usage: rate-meter [-w] WARMUP_MS WINDOW_MS WINDOWS  timed: prints one line per window
+ *        rate-meter [-w] -n ITERATIONS               exactly ITERATIONS iterations (counting)
+ *   -w: each iteration also writes the byte to /dev/null: dd's whole read + write pair
+ *       (to tell what the second syscall changes; the benchmark's blocks read only)
+ * output (timed): "# rate-meter 1 cpu=C warmup_ms=W window_ms=M windows=N check=K"
+ *                 then "w INDEX ITERATIONS NANOSECONDS CPU_NANOSECONDS" per window (the
+ *                 window's wall time and the time this thread ran in it, from
+ *                 CLOCK_THREAD_CPUTIME_ID, read once per window: a window in which the
+ *                 thread was preempted shows a CPU share below 1), then "# done".
+ * Exit status: 0, 2 on bad arguments, 3 if /dev/zero cannot be read. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHECK 64
+#define MAX_WINDOWS 100000
+
+static long long
+clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return ((long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+}
+
+static long long
+now_ns(void)
+{
+	return (clock_ns(CLOCK_MONOTONIC));
+}
+
+static int fd, out_fd = -1;
+static char buf[1];
+
+static int
+one(void)
+{
+	if (read(fd, buf, 1) != 1)
+		return (-1);
+	if (out_fd >= 0 && write(out_fd, buf, 1) != 1)
+		return (-1);
+	return (0);
+}
+
+/* iterations until the clock passes end_ns (checked every CHECK iterations) */
+static long long
+run_until(long long end_ns, long long *stop_ns)
+{
+	long long n = 0, t;
+	int i;
+
+	for (;;) {
+		for (i = 0; i < CHECK; i++)
+			if (one() != 0)
+				exit(3);
+		n += CHECK;
+		t = now_ns();
+		if (t >= end_ns) {
+			*stop_ns = t;
+			return (n);
+		}
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	long long warmup_ms, window_ms, windows, w, t0, t1, c0, c1, n, i;
+
+	fd = open("/dev/zero", O_RDONLY);
+	if (fd < 0)
+		return (3);
+	if (argc > 1 && argv[1][0] == '-' && argv[1][1] == 'w' && argv[1][2] == 0) {
+		out_fd = open("/dev/null", O_WRONLY);
+		if (out_fd < 0)
+			return (3);
+		argc--;
+		argv++;
+	}
+	if (argc == 3 && argv[1][0] == '-' && argv[1][1] == 'n' && argv[1][2] == 0) {
+		n = atoll(argv[2]);
+		if (n <= 0)
+			return (2);
+		for (i = 0; i < n; i++)
+			if (one() != 0)
+				return (3);
+		printf("# rate-meter 1 iterations=%lld\n", n);
+		return (0);
+	}
+	if (argc != 4)
+		return (2);
+	warmup_ms = atoll(argv[1]);
+	window_ms = atoll(argv[2]);
+	windows = atoll(argv[3]);
+	if (warmup_ms < 0 || window_ms <= 0 || windows <= 0 || windows > MAX_WINDOWS)
+		return (2);
+	printf("# rate-meter 1 cpu=%d warmup_ms=%lld window_ms=%lld windows=%lld check=%d\n",
+	    sched_getcpu(), warmup_ms, window_ms, windows, CHECK);
+	fflush(stdout);
+	t0 = now_ns();
+	if (warmup_ms > 0)
+		run_until(t0 + warmup_ms * 1000000LL, &t0);
+	{
+		long long *its = malloc(sizeof(long long) * windows);
+		long long *ns = malloc(sizeof(long long) * windows);
+		long long *cpu = malloc(sizeof(long long) * windows);
+
+		if (its == NULL || ns == NULL || cpu == NULL)
+			return (3);
+		/* nothing is printed while windows run: output would be part of the loop */
+		c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		for (w = 0; w < windows; w++) {
+			its[w] = run_until(t0 + window_ms * 1000000LL, &t1);
+			c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+			ns[w] = t1 - t0;
+			cpu[w] = c1 - c0;
+			t0 = t1;
+			c0 = c1;
+		}
+		for (w = 0; w < windows; w++)
+			printf("w %lld %lld %lld %lld\n", w, its[w], ns[w], cpu[w]);
+	}
+	printf("# done cpu=%d\n", sched_getcpu());
+	return (0);
+}

@@ -1,0 +1,346 @@
+"""Benchmark 1 by the rate method: dd's read in a tight loop, iterations per window.
+
+Beside the seeds' method (whole ``dd`` processes under hyperfine), ``method="rate"``
+runs ``remote/workloads/rate-meter.c`` (built on the target with its ``cc``): one
+process, pinned to the workload CPU, issuing ``read(2)`` of one byte from
+``/dev/zero`` through libc (dd's read; libc's ``__read`` for the uprobes) after a
+warm-up, counting completed iterations per fixed window (``CLOCK_MONOTONIC``). Each
+block is one traced run of the meter with a script attached exactly as the
+hyperfine method attaches it (the same scripts and substitutes): ``A`` blocks carry
+the control's script (BEGIN only), ``B`` blocks an experiment's.
+
+Plan: a counting run per experiment (``rcount-<id>``: the meter doing exactly
+``COUNT_ITERATIONS`` reads under the counting script, events per iteration measured
+as for dd), then rounds ``A B1 A B2 ... A`` (``q<round>-<pos>-<label>``), the B
+slots shuffled per round with one A/A slot (a control block in a B slot: the noise
+floor). Statistics: :mod:`analysis.ratemeter`. Adaptive rounds use
+:class:`analysis.precision.Rule` like the hyperfine rounds.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ... import precision, ratemeter
+from ...campaign import Campaign, RunSpec
+from ...deploy import deploy, work_base
+from ...errors import TargetError
+from . import rounds as _rounds
+
+METHODS = ("hyperfine", "rate", "both")
+COUNT_ITERATIONS = 200_000
+WARMUP_MS = 200
+WINDOW_MS = 100
+WINDOWS = 5
+METER = "tracelab-rate"  # the meter's name (comm) on the target
+COUNT_KIND, KIND = "rate-count", "rate"
+
+
+def settings(p: dict) -> dict:
+    """The rate method's parameters as stored in a campaign's manifest."""
+    return {"rate_warmup_ms": WARMUP_MS, "rate_window_ms": WINDOW_MS,
+            "rate_windows": int(p.get("rate_windows") or WINDOWS)}
+
+
+def build_meter(transport) -> str:
+    """Compile the rate meter on the target once per content of ``remote/``; its path."""
+    remote = deploy(transport)
+    out = f"{work_base(transport)}/rate-meter-{remote.rsplit('-', 1)[-1]}"
+    if transport.run(["test", "-x", f"{out}/{METER}"], timeout=30, check=False).exit_status:
+        transport.run(["sh", f"{remote}/workloads/build-rate-meter.sh", out], timeout=300)
+    return f"{out}/{METER}"
+
+
+def counting_runs(ids: list[str]) -> list[RunSpec]:
+    return [RunSpec(f"rcount-{e}", e, {"kind": COUNT_KIND, "iterations": COUNT_ITERATIONS})
+            for e in ids]
+
+
+def round_runs(experiments: list[str], control: str, r: int, seed, aa: bool = True
+               ) -> list[RunSpec]:
+    """One round: A before, after and between the B slots (experiments and, with ``aa``,
+    the A/A slot, shuffled by ``seed`` and round)."""
+    slots = [e for e in dict.fromkeys(experiments) if e != control] + ([_rounds.AA] if aa
+                                                                        else [])
+    random.Random(f"{seed}-rate-{r}").shuffle(slots)
+    out, pos = [], 0
+    for slot in slots:
+        out.append(RunSpec(f"q{r:03d}-{pos:02d}-A", control,
+                           {"kind": KIND, "round": r, "position": pos, "role": "A"}))
+        pos += 1
+        params = {"kind": KIND, "round": r, "position": pos, "role": "B"}
+        if slot == _rounds.AA:
+            params["aa"] = True
+        out.append(RunSpec(f"q{r:03d}-{pos:02d}-{slot}", control if slot == _rounds.AA
+                           else slot, params))
+        pos += 1
+    out.append(RunSpec(f"q{r:03d}-{pos:02d}-A", control,
+                       {"kind": KIND, "round": r, "position": pos, "role": "A"}))
+    return out
+
+
+def first_runs(ids: list[str], control: str, rounds: int, seed) -> list[RunSpec]:
+    runs = counting_runs(ids)
+    for r in range(rounds):
+        runs += round_runs(ids, control, r, seed)
+    return runs
+
+
+def workload(meter: str, kind: str, q: dict, params: dict) -> list[str]:
+    if kind == COUNT_KIND:
+        return [meter, "-n", str(int(params["iterations"]))]
+    return [meter, str(int(q["rate_warmup_ms"])), str(int(q["rate_window_ms"])),
+            str(int(q["rate_windows"]))]
+
+
+def timeout(kind: str, q: dict, params: dict) -> float:
+    if kind == COUNT_KIND:
+        return 60.0 + params["iterations"] * 50e-6
+    return 60.0 + 5 * (q["rate_warmup_ms"] + q["rate_window_ms"] * q["rate_windows"]) / 1000
+
+
+def check_run(kind: str, staging: Path, name: str, transport_name: str) -> dict:
+    """What a finished rate run adds to its info (and a clear error if its output is bad)."""
+    text = (staging / "workload.stdout").read_text()
+    if kind == COUNT_KIND:
+        return {}
+    try:
+        return ratemeter.block_values(ratemeter.parse_windows(text, staging / "workload.stdout"))
+    except ValueError as exc:
+        raise TargetError(f"{transport_name}: rate block {name}: {exc}") from exc
+
+
+# --------------------------------------------------------------------------- #
+# from raw files
+
+
+def _entries(campaign: Campaign, target: str, kind: str):
+    for rid, e in campaign.run_records(target).items():
+        if e.get("status") == "done" and e.get("params", {}).get("kind") == kind:
+            yield rid, e
+
+
+def load_blocks(campaign: Campaign, target: str) -> pd.DataFrame:
+    """Every finished rate block: run id, experiment, label (``aa-control`` for the A/A
+    slot, ``untraced`` for A blocks), round, position, role, order, time per iteration,
+    the thread's CPU time per iteration and CPU share, the windows' CV, whether an untraced
+    block is an outlier, its speed state, and whether the meter was preempted (another task
+    took its CPU: its CPU share under :data:`analysis.ratemeter.MIN_CPU_SHARE`)."""
+    rows = []
+    for rid, e in _entries(campaign, target, KIND):
+        path = campaign.run_dir(target, rid) / "workload.stdout"
+        w = ratemeter.parse_windows(path.read_text(), path)
+        p = e["params"]
+        label = "untraced" if p["role"] == "A" else (_rounds.AA if p.get("aa")
+                                                    else e["experiment"])
+        rows.append({"run_id": rid, "experiment": e["experiment"], "label": label,
+                     "round": int(p["round"]), "position": int(p["position"]),
+                     "role": p["role"], **ratemeter.block_values(w)})
+    cols = ["run_id", "experiment", "label", "round", "position", "role", "ns_per_iter",
+            "cpu_ns_per_iter", "cpu_share", "window_cv", "windows", "iterations"]
+    df = pd.DataFrame(rows, columns=cols).sort_values(["round", "position"]).reset_index(
+        drop=True)
+    df["order"] = np.arange(len(df))
+    a = df["role"] == "A"
+    df["outlier"] = False
+    df.loc[a, "outlier"] = ratemeter.outlier_blocks(df.loc[a, "ns_per_iter"].to_numpy())
+    states = ratemeter.speed_states(df.loc[a, "ns_per_iter"].to_numpy())
+    df["state"] = np.where(~a, "", np.where(df["ns_per_iter"] > states["threshold_ns"], "slow",
+                                           "fast") if states["two_states"] else "one")
+    df["preempted"] = df["cpu_share"] < ratemeter.MIN_CPU_SHARE
+    df.attrs["states"] = states
+    return df
+
+
+def events_per_iteration(campaign: Campaign, target: str) -> dict[str, float]:
+    """Events per meter iteration per experiment, from its counting run."""
+    from ...lifecycle import parse_meta
+    from ...tracers import parse_count
+    out = {}
+    for rid, e in _entries(campaign, target, COUNT_KIND):
+        folder = campaign.run_dir(target, rid)
+        if parse_meta((folder / "meta").read_text()).get("stop_killed") == "1":
+            continue
+        n = parse_count((folder / "tracer.stdout").read_text())
+        if n:
+            out[e["experiment"]] = n / e["params"]["iterations"]
+    return out
+
+
+def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999) -> pd.DataFrame:
+    """Per experiment (and the A/A slot): per-event cost by the rate method with its 95 %
+    CI (bootstrap-t over rounds, pairs across a speed-state change left out and counted),
+    the estimate with every pair, without the rounds holding a flagged (outlier) untraced
+    block, and from the meter's CPU time instead of wall time (insensitive to preemption),
+    from the pairs in the fast and in the slow speed state apart (NaN: no such pair),
+    the traced blocks that were preempted, rounds, the untraced time per iteration,
+    precision."""
+    blocks = load_blocks(campaign, target)
+    states = blocks.attrs["states"]
+    diffs = ratemeter.paired_differences(blocks, states["threshold_ns"])
+    cpu = ratemeter.paired_differences(blocks, states["threshold_ns"], "cpu_ns_per_iter")
+    cpu_mean = cpu[~cpu["mixed"]].groupby("label")["diff_ns"].mean()
+    preempted = blocks.groupby("label")["preempted"].sum()
+    per_iter = events_per_iteration(campaign, target)
+    control = _control(campaign)
+    per_iter[_rounds.AA] = per_iter.get(control, math.nan)
+    flagged = set(blocks.loc[blocks["outlier"], "round"])
+    rows = []
+    for label, g in diffs.groupby("label", sort=True):
+        ev = per_iter.get(label, math.nan)
+        use = g[~g["mixed"]]
+        est, lo, hi = ratemeter.bootstrap_t_ci(use["diff_ns"], n_resamples=n_resamples,
+                                               seed=_seed(label))
+        every = float(g["diff_ns"].mean())
+        slow = use["untraced_ns"] > states["threshold_ns"] if states["two_states"] else \
+            pd.Series(False, index=use.index)
+        unflagged = use[~use["round"].isin(flagged)]["diff_ns"]
+        cost = [x / ev for x in (est, lo, hi)] if ev and math.isfinite(ev) else [math.nan] * 3
+        half = (cost[2] - cost[1]) / 2
+        rows.append({
+            "experiment": label, "method": "rate", "events_per_iter": ev,
+            "rounds": int(g["round"].nunique()), "pairs_used": int(len(use)),
+            "pairs_mixed_state": int(g["mixed"].sum()),
+            "untraced_ns_per_iter": float(g["untraced_ns"].mean()),
+            "traced_ns_per_iter": float(g["traced_ns"].mean()),
+            "per_event_ns": cost[0], "per_event_ns_ci_low": cost[1],
+            "per_event_ns_ci_high": cost[2],
+            "per_event_ns_all_pairs": every / ev if ev else math.nan,
+            "per_event_ns_unflagged": float(unflagged.mean()) / ev
+            if len(unflagged) and ev else math.nan,
+            "per_event_ns_cpu_time": float(cpu_mean.get(label, math.nan)) / ev
+            if ev else math.nan,
+            "blocks_preempted": int(preempted.get(label, 0)),
+            "per_event_ns_fast_state": float(use.loc[~slow, "diff_ns"].mean()) / ev
+            if (~slow).any() and ev else math.nan,
+            "per_event_ns_slow_state": float(use.loc[slow, "diff_ns"].mean()) / ev
+            if slow.any() and ev else math.nan,
+            "precision_reached": half / abs(cost[0]) if cost[0] else math.inf})
+    return pd.DataFrame(rows)
+
+
+def _seed(label: str) -> int:
+    return sum(ord(c) * (i + 1) for i, c in enumerate(label)) % (2**31)
+
+
+def _control(campaign: Campaign) -> str:
+    return campaign.parameters.get("plan", [{}])[0].get("experiment", "01-control")
+
+
+# --------------------------------------------------------------------------- #
+# adaptive rounds
+
+
+def more(campaign: Campaign, target: str, ids: list[str], control: str, p: dict, seed,
+         min_rounds: int) -> list[RunSpec] | None:
+    """The rate method's next runs: what is missing of the planned ones first, then (with
+    a precision or budget) the rule's next round, else ``None``."""
+    entries = campaign.run_records(target)
+    planned = first_runs(ids, control, min_rounds, seed)
+    known = {r.run_id for r in planned}
+    later = [RunSpec(rid, e["experiment"], e["params"]) for rid, e in sorted(entries.items())
+             if e.get("params", {}).get("kind") == KIND and rid not in known]
+    pending = [r for r in planned + later if not campaign.is_done(target, r.run_id)]
+    if pending or (p["precision"] is None and p["budget"] is None):
+        return pending or None
+    table = rate_table(campaign, target, n_resamples=999)
+    widths = dict(zip(table["experiment"], table["precision_reached"]))
+    widths.pop(_rounds.AA, None)
+    blocks = [e for e in entries.values() if e.get("params", {}).get("kind") == KIND]
+    rounds = sorted({e["params"]["round"] for e in blocks})
+    dur: dict = {}
+    for e in blocks:
+        key = control if e["params"]["role"] == "A" else e["experiment"]
+        dur.setdefault(key, []).append(e.get("duration_s") or 0.0)
+    a_s = float(np.mean(dur.get(control, [0.0])))
+    block_s = {k: float(np.mean(v)) + (a_s if k != control else 0.0) for k, v in dur.items()}
+    block_s[control] = a_s
+    rule = precision.Rule(target=p["precision"], min_rounds=min_rounds, budget_s=p["budget"],
+                          max_rounds=_rounds.MAX_ROUNDS)
+    decision = rule.decide(widths, len(rounds), control=control, next_round=rounds[-1] + 1,
+                           block_s=block_s,
+                           spent_s=sum(e.get("duration_s") or 0 for e in entries.values()))
+    campaign.record_adaptive({**campaign.adaptive, "precision": p["precision"],
+                              "budget_s": p["budget"], "rate_last_decision": decision.reason})
+    if decision.experiments is None:
+        return None
+    # a later round: only the experiments still short of the target, no A/A slot
+    return round_runs(decision.experiments[1:], control, rounds[-1] + 1, seed, aa=False)
+
+
+# --------------------------------------------------------------------------- #
+# both methods
+
+
+def agreement(hyperfine: pd.DataFrame, rate: pd.DataFrame) -> pd.DataFrame:
+    """Per experiment the two methods' per-event costs with their CIs, the difference, and
+    whether the CIs overlap (``agree``)."""
+    h = hyperfine.set_index("experiment")
+    rows = []
+    for _, r in rate.iterrows():
+        e = r["experiment"]
+        if e not in h.index or e == _rounds.AA:
+            continue
+        hr = h.loc[e]
+        agree = not (r["per_event_ns_ci_high"] < hr["per_event_ns_ci_low"]
+                     or hr["per_event_ns_ci_high"] < r["per_event_ns_ci_low"])
+        rows.append({"experiment": e, "hyperfine_ns": hr["per_event_ns"],
+                     "hyperfine_ci_low": hr["per_event_ns_ci_low"],
+                     "hyperfine_ci_high": hr["per_event_ns_ci_high"],
+                     "rate_ns": r["per_event_ns"], "rate_ci_low": r["per_event_ns_ci_low"],
+                     "rate_ci_high": r["per_event_ns_ci_high"],
+                     "difference_ns": hr["per_event_ns"] - r["per_event_ns"],
+                     "agree": bool(agree)})
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- #
+# execution
+
+
+def make_execute(planned, q: dict, fallback, *, os_name: str | None, scratch: Path,
+                 attach_timeout: float = 120.0, stop_timeout: float = 120.0):
+    """The ``execute`` of a campaign with rate runs: rate counting runs and rate blocks
+    here, every other run by ``fallback`` (the hyperfine method's)."""
+    from ...lifecycle import TracerSpec, traced_execute
+    from ...tracers import parse_count
+    from .experiments import counting_script, pinned
+
+    by_id = {x.id: x for x in planned}
+    built: dict[str, str] = {}
+
+    def execute(transport, run: RunSpec, staging: Path) -> dict:
+        kind = run.params.get("kind")
+        if kind not in (KIND, COUNT_KIND):
+            return fallback(transport, run, staging)
+        if transport.name not in built:
+            built[transport.name] = build_meter(transport)
+        x = by_id[run.experiment]
+        script = x.script
+        if kind == COUNT_KIND:
+            script = scratch / f"rcount-{x.id}.bt"
+            script.parent.mkdir(parents=True, exist_ok=True)
+            script.write_text(counting_script(x, METER))
+        argv = pinned(workload(built[transport.name], kind, q, run.params), q["workload_cpu"],
+                      os_name)
+        spec = TracerSpec(x.tracer, script=script, tracer_cpu=q["tracer_cpu"])
+        info = traced_execute(spec, argv, attach_timeout=attach_timeout,
+                              stop_timeout=stop_timeout,
+                              workload_timeout=timeout(kind, q, run.params))(
+                                  transport, run, staging)
+        info["tracer_output_lost"] = bool(info.get("stop_killed"))
+        if kind == COUNT_KIND:
+            events = parse_count((staging / "tracer.stdout").read_text())
+            if info["tracer_output_lost"] or not events:
+                raise TargetError(f"{transport.name}: the rate count of {x.id} was lost; the "
+                                  "run will be repeated")
+            info["events"] = events
+        info.update(check_run(kind, staging, run.run_id, transport.name))
+        return info
+
+    return execute

@@ -1,0 +1,184 @@
+"""Benchmark 1's report for the rate method: tables, summary lines and figures.
+
+With ``method="rate"`` the report's ``table`` holds the rate method's per-event
+costs in the hyperfine table's layout (columns only the hyperfine method fills are
+NaN), so a notebook reads both the same way; ``rate_table`` and ``rate_blocks`` hold
+the rate method's own columns. With ``method="both"`` the ``table`` stays the
+hyperfine method's and ``agreement`` says, per experiment, whether the two CIs overlap.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ... import plots
+from ...plots.style import _caption, _figure, thesis_style
+from . import rate as _rate
+from . import rounds as _rounds
+from .split import SPLIT_COLUMNS
+
+METHOD_NAMES = {"hyperfine": "hyperfine method (whole dd processes)",
+                "rate": "rate method (dd's read in a loop, iterations per window)"}
+
+
+def rate_outputs(camp, target: str, planned, *, n_resamples: int) -> dict:
+    """``rate_table`` (with names), ``rate_blocks``, ``speed_states``."""
+    table = _rate.rate_table(camp, target, n_resamples=n_resamples)
+    blocks = _rate.load_blocks(camp, target)
+    names = {p.id: p for p in planned}
+    table.insert(1, "name", [names[e].experiment.name if e in names else "Control (A/A)"
+                             for e in table["experiment"]])
+    table.insert(2, "substituted", [bool(names[e].substituted) if e in names else False
+                                    for e in table["experiment"]])
+    return {"rate_table": table, "rate_blocks": blocks, "speed_states": blocks.attrs["states"]}
+
+
+def as_results_table(rate: pd.DataFrame, planned, columns: list[str], goal) -> pd.DataFrame:
+    """The rate table in the hyperfine table's layout (what only hyperfine fills is NaN)."""
+    aa = rate[rate["experiment"] == _rounds.AA]
+    # the A/A half-width, ns per iteration (its events per iteration: the control's reads)
+    floor = float((aa["per_event_ns_ci_high"] - aa["per_event_ns_ci_low"]).iloc[0] / 2
+                  * aa["events_per_iter"].iloc[0]) if len(aa) else math.nan
+    rows = []
+    for p in planned:
+        if p.skipped:
+            continue
+        r = rate[rate["experiment"] == p.id]
+        row = {c: math.nan for c in columns}
+        row.update({"experiment": p.id, "name": p.experiment.name,
+                    "attach_point": p.attach_point or "BEGIN", "substituted": p.substituted,
+                    "flags": [], "bpf_split": "no BPF statistics", "target_met": None})
+        if len(r):
+            r = r.iloc[0]
+            row["noise_floor_ns"] = floor / r["events_per_iter"]
+            row.update({k: r[k] for k in ("per_event_ns", "per_event_ns_ci_low",
+                                          "per_event_ns_ci_high", "precision_reached")})
+            row["n_runs"] = r["rounds"]
+            row["target_met"] = None if not goal else bool(r["precision_reached"] <= goal)
+            row["flags"] = _flags(r)
+        rows.append(row)
+    out = pd.DataFrame(rows, columns=columns)
+    for c in SPLIT_COLUMNS[:-1]:
+        out[c] = out[c].astype(float)
+    return out
+
+
+def _flags(r) -> list[str]:
+    out = []
+    if r["pairs_mixed_state"]:
+        out.append(f"{r['pairs_mixed_state']} pair(s) across a speed-state change left out")
+    if r["blocks_preempted"]:
+        out.append(f"{r['blocks_preempted']} traced block(s) preempted (CPU share < "
+                   f"{_rate.ratemeter.MIN_CPU_SHARE:.0%})")
+    return out
+
+
+def summary_lines(out) -> list[str]:
+    """The rate method's lines of the summary: the machine's states, the A/A noise floor,
+    each cost with its CI, and (both methods) their agreement."""
+    st, blocks, table = out["speed_states"], out["rate_blocks"], out["rate_table"]
+    a = blocks[blocks["role"] == "A"]
+    lines = [f"rate method: {len(blocks)} blocks of {int(blocks['windows'].median())} windows; "
+             f"untraced {a['ns_per_iter'].median():.1f} ns per iteration (median of "
+             f"{len(a)} blocks), {int(a['outlier'].sum())} flagged as outliers, "
+             f"{int(blocks['preempted'].sum())} preempted"]
+    if st["two_states"]:
+        lines.append(f"rate method: two speed states: {st['fast_n']} untraced blocks at "
+                     f"{st['fast_ns']:.1f} ns, {st['slow_n']} at {st['slow_ns']:.1f} ns "
+                     f"({st['apart']:+.1%}); pairs across a change are left out of the CIs")
+    else:
+        lines.append("rate method: the untraced blocks show one speed state")
+    for _, r in table.iterrows():
+        lines.append(f"rate {r['experiment']:<17} {r['per_event_ns']:>9.1f} ns "
+                     f"[{r['per_event_ns_ci_low']:.1f}, {r['per_event_ns_ci_high']:.1f}]  "
+                     f"+-{r['precision_reached']:.1%} ({r['pairs_used']} rounds)")
+    if (out.get("adaptive") or {}).get("rate_last_decision"):
+        lines.append(f"rate rounds: {out['adaptive']['rate_last_decision']}")
+    ag = out.get("agreement")
+    if ag is not None and len(ag):
+        lines.append(f"methods agree (CIs overlap) on {int(ag['agree'].sum())} of {len(ag)}: "
+                     + ", ".join(f"{e[:2]} {'yes' if a else 'NO'} ({d:+.1f} ns)" for e, a, d in
+                                 zip(ag["experiment"], ag["agree"], ag["difference_ns"])))
+    return lines
+
+
+def untraced_blocks_figure(blocks: pd.DataFrame, target: str):
+    """The machine's state through the campaign: every untraced (A) block's time per
+    iteration in run order, flagged ones circled, preempted ones crossed, the value between
+    the two speed states dashed (if detected); traced blocks as ticks at the bottom."""
+    st = blocks.attrs.get("states") or {}
+    with thesis_style():
+        fig, ax = _figure()
+        a, b = blocks[blocks["role"] == "A"], blocks[blocks["role"] == "B"]
+        ax.plot(a["order"], a["ns_per_iter"], "o-", ms=3, lw=0.5, color="0.3",
+                label="untraced block (A)")
+        o, p = a[a["outlier"]], a[a["preempted"]]
+        ax.plot(o["order"], o["ns_per_iter"], "o", ms=8, mfc="none", color="C3",
+                label="flagged (MAD outlier), kept")
+        ax.plot(p["order"], p["ns_per_iter"], "x", ms=6, color="C1", label="preempted")
+        if st.get("two_states"):
+            ax.axhline(st["threshold_ns"], ls="--", lw=0.8, color="0.5",
+                       label=f"between the speed states ({st['apart']:+.1%})")
+        ax.plot(b["order"], np.full(len(b), a["ns_per_iter"].min() * 0.995), "|", ms=6,
+                color=plots.tracer_color("bpftrace"), label="a traced block (B) ran here")
+        ax.set_xlabel("block, in the order it ran")
+        ax.set_ylabel("untraced time per iteration (ns)")
+        ax.set_title(f"Benchmark 1, rate method: the machine's state, {target}")
+        ax.legend(frameon=False, fontsize=7, ncols=2)
+        _caption(fig, "rate method; points: one untraced block each (window time / iterations "
+                 "after the warm-up), no error bars; flagged blocks are kept; a pair whose two "
+                 "untraced neighbours lie on either side of the dashed line is left out of the "
+                 "CI")
+        return fig
+
+
+def methods_figure(agreement: pd.DataFrame, labels: dict, target: str):
+    """Per experiment each method's per-event cost with its 95 % CI, as a share of the
+    hyperfine estimate (linear, so a disagreement of a few per cent is visible)."""
+    with thesis_style():
+        fig, ax = _figure()
+        names = [labels.get(e, e) for e in agreement["experiment"]]
+        x = np.arange(len(names))
+        base = agreement["hyperfine_ns"].to_numpy(float)
+        for j, (m, mark) in enumerate((("hyperfine", "o"), ("rate", "s"))):
+            v = agreement[f"{m}_ns"].to_numpy(float) / base * 100
+            lo = agreement[f"{m}_ci_low"].to_numpy(float) / base * 100
+            hi = agreement[f"{m}_ci_high"].to_numpy(float) / base * 100
+            ok = np.isfinite(lo) & np.isfinite(hi)
+            xs = x + (-0.12 if j == 0 else 0.12)
+            ax.plot(xs, v, mark, color=f"C{j}", label=f"{m} method")
+            ax.errorbar(xs[ok], v[ok], yerr=[v[ok] - lo[ok], hi[ok] - v[ok]], fmt="none",
+                        ecolor=f"C{j}", capsize=3)
+            if m == "rate":
+                for xi, vi, e in zip(xs, v, agreement["rate_ns"]):
+                    ax.annotate(f"{e:,.0f} ns", (xi, vi), xytext=(4, 0),
+                                textcoords="offset points", fontsize=6, va="center")
+        for xi, e in zip(x - 0.12, base):
+            ax.annotate(f"{e:,.0f} ns", (xi, 100), xytext=(-4, 0), textcoords="offset points",
+                        fontsize=6, va="center", ha="right")
+        ax.axhline(100, lw=0.6, color="0.6")
+        ax.set_xticks(x, names, rotation=20, ha="right")
+        ax.set_ylabel("cost, % of hyperfine's")
+        ax.set_title(f"Benchmark 1, both methods, {target}")
+        ax.legend(frameon=False, fontsize=7)
+        _caption(fig, "marks: per-event cost by each method (labels: ns); whiskers: 95 % CIs "
+                 "(hyperfine: median difference, BCa bootstrap; rate: mean paired difference, "
+                 "bootstrap-t over rounds); no whisker: no finite CI (too few usable rounds)")
+        return fig
+
+
+def rate_bars(out, target: str, tracer: str):
+    """The per-event cost bars of a rate-only campaign, next to the published figures."""
+    from .results import long_for_bars
+    label = f"{tracer} (this machine)"
+    bars = long_for_bars(out["with_published"], label)
+    return plots.per_event_cost_bars(
+        bars, category="label", series="series", value="ns", ci=("low", "high"),
+        substituted="substituted", title=f"Benchmark 1 per-event cost, {target}, rate method",
+        emulated=[label] if out.get("emulated") else (),
+        caption="this machine, rate method: mean paired difference of time per iteration "
+                "(traced block - its untraced neighbours) / events per iteration, whiskers: "
+                "95 % bootstrap-t CI over rounds; published: as printed, no CI")

@@ -1,0 +1,217 @@
+"""The rate method's statistics: window counts -> block values -> paired differences ->
+a per-event cost with a CI that respects the windows' autocorrelation.
+
+The rate meter (``remote/workloads/rate-meter.c``) runs the event in a tight loop
+and prints, per fixed window after a warm-up, how many iterations completed and
+the window's exact length in ns and the thread's CPU time in it
+(``w INDEX ITERATIONS NS CPU_NS``). One *block* is one
+run of the meter with one tracer configuration attached; its value is its time
+per iteration, ``sum(ns) / sum(iterations)`` over its windows.
+
+Pairing (ABAB)
+--------------
+A round is ``A B1 A B2 A ... Bn A``: an untraced block (A: the control's script)
+before and after every traced block (B: an experiment's script). A traced block's
+difference is ``t_B - (t_A_before + t_A_after) / 2``: a linear drift of the machine
+across the three blocks cancels. Per-event cost = mean difference / events per
+iteration.
+
+The CI (block bootstrap)
+------------------------
+Windows inside a block are autocorrelated (the machine's speed state lasts
+seconds), so windows are never resampled one by one: the resampling unit is the
+*round*, which keeps every block with all its windows and its neighbours together
+(each round's difference is one draw). The interval is the studentized bootstrap
+(bootstrap-t) of the mean of the per-round differences, which keeps its coverage
+with few rounds (checked by :func:`simulate_coverage`: >= 0.93 at nominal 0.95 on a
+two-state machine, ``tests/test_ratemeter.py``).
+
+The machine's two speed states
+------------------------------
+The untraced value of every A block is kept and shown. :func:`speed_states` says
+whether they fall into two groups (the larger gap between sorted values, with
+both groups at least two blocks and the gap over four times the groups' spread)
+and how far apart; :func:`outlier_blocks` flags A blocks whose value is a MAD
+outlier (modified z > 3.5). Flagged blocks are *kept*: a round whose neighbours
+differ in state gives a large difference, which the bootstrap over rounds carries
+into a wider CI; the estimate without the flagged rounds is reported beside it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import stats
+from .errors import DataFormatError
+
+__all__ = ["bootstrap_t_ci", "block_values", "outlier_blocks", "paired_differences",
+           "parse_windows", "simulate_coverage", "speed_states"]
+
+_WINDOW = re.compile(r"^w (\d+) (\d+) (\d+) (\d+)$")
+#: a block whose thread ran less than this share of its windows' wall time was preempted
+MIN_CPU_SHARE = 0.97
+
+
+def parse_windows(text: str, path: Path | str | None = None) -> pd.DataFrame:
+    """The meter's windows: ``window``, ``iterations``, ``ns`` (wall), ``cpu_ns`` (the
+    thread's CPU time), ``ns_per_iter``. A run
+    that did not finish (no ``# done`` line), printed no window or a window without
+    iterations raises :class:`~analysis.errors.DataFormatError` naming the file."""
+    rows = [tuple(int(g) for g in m.groups()) for line in text.splitlines()
+            if (m := _WINDOW.match(line.strip()))]
+    if not rows:
+        raise DataFormatError(path, "windows", "no 'w INDEX ITERATIONS NS CPU_NS' line: the rate "
+                              "meter printed no window")
+    if not any(line.startswith("# done") for line in text.splitlines()):
+        raise DataFormatError(path, "# done", "the rate meter did not finish (no '# done')")
+    df = pd.DataFrame(rows, columns=["window", "iterations", "ns", "cpu_ns"])
+    if (df["iterations"] <= 0).any() or (df["ns"] <= 0).any():
+        raise DataFormatError(path, "windows", "a window with no iterations or no time")
+    df["ns_per_iter"] = df["ns"] / df["iterations"]
+    return df
+
+
+def block_values(windows: pd.DataFrame) -> dict:
+    """One block from its windows: time per iteration (total ns / total iterations), the
+    windows' coefficient of variation, their number, the iterations and the thread's CPU
+    share (CPU time / wall time: below :data:`MIN_CPU_SHARE` it was preempted)."""
+    per = windows["ns_per_iter"].to_numpy(float)
+    return {"ns_per_iter": float(windows["ns"].sum() / windows["iterations"].sum()),
+            "cpu_share": float(windows["cpu_ns"].sum() / windows["ns"].sum()),
+            "cpu_ns_per_iter": float(windows["cpu_ns"].sum() / windows["iterations"].sum()),
+            "window_cv": float(per.std(ddof=1) / per.mean()) if per.size > 1 else math.nan,
+            "windows": int(per.size), "iterations": int(windows["iterations"].sum())}
+
+
+def paired_differences(blocks: pd.DataFrame, threshold_ns: float = math.nan,
+                       value: str = "ns_per_iter") -> pd.DataFrame:
+    """Per traced block (``role == "B"``): its untraced neighbours' mean and the difference.
+
+    ``blocks``: one row per finished block with ``label``, ``round``, ``position``,
+    ``role`` (``A`` or ``B``) and ``ns_per_iter`` (or the column ``value``, e.g.
+    ``cpu_ns_per_iter``; the states are always told by ``ns_per_iter``). A B block with only one finished
+    neighbour uses that one; with none it is left out. ``threshold_ns``: the value between
+    the machine's two speed states (:func:`speed_states`; NaN: one state), to mark a pair
+    whose two untraced neighbours ran in different states (``mixed``: the pairing cannot
+    tell the probe from the state change). Returns ``label``, ``round``, ``position``,
+    ``traced_ns``, ``untraced_ns``, ``neighbours``, ``mixed``, ``diff_ns``."""
+    out = []
+    for rnd, g in blocks.groupby("round", sort=True):
+        ga = g[g["role"] == "A"]
+        a = dict(zip(ga["position"], zip(ga[value], ga["ns_per_iter"])))
+        for _, b in g[g["role"] == "B"].iterrows():
+            near = [a[p] for p in (b["position"] - 1, b["position"] + 1) if p in a]
+            if not near:
+                continue
+            base = float(np.mean([x for x, _ in near]))
+            mixed = math.isfinite(threshold_ns) and len({y > threshold_ns for _, y in near}) > 1
+            out.append({"label": b["label"], "round": int(rnd), "position": int(b["position"]),
+                        "traced_ns": float(b[value]), "untraced_ns": base,
+                        "neighbours": len(near), "mixed": mixed,
+                        "diff_ns": float(b[value]) - base})
+    return pd.DataFrame(out, columns=["label", "round", "position", "traced_ns", "untraced_ns",
+                                      "neighbours", "mixed", "diff_ns"])
+
+
+def bootstrap_t_ci(d, confidence: float = 0.95, n_resamples: int = 4999,
+                   seed: int = 0) -> tuple[float, float, float]:
+    """(mean, low, high) of ``d`` (one value per round) by the studentized bootstrap: the
+    rounds are resampled, each resample's mean is standardized by its own standard error.
+    NaN with fewer than two values; a degenerate resample (all draws equal) counts as an
+    infinitely wide one (conservative)."""
+    d = np.asarray(d, float)
+    d = d[np.isfinite(d)]
+    n = d.size
+    if n < 2:
+        return (float(d.mean()) if n else math.nan), math.nan, math.nan
+    mean, se = d.mean(), d.std(ddof=1) / math.sqrt(n)
+    if se == 0:
+        return float(mean), float(mean), float(mean)
+    rng = np.random.default_rng(seed)
+    draws = d[rng.integers(0, n, size=(n_resamples, n))]
+    m = draws.mean(axis=1)
+    s = draws.std(axis=1, ddof=1) / math.sqrt(n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(s > 0, (m - mean) / s, np.where(m > mean, np.inf,
+                                                      np.where(m < mean, -np.inf, 0.0)))
+    alpha = 1 - confidence
+    lo_q, hi_q = np.quantile(t, [alpha / 2, 1 - alpha / 2], method="inverted_cdf")
+    return float(mean), float(mean - hi_q * se), float(mean - lo_q * se)
+
+
+def outlier_blocks(values) -> np.ndarray:
+    """Mask of untraced blocks whose time per iteration is a MAD outlier (modified z > 3.5)
+    among all untraced blocks (needs five or more; otherwise none is flagged)."""
+    values = np.asarray(values, float)
+    if values.size < 5:
+        return np.zeros(values.size, bool)
+    return stats.mad_outliers(values, 3.5)
+
+
+def speed_states(values) -> dict:
+    """Do the untraced blocks fall into two speed states? The split at the largest gap
+    between sorted values is taken when both sides hold >= 2 blocks and the gap between
+    the sides' means exceeds four times their pooled standard deviation.
+
+    Returns ``two_states`` (bool), ``fast_ns``/``slow_ns`` (the sides' means, or the one
+    mean twice), ``fast_n``/``slow_n``, ``apart`` (slow / fast - 1) and ``threshold_ns``
+    (the value between them; NaN for one state)."""
+    v = np.sort(np.asarray(values, float)[np.isfinite(np.asarray(values, float))])
+    one = {"two_states": False, "fast_ns": float(v.mean()) if v.size else math.nan,
+           "slow_ns": float(v.mean()) if v.size else math.nan, "fast_n": int(v.size),
+           "slow_n": 0, "apart": 0.0, "threshold_ns": math.nan}
+    if v.size < 4:
+        return one
+    i = 1 + int(np.argmax(np.diff(v)[1:v.size - 2]))  # each side keeps >= 2 blocks
+    fast, slow = v[:i + 1], v[i + 1:]
+    if fast.size < 2 or slow.size < 2:
+        return one
+    pooled = math.sqrt((fast.var(ddof=1) * (fast.size - 1) + slow.var(ddof=1) *
+                        (slow.size - 1)) / (v.size - 2))
+    if not slow.mean() - fast.mean() > 4 * pooled:
+        return one
+    return {"two_states": True, "fast_ns": float(fast.mean()), "slow_ns": float(slow.mean()),
+            "fast_n": int(fast.size), "slow_n": int(slow.size),
+            "apart": float(slow.mean() / fast.mean() - 1),
+            "threshold_ns": float((fast[-1] + slow[0]) / 2)}
+
+
+def simulate_coverage(*, cost_ns: float = 0.0, rounds: int = 5, campaigns: int = 400,
+                      base_ns: float = 300.0, slow: float = 1.08, switch: float = 0.1,
+                      block_noise: float = 0.004, confidence: float = 0.95,
+                      n_resamples: int = 999, seed: int = 0,
+                      leave_out_mixed: bool = True) -> float:
+    """Share of simulated campaigns whose CI of the per-block difference covers ``cost_ns``.
+
+    The model is the noisy 2-vCPU machine: a two-state Markov chain over blocks (fast,
+    and ``slow`` times slower; it switches with probability ``switch`` at each block, so a
+    state lasts ~1/switch blocks), a block's time per iteration ``base_ns * state *
+    (1 + N(0, block_noise))``, ``cost_ns`` added to traced blocks (0: the A/A check, an
+    untraced block in the traced slot). Each round is ``A B A``; rounds follow each other
+    in one chain. ``leave_out_mixed``: leave out the pairs whose two untraced blocks fall
+    on either side of the detected states (as :mod:`analysis.benchmarks.dd.rate` does).
+    A campaign left without a CI (fewer than two pairs) counts as a miss."""
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for c in range(campaigns):
+        n_blocks = 3 * rounds
+        state = np.empty(n_blocks)
+        s = rng.random() < 0.5
+        for i in range(n_blocks):
+            if rng.random() < switch:
+                s = not s
+            state[i] = slow if s else 1.0
+        t = base_ns * state * (1 + rng.normal(0, block_noise, n_blocks))
+        t = t.reshape(rounds, 3)
+        d = t[:, 1] + cost_ns - (t[:, 0] + t[:, 2]) / 2
+        states = speed_states(t[:, [0, 2]].ravel())
+        if leave_out_mixed and states["two_states"]:  # as the benchmark: pairs across a change
+            d = d[(t[:, 0] > states["threshold_ns"]) == (t[:, 2] > states["threshold_ns"])]
+        _, lo, hi = bootstrap_t_ci(d, confidence, n_resamples, seed=c)
+        hits += bool(lo <= cost_ns <= hi)
+    return hits / campaigns
