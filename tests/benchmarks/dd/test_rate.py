@@ -50,6 +50,7 @@ def test_rate_campaign_on_local(tmp_path, short_blocks):
     need_tool("bpftrace")
     need_tool("cc")
     b = dd.run_benchmark1("local", experiments=[4], method="rate", rounds=3,
+                          precision=None, budget=None,  # fixed rounds, not the quick preset's
                           data_dir=tmp_path, campaign="rate", progress=False)
     assert b.result.complete, b.result
     assert b.campaign.parameters["method"] == "rate"
