@@ -216,8 +216,9 @@ if [ "$os" = Linux ]; then
     say cpu.flags_sha256 "$(cpuinfo flags | sha256sum 2>/dev/null | cut -c1-16)"
     say cpu.tsc_khz "$(read_file /sys/devices/system/cpu/cpu0/tsc_freq_khz)"
     say clocksource "$(read_file /sys/devices/system/clocksource/clocksource0/current_clocksource)"
-    # other tracers at work (foreign.*): see tracers.sh
-    sh "$(dirname "$0")/tracers.sh"
+    # other tracers at work (foreign.*): see tracers.sh (busy CPUs: only at a campaign's
+    # start, where they are recorded; not worth half a second of every preflight)
+    sh "$(dirname "$0")/tracers.sh" --no-busy
 elif [ "$os" = FreeBSD ]; then
     if kldstat -q -m dtrace 2>/dev/null || [ -e /dev/dtrace/dtrace ]; then say cap.dtrace 1; else say cap.dtrace 0; fi
     for c in kprobes uprobes tracepoints tracefs btf bpf bpf_stats lttng_ust lttng_kernel; do say "cap.$c" 0; done
