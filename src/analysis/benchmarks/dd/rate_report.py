@@ -164,9 +164,12 @@ def methods_figure(agreement: pd.DataFrame, labels: dict, target: str):
         ax.set_ylabel("cost, % of hyperfine's")
         ax.set_title(f"Benchmark 1, both methods, {target}")
         ax.legend(frameon=False, fontsize=7)
+        from .figures import SUBSTITUTE_NOTE
+
         _caption(fig, "marks: per-event cost by each method (labels: ns); whiskers: 95 % CIs "
                  "(hyperfine: median difference, BCa bootstrap; rate: mean paired difference, "
-                 "bootstrap-t over rounds); no whisker: no finite CI (too few usable rounds)")
+                 "bootstrap-t over rounds); no whisker: no finite CI (too few usable rounds)"
+                 + ("; " + SUBSTITUTE_NOTE if any("*" in str(n) for n in names) else ""))
         return fig
 
 

@@ -22,7 +22,7 @@ def outputs(out: Report, camp, target: str) -> None:
                             "median"), ("table_vii", "table-vii", "relative slowdown (%); "
                                         "ours: of medians")):
         out.table(f"{stem}-{name}", out[key], caption=(
-            f"Benchmark 2 on {target} ({tracer}) next to the paper: {cap}; * partial "
+            f"Benchmark 2 on {target} ({tracer}) next to the paper: {cap}; *: partial "
             "scenario (kprobe parts dropped), -- skipped"))
     partial = [int(n) for n, st in zip(out["table"]["scenario"], out["table"]["status"])
                if st == "partial"]
@@ -59,7 +59,7 @@ def times_figure(tt: pd.DataFrame, target: str, tracer: str, partial=()):
     killed = int(tt["stop_killed"].fillna(False).astype(bool).sum()) if len(tt) else 0
     fig.suptitle(f"Benchmark 2: {tracer} attach and stop times, {target}", fontsize=10)
     fig.text(0.01, 0.01, "points: every traced block; no error bars; stop includes printing "
-             f"the maps; SIGKILLed: {killed}; * partial scenario (kprobe parts dropped)",
+             f"the maps; SIGKILLed: {killed}; *: partial scenario (kprobe parts dropped)",
              fontsize=7)
     fig.tight_layout(rect=(0, 0.05, 1, 0.95))
     return fig
@@ -85,4 +85,4 @@ def cost_figure(table: pd.DataFrame, target: str, tracer: str):
                     "no whiskers: no CI from fewer than 3 builds per side") + (
                     " (none where a side has fewer than 3 builds)"
                     if np.isfinite(bars["low"]).any() and not np.isfinite(bars["low"]).all()
-                    else "") + "; * partial scenario")
+                    else "") + "; *: partial scenario")
