@@ -170,6 +170,31 @@ def ssh_skip_count(reports) -> int:
                if "openssh" in _skip_reason(r).lower() or "sshd" in _skip_reason(r).lower())
 
 
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """A figure a test left open (a function returns its figure for display) is closed
+    after the test: the suite runs in one process and would otherwise hold them all."""
+    yield
+    import sys
+
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test of a module that defines ``failure_evidence()`` (title, text) shows
+    that evidence in its report (the VM tests: the guest's console, which a CI log
+    otherwise never carries)."""
+    outcome = yield
+    report = outcome.get_result()
+    evidence = getattr(getattr(item, "module", None), "failure_evidence", None)
+    if report.failed and report.when == "call" and evidence is not None:
+        found = evidence()
+        if found:
+            report.sections.append(found)
+
+
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     yield  # after the short test summary: the line just above "N passed, M skipped"

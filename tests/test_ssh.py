@@ -56,6 +56,19 @@ def test_put_and_get_with_checksums(ssh_transport, tmp_path):
     ssh_transport.run(["rm", "-f", remote])
 
 
+def test_output_written_after_the_exit_status_is_not_lost(ssh_transport):
+    """sshd sends a command's exit status as soon as it exits, ahead of output still to
+    come (here a child that holds stdout writes a second later; under load, output sshd
+    still buffers). A run returns only at the end of output, as a local pipe does: on the
+    old code the SSH side returned ``head`` alone, and a run folder's checksum listing lost
+    every line after its first (a VM campaign stored a run without its hyperfine.json)."""
+    cmd = ["sh", "-c", "(sleep 1; echo tail; echo late >&2) & echo head"]
+    local = LocalTransport().run(cmd, timeout=30)
+    remote = ssh_transport.run(cmd, timeout=30)
+    assert (local.stdout, local.stderr.strip()) == ("head\ntail\n", "late")
+    assert (remote.stdout, remote.stderr.strip()) == (local.stdout, "late")
+
+
 def test_a_command_timing_out_is_killed_on_the_target(ssh_transport):
     marker = f"sleep 7{os.getpid()}"  # a unique duration names the process
     with pytest.raises(CommandTimeout) as exc:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .deploy import deploy, runs_base
-from .errors import CommandTimeout, RemoteCommandError, TargetError
+from .errors import CommandTimeout, RemoteCommandError, TargetError, TransferError
 from .locks import busy_error
 from .storage import check_name
 from .transport import Transport
@@ -278,13 +278,15 @@ def run_and_fetch(
     attach_timeout: float = 60.0,
     stop_timeout: float = 30.0,
     workload_timeout: float = 3600.0,
+    expect: Sequence[str] = (),
 ) -> TracedRun:
     """One traced run in a fresh folder on the target, its files fetched into ``local_dir``.
 
     ``{out}`` in ``workload`` and ``after`` becomes that folder. ``after`` are
     commands run once the workload succeeded (e.g. compressing its output). The
     folder is removed afterwards; on any failure the tracer is cleaned up first.
-    Raises :class:`TargetError` if the workload exits non-zero.
+    Raises :class:`TargetError` if the workload exits non-zero, :class:`TransferError` if
+    ``meta`` or a file named in ``expect`` (the workload's own output) did not arrive.
     """
     remote_dir = run_folder(transport, name)
 
@@ -299,7 +301,7 @@ def run_and_fetch(
             raise TargetError(f"{transport.name}: {workload[0]} exited with {tr.workload_exit}")
         for argv in after:
             transport.run(fill(argv), timeout=600)
-        fetch(transport, remote_dir, local_dir)
+        fetch(transport, remote_dir, local_dir, required=("meta", *expect))
     except BaseException:
         cleanup(transport, remote_dir, stop_timeout)
         raise
@@ -309,11 +311,19 @@ def run_and_fetch(
 
 
 def fetch(transport: Transport, remote_dir: str, local_dir: Path,
-          exclude: Sequence[str] = ()) -> dict[str, str]:
+          exclude: Sequence[str] = (), required: Sequence[str] = ()) -> dict[str, str]:
     """Copy every regular file of ``remote_dir`` into ``local_dir`` (checksums verified);
-    return name -> sha256. Sub-folders are not copied."""
+    return name -> sha256. Sub-folders are not copied. A name in ``required`` missing from
+    the target's listing raises :class:`TransferError` before anything is copied: a run
+    is never stored without the files that make it a run."""
+    listed = transport.remote_sha256s(remote_dir)
+    missing = [name for name in required if name not in listed]
+    if missing:
+        raise TransferError(transport.name, remote_dir,
+                            f"{', '.join(missing)} missing from the run's folder (listed: "
+                            f"{', '.join(sorted(listed)) or 'nothing'})")
     sums = {}
-    for name, digest in transport.remote_sha256s(remote_dir).items():
+    for name, digest in listed.items():
         if name in exclude or name.endswith(".partial"):
             continue
         sums[name] = transport.get(f"{remote_dir}/{name}", Path(local_dir) / name, digest)
@@ -321,7 +331,8 @@ def fetch(transport: Transport, remote_dir: str, local_dir: Path,
 
 
 def traced_execute(spec: TracerSpec, workload: Sequence[str], *, attach_timeout: float = 60.0,
-                   stop_timeout: float = 30.0, workload_timeout: float = 3600.0):
+                   stop_timeout: float = 30.0, workload_timeout: float = 3600.0,
+                   expect: Sequence[str] = ()):
     """An ``execute`` for :func:`analysis.campaign.run_campaign`: ``workload`` under the
     tracer ``spec``, every file of the run's folder fetched (with checksums).
 
@@ -332,7 +343,7 @@ def traced_execute(spec: TracerSpec, workload: Sequence[str], *, attach_timeout:
     def execute(transport: Transport, run, staging: Path) -> dict:
         tr = run_and_fetch(transport, spec, workload, staging, name=run.run_id,
                            attach_timeout=attach_timeout, stop_timeout=stop_timeout,
-                           workload_timeout=workload_timeout)
+                           workload_timeout=workload_timeout, expect=expect)
         return {"tracer": tr.tracer, "status": tr.status, "attach_s": tr.attach_s,
                 "probes": tr.probes, "stop_s": tr.stop_s, "stop_killed": tr.stop_killed,
                 "workload_s": tr.workload_s, "wall_s": round(tr.wall_s, 6),

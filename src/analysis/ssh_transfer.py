@@ -166,8 +166,9 @@ class SSHTransfers:
                 out += chan.recv(1 << 16)
             while chan.recv_stderr_ready():
                 err += chan.recv_stderr(1 << 16)
-            if chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready():
-                break
+            if chan.exit_status_ready() and (chan.eof_received or chan.closed) \
+                    and not chan.recv_ready() and not chan.recv_stderr_ready():
+                break  # the exit status may overtake the last output: wait for EOF too
             tr = self.client.get_transport()
             if tr is None or not tr.is_active():
                 raise OSError(f"connection lost while copying {remote}")

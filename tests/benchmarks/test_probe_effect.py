@@ -33,6 +33,16 @@ def test_live_runs_collect_each_timed_block(tmp_path):
     assert lesson.label("18-per-event", "k:vfs_read") == "kprobe printf per event"
 
 
+def test_the_lesson_is_the_size_it_says_not_adaptive():
+    """rounds x runs, as the notebook says: dd's default (the quick preset) would add
+    rounds until its precision or a 5-minute budget, and a noisy machine made the class
+    wait (the CI's small lesson took 13 s idle, 158 s under two CPU hogs)."""
+    from analysis.benchmarks import get
+
+    p = get("probe-effect").parse({"rounds": 2})
+    assert p["dd"]["rounds"] == 2 and p["dd"]["precision"] is None and p["dd"]["budget"] is None
+
+
 @pytest.mark.slow
 def test_probe_effect_notebook_small(tmp_path):
     need_tool("bpftrace")
@@ -55,6 +65,9 @@ def test_probe_effect_notebook_small(tmp_path):
     assert manifest["parameters"]["experiments"] == ["01-control", "09-map", "18-per-event"]
     assert manifest["benchmark"] == "probe-effect"
     assert all(r["status"] == "done" for r in manifest["runs"]["local"].values())
+    # the size asked for (one round), not dd's adaptive default adding rounds until its
+    # precision: a class waits a known time
+    assert {r["params"].get("round") for r in manifest["runs"]["local"].values()} <= {0, None}
     rules = [o for c in executed["cells"] for o in c.get("outputs", [])
              if "1,000,000/s" in "".join(o.get("data", {}).get("text/plain", ""))]
     assert len(rules) == 1  # the rules-of-thumb table, one row per traced configuration

@@ -58,6 +58,36 @@ def test_local_campaign_records_everything_and_resumes_without_rerunning(tmp_pat
     assert _files(camp.folder) == before
 
 
+def test_a_run_whose_files_did_not_all_arrive_is_failed_not_stored(tmp_path, monkeypatch):
+    """A listing of the run's folder that lacks the runner's ``meta`` or the workload's own
+    output (a truncated answer from the target: the VM campaign that stored a timed run
+    without its hyperfine.json) fails the run, naming what is missing; resume re-runs it."""
+    from analysis.transport import LocalTransport
+
+    listing = LocalTransport.remote_sha256s
+    lose = {"r01-control": "meta", "r02-control": "out.txt"}
+
+    def lossy(self, folder):
+        sums = listing(self, folder)
+        name = Path(folder).name.split(".")[0]  # the run's folder: <run id>.XXXXXX
+        return {k: v for k, v in sums.items() if k != lose.get(name)}
+
+    execute = traced_execute(TracerSpec("none"), ["sh", "-c", "echo 42 > {out}/out.txt"],
+                             expect=("out.txt",))
+    camp = Campaign("unit-lossy", data_dir=tmp_path)
+    monkeypatch.setattr(LocalTransport, "remote_sha256s", lossy)
+    res = run_campaign(camp, ["local"], _plan(3), execute, progress=False, preflight=False)
+    assert res.done["local"] == ["r00-control"]
+    for run_id, missing in lose.items():
+        entry = camp.status("local", run_id)
+        assert entry["status"] == "failed" and not camp.run_dir("local", run_id).exists()
+        assert f"{missing} missing from the run's folder" in entry["error"]
+    monkeypatch.setattr(LocalTransport, "remote_sha256s", listing)
+    res = run_campaign(camp, ["local"], _plan(3), execute, progress=False, preflight=False)
+    assert res.complete and res.done["local"] == ["r01-control", "r02-control"]
+    assert (camp.run_dir("local", "r02-control") / "out.txt").read_text() == "42\n"
+
+
 def test_a_failed_run_is_recorded_and_rerun_later(tmp_path):
     state = {"fail": True}
     execute = traced_execute(TracerSpec("none"), DD)

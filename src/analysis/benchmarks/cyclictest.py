@@ -103,7 +103,7 @@ def make_execute(*, loops: int, interval_us: int, histogram_us: int, cpu, main_c
         if lib_path:
             argv = ["env", f"LD_PRELOAD={lib_path}", *argv]
         tr = run_and_fetch(transport, spec, argv, staging, name=run.run_id, attach_timeout=120,
-                           stop_timeout=300,
+                           stop_timeout=300, expect=("cyclictest.json",),
                            workload_timeout=loops * interval_us / 1e6 * 3 + 120)
         events, lost = tracers.recorded_events(cfg.tracer, tr.meta, staging)
         if cfg.tracer != "none" and events is not None and events < loops:

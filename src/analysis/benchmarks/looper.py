@@ -154,7 +154,8 @@ def make_execute(*, tracer: str, calls: int, runs: int, warmup: int, cpu: int | 
         timed = command(tracer, run.experiment, built[transport.name], calls, cpu, os_name)
         info = traced_execute(TracerSpec("none"), hyperfine_argv(timed, runs, warmup),
                               stop_timeout=30, workload_timeout=workload_timeout(
-                                  calls, runs + warmup))(transport, run, staging)
+                                  calls, runs + warmup), expect=("hyperfine.json",))(
+                                      transport, run, staging)
         if run.experiment != "none":
             counted = parse_counts(tracer, (staging / "workload.stdout").read_text())
             info.update(check_counts(run.experiment, counted, calls, runs + warmup))

@@ -120,8 +120,11 @@ class ProbeEffect(Benchmark):
     )
 
     def check(self, p: dict) -> dict:
+        # fixed size, as the lesson says (rounds x runs): not dd's adaptive default, which
+        # adds rounds until its precision or a 5-minute budget (a class would wait)
         p["dd"] = get("dd").parse({"experiments": ",".join(EXPERIMENTS), "count": p["count"],
-                                   "runs": p["runs"], "warmup": 1, "rounds": p["rounds"]})
+                                   "runs": p["runs"], "warmup": 1, "rounds": p["rounds"],
+                                   "precision": None, "budget": None})
         return p
 
     def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:

@@ -85,7 +85,8 @@ def make_execute(by_id: dict, *, iterations: int, cpu: int | None, scratch: Path
             argv += ["--cpu", str(cpu)]
         tr = run_and_fetch(transport, spec, argv, staging, name=run.run_id,
                            after=[["gzip", "-1", "{out}/samples.tsmp"]], attach_timeout=120,
-                           stop_timeout=300, workload_timeout=workload_timeout(iterations))
+                           stop_timeout=300, workload_timeout=workload_timeout(iterations),
+                           expect=("samples.tsmp.gz",))
         events, lost = (None, None) if cfg.attach is None else tracers.recorded_events(
             cfg.tracer, tr.meta, staging)
         expected = iterations if cfg.attach == "event" else 0

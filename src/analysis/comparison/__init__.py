@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
@@ -205,6 +206,7 @@ def series(campaigns, *, data_dir=None, confidence: float = 0.95, n_resamples: i
         c = compare([a, b], data_dir=data_dir, confidence=confidence,
                     n_resamples=n_resamples, write=False)
         steps += _series.step_rows(i, c)
+        plt.close(c.figure)  # each pair's forest plot: only the series' figure is shown
         ids = ids or [c.a]
         ids.append(c.b)
     for i, spec in enumerate(names):

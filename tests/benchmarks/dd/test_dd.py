@@ -156,7 +156,7 @@ def test_notebook_subset_over_ssh(tmp_path, sshd, nothing_left_behind):
         str(ROOT / "notebooks" / "1.0-dd-per-event-cost.ipynb"), str(tmp_path / "x.ipynb"),
         parameters={"target": "lab", "ssh_config": str(sshd.ssh_config), "experiments": [4, 9],
                     "count": 20000, "runs": 2, "warmup": 0, "rounds": 2, "campaign": "ci-ssh",
-                    "precision": None, "budget": None,
+                    "precision": None, "budget": None, "bpf_stats": "off",  # split: test_adaptive
                     "data_dir": str(data), "figures_dir": str(tmp_path / "figures")},
         kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
     from analysis.campaign import Campaign

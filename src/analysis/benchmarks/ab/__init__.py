@@ -317,7 +317,8 @@ def make_execute(q: dict, script: Path | None, scratch: Path):
                            str(int(q["zstd_mib"]) * 1024 * 1024)],
                           timeout=600 + 10 * int(q["zstd_mib"]))
         info = traced_execute(spec, workload_argv(w, q, remote, base), attach_timeout=120,
-                              stop_timeout=120, workload_timeout=workload_timeout(w, q))(
+                              stop_timeout=120, workload_timeout=workload_timeout(w, q),
+                              expect=("hyperfine.json",) if w == "dd" else ())(
                                   transport, run, staging)
         info["tracer_output_lost"] = bool(info.get("stop_killed"))
         info.update(arm=arm, workload=w)

@@ -266,7 +266,8 @@ def make_execute(planned: Sequence[PlannedExperiment], *, count: int | None, run
         limit = workload_timeout(n, runs + warmup if kind == "timed" else 1)
         stats = bool(bpf_stats and run.params.get("bpf_stats"))
         info = traced_execute(spec_for(p, kind, n, stats), workload, attach_timeout=attach_timeout,
-                              stop_timeout=stop_timeout, workload_timeout=limit)(
+                              stop_timeout=stop_timeout, workload_timeout=limit,
+                              expect=("hyperfine.json",) if kind == "timed" else ())(
                                   transport, run, staging)
         # a SIGKILLed tracer printed no final maps: its output is lost, never trusted
         info["tracer_output_lost"] = bool(info.get("stop_killed"))
