@@ -47,9 +47,13 @@ if [ -n "$tracefs" ]; then
     done
     say foreign.instances "${inst% }"
 fi
-procs=$(ps -e -o pid= -o comm= 2>/dev/null | awk -v self="$self" '
-    $1 != self && ($2 == "bpftrace" || $2 == "perf" || $2 == "trace-cmd" || $2 == "stap" ||
-    $2 == "staprun" || $2 == "sysdig") { printf "%s/%s ", $1, $2 }')
+# a zombie (state Z: exited, not yet reaped by its parent or init) holds no probe: a
+# tracer stopped a moment ago by another campaign is not at work
+procs=$({ ps -e -o pid= -o stat= -o comm= 2>/dev/null ||
+          ps -e -o pid= -o comm= 2>/dev/null | awk '{ print $1, "?", $2 }'; } |
+    awk -v self="$self" '
+    $1 != self && $2 !~ /^Z/ && ($3 == "bpftrace" || $3 == "perf" || $3 == "trace-cmd" ||
+    $3 == "stap" || $3 == "staprun" || $3 == "sysdig") { printf "%s/%s ", $1, $3 }')
 say foreign.procs "$(printf '%s' "$procs" | sed 's/ $//')"
 [ "${1:-}" = --no-busy ] && exit 0
 s1=$(grep '^cpu[0-9]' "$proc/stat" 2>/dev/null)

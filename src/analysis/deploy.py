@@ -113,12 +113,18 @@ def deploy(transport: Transport, root: Path | None = None) -> str:
     return target_dir
 
 
-def build_workloads(transport: Transport) -> str:
-    """Compile the C workloads of ``remote/workloads/`` on the target (the microbenchmark's
-    variants and cyclictest's wake-up libraries), once per content; return their folder."""
+def build_workload(transport: Transport, script: str, name: str, binary: str) -> str:
+    """Compile a C workload on the target with ``remote/workloads/<script>`` into
+    ``<work base>/<name>-<content hash>``, once per content of ``remote/`` (skipped while
+    ``<binary>`` there is executable); return that folder."""
     remote = deploy(transport)
-    out = f"{work_base(transport)}/usdt-bench-{remote.rsplit('-', 1)[-1]}"
-    probe = transport.run(["test", "-x", f"{out}/usdt-bench-usdt"], timeout=30, check=False)
-    if probe.exit_status != 0:
-        transport.run(["sh", f"{remote}/workloads/build-usdt-bench.sh", out], timeout=300)
+    out = f"{work_base(transport)}/{name}-{remote.rsplit('-', 1)[-1]}"
+    if transport.run(["test", "-x", f"{out}/{binary}"], timeout=30, check=False).exit_status:
+        transport.run(["sh", f"{remote}/workloads/{script}", out], timeout=300)
     return out
+
+
+def build_workloads(transport: Transport) -> str:
+    """The microbenchmark's variants and cyclictest's wake-up libraries, compiled on the
+    target once per content; return their folder."""
+    return build_workload(transport, "build-usdt-bench.sh", "usdt-bench", "usdt-bench-usdt")

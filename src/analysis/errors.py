@@ -193,9 +193,14 @@ class ParameterMismatch(CampaignError, ValueError):
         self.campaign = campaign
         self.differences = differences
         listed = "; ".join(f"{k}: recorded {a!r}, now {b!r}" for k, (a, b) in differences.items())
+        why = ""
+        if "preset" in differences and differences["preset"][0] is None:
+            why = (" It was made before presets existed (they came with new defaults), so it "
+                   "can be reported, compared and bundled as it is, but not extended.")
         super().__init__(
-            f"campaign {campaign!r} was made with other parameters ({listed}). Runs made with "
-            "different parameters are never mixed: use a new campaign name for the new values.")
+            f"campaign {campaign!r} was made with other parameters ({listed}).{why} Runs made "
+            "with different parameters are never mixed: use a new campaign name for the new "
+            "values.")
 
     def __reduce__(self):
         return (type(self), (self.campaign, self.differences))

@@ -122,6 +122,17 @@ def test_other_parameters_are_refused_and_reports_create_nothing(tmp_path):
     assert not (tmp_path / "processed" / "no-such-campaign").exists()
 
 
+def test_a_campaign_from_before_presets_says_why_it_cannot_be_extended(tmp_path):
+    b = _tiny(tmp_path, name="old")
+    m = json.loads(b.campaign.manifest_path.read_text())
+    del m["parameters"]["preset"]  # as analysis wrote it before presets
+    b.campaign.manifest_path.write_text(json.dumps(m))
+    with pytest.raises(ParameterMismatch) as err:
+        _tiny(tmp_path, name="old")
+    assert err.value.differences["preset"][0] is None
+    assert "made before presets existed" in str(err.value) and "not extended" in str(err.value)
+
+
 def test_a_newer_manifest_schema_is_a_clear_error(tmp_path):
     b = _tiny(tmp_path, name="schema")
     m = json.loads(b.campaign.manifest_path.read_text())

@@ -48,3 +48,32 @@ def test_tracers_sh_counts_tracing_programs_and_never_cgroup_ones(tmp_path):
                          capture_output=True, env={"TRACELAB_PROC": str(tmp_path / "proc"),
                                                    "PATH": "/usr/bin:/bin"}, check=True).stdout
     assert "foreign.bpf=100/bpftrace/tracepointx2 100/bpftrace/tracingx1\n" in out
+
+
+def test_a_zombie_tracer_is_not_at_work_a_live_one_is(tmp_path):
+    """A tracer that exited but is not reaped yet (its parent, or a container's init,
+    reaps later: seen here for 0.8 s after a test stopped a looper's bpftrace) holds no
+    probe and must not refuse the next campaign; a live one is named."""
+    import shutil
+    import subprocess
+    import time
+
+    from conftest import ROOT
+
+    fake = tmp_path / "bpftrace"  # comm "bpftrace"
+    shutil.copy(shutil.which("sleep"), fake)
+    live = subprocess.Popen([str(fake), "30"])
+    dead = subprocess.Popen([str(fake), "0"])  # never waited for until the end: a zombie
+    try:
+        deadline = time.monotonic() + 10
+        while not open(f"/proc/{dead.pid}/stat").read().split(") ")[1].startswith("Z"):
+            assert time.monotonic() < deadline, "the short one never exited"
+            time.sleep(0.02)
+        out = subprocess.run(["sh", str(ROOT / "remote" / "bin" / "tracers.sh"), "--no-busy"],
+                             text=True, capture_output=True, check=True).stdout
+        procs = dict(line.split("=", 1) for line in out.splitlines())["foreign.procs"].split()
+        assert f"{live.pid}/bpftrace" in procs and f"{dead.pid}/bpftrace" not in procs, procs
+    finally:
+        live.kill()
+        live.wait()
+        dead.wait()

@@ -30,7 +30,7 @@ import pandas as pd
 
 from .. import plots
 from ..campaign import Campaign, RunSpec, open_for_report
-from ..deploy import deploy, work_base
+from ..deploy import build_workload
 from ..errors import ParameterError
 from ..lifecycle import TracerSpec, traced_execute
 from ..loaders.hyperfine import load_blocks
@@ -130,11 +130,7 @@ def check_counts(config: str, counted: list[dict[str, int]], calls: int, expecte
 
 def build_looper(transport) -> str:
     """Compile looper on the target once per content of ``remote/``; return its path."""
-    remote = deploy(transport)
-    out = f"{work_base(transport)}/looper-{remote.rsplit('-', 1)[-1]}"
-    if transport.run(["test", "-x", f"{out}/looper"], timeout=30, check=False).exit_status:
-        transport.run(["sh", f"{remote}/workloads/build-looper.sh", out], timeout=300)
-    return f"{out}/looper"
+    return build_workload(transport, "build-looper.sh", "looper", "looper") + "/looper"
 
 
 def workload_timeout(calls: int, runs: int) -> float:

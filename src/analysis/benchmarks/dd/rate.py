@@ -28,7 +28,7 @@ import pandas as pd
 
 from ... import precision, ratemeter
 from ...campaign import Campaign, RunSpec
-from ...deploy import deploy, work_base
+from ...deploy import build_workload
 from ...errors import TargetError
 from . import rounds as _rounds
 
@@ -49,11 +49,7 @@ def settings(p: dict) -> dict:
 
 def build_meter(transport) -> str:
     """Compile the rate meter on the target once per content of ``remote/``; its path."""
-    remote = deploy(transport)
-    out = f"{work_base(transport)}/rate-meter-{remote.rsplit('-', 1)[-1]}"
-    if transport.run(["test", "-x", f"{out}/{METER}"], timeout=30, check=False).exit_status:
-        transport.run(["sh", f"{remote}/workloads/build-rate-meter.sh", out], timeout=300)
-    return f"{out}/{METER}"
+    return build_workload(transport, "build-rate-meter.sh", "rate-meter", METER) + f"/{METER}"
 
 
 def counting_runs(ids: list[str]) -> list[RunSpec]:
