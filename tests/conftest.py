@@ -5,6 +5,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -175,8 +176,6 @@ def _close_figures():
     """A figure a test left open (a function returns its figure for display) is closed
     after the test: the suite runs in one process and would otherwise hold them all."""
     yield
-    import sys
-
     if "matplotlib.pyplot" in sys.modules:
         sys.modules["matplotlib.pyplot"].close("all")
 

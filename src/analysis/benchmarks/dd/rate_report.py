@@ -18,6 +18,7 @@ from ... import plots
 from ...plots.style import _caption, _figure, thesis_style
 from . import rate as _rate
 from . import rounds as _rounds
+from .figures import SUBSTITUTE_NOTE
 from .split import SPLIT_COLUMNS
 
 METHOD_NAMES = {"hyperfine": "hyperfine method (whole dd processes)",
@@ -164,8 +165,6 @@ def methods_figure(agreement: pd.DataFrame, labels: dict, target: str):
         ax.set_ylabel("cost, % of hyperfine's")
         ax.set_title(f"Benchmark 1, both methods, {target}")
         ax.legend(frameon=False, fontsize=7)
-        from .figures import SUBSTITUTE_NOTE
-
         _caption(fig, "marks: per-event cost by each method (labels: ns); whiskers: 95 % CIs "
                  "(hyperfine: median difference, BCa bootstrap; rate: mean paired difference, "
                  "bootstrap-t over rounds); no whisker: no finite CI (too few usable rounds)"
