@@ -213,7 +213,8 @@ def _vm_parser(sub) -> None:
                    help="build: also build LTTng kernel modules for the guest (DKMS, minutes)")
     v.add_argument("--accel", choices=["auto", "kvm", "tcg"], default="auto",
                    help="start: KVM where a guest boots (probed once, remembered), else TCG")
-    v.add_argument("--cpus", type=int, default=None, help="start: guest CPUs (default 2)")
+    v.add_argument("--cpus", type=int, default=None,
+                   help="start: guest CPUs (default 2 under KVM, 1 under TCG)")
     v.add_argument("--memory", type=int, default=2048, help="start: guest memory in MiB")
     v.set_defaults(func=_vm)
 

@@ -39,9 +39,18 @@ def argv(qemu: str, name: str, image: Path, run: Path, port: int, accel: str, cp
     """QEMU's command line: the cached image booted as a throw-away snapshot (nothing
     written to it survives), SSH forwarded from 127.0.0.1:``port`` only, a restricted
     user-mode network (the guest reaches nothing outside), console and QMP in ``run``."""
+    # TCG runs its vCPUs in one host thread: multi-threaded TCG (QEMU's default for an x86
+    # guest on an x86 host) mis-executes kernel text another vCPU is patching, and tracers
+    # patch kernel text whenever they attach or detach (kprobes, static keys of syscall
+    # tracepoints). Measured here: flipping a syscall tracepoint and a kprobe in a loop
+    # while dd reads on each of 2 vCPUs crashed 2 of 2 multi-threaded guests within 25 s
+    # (NULL call from vfs_read) and wedged a third (tracepoints alone); single-threaded,
+    # 300 s each with 1 and 2 vCPUs, no fault. docs/targets/vm.md.
     cpu = "host" if accel == "kvm" else "max"
+    how = ["-machine", "q35,accel=kvm"] if accel == "kvm" else \
+        ["-machine", "q35", "-accel", "tcg,thread=single"]
     return [qemu, "-name", f"tracelab-vm-{name},process=tracelab-vm-{name}",
-            "-machine", f"q35,accel={accel}", "-cpu", cpu, "-smp", str(cpus),
+            *how, "-cpu", cpu, "-smp", str(cpus),
             "-m", str(memory_mb), "-kernel", str(image / "vmlinuz"),
             "-initrd", str(image / "initrd.img"),
             "-append", "root=/dev/vda rw console=ttyS0 earlyprintk=serial,ttyS0 panic=-1",
