@@ -131,3 +131,27 @@ def test_unknown_is_not_off_and_the_command_line_is_cut_to_what_matters():
     assert pf.as_dict()["details"]["noise.cmdline"] == cmdline  # the JSON keeps it whole
     brief = pf.as_dict(brief=True)["details"]["noise.cmdline"]
     assert brief == "isolcpus=1 mitigations=off" and "10.0.0.7" not in str(pf.to_frame())
+
+
+def test_the_hardware_identity_is_what_the_kernel_says():
+    """CPU vendor, family, model, stepping and microcode as /proc/cpuinfo's first CPU says,
+    and the TSC's frequency as the kernel has it: its sysfs file where it exists, else the
+    calibration it logged at boot (parsed here from dmesg), in kHz."""
+    import re
+
+    details = preflight(LocalTransport()).details
+    first = Path("/proc/cpuinfo").read_text().split("\n\n")[0]
+    fields = dict(re.findall(r"^([^\t:]+?)\s*: (.*)$", first, re.M))
+    for key, name in (("cpu.vendor", "vendor_id"), ("cpu.family", "cpu family"),
+                      ("cpu.model", "model"), ("cpu.stepping", "stepping"),
+                      ("cpu.microcode", "microcode")):
+        assert details.get(key, "") == fields.get(name, ""), key
+    sysfs = Path("/sys/devices/system/cpu/cpu0/tsc_freq_khz")
+    if sysfs.exists():
+        assert details["cpu.tsc_khz"] == sysfs.read_text().strip()
+        return
+    log = subprocess.run(["dmesg"], capture_output=True, text=True).stdout
+    refined = re.findall(r"tsc: Refined TSC clocksource calibration: ([\d.]+) MHz", log)
+    detected = re.findall(r"tsc: Detected ([\d.]+) MHz processor", log)
+    want = refined or detected
+    assert details["cpu.tsc_khz"] == (str(round(float(want[-1]) * 1000)) if want else "")

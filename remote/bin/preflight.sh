@@ -214,7 +214,15 @@ if [ "$os" = Linux ]; then
     say cpu.mhz "$(cpuinfo 'cpu MHz')"
     say cpu.bogomips "$(cpuinfo bogomips)"
     say cpu.flags_sha256 "$(cpuinfo flags | sha256sum 2>/dev/null | cut -c1-16)"
-    say cpu.tsc_khz "$(read_file /sys/devices/system/cpu/cpu0/tsc_freq_khz)"
+    # the TSC's frequency: the sysfs file where a kernel has it, else what the kernel
+    # calibrated at boot (its log: "Refined TSC clocksource calibration: N MHz", or the
+    # "Detected N MHz" before it), in kHz
+    tsc=$(read_file /sys/devices/system/cpu/cpu0/tsc_freq_khz)
+    [ -n "$tsc" ] || tsc=$(dmesg 2>/dev/null | sed -n \
+        -e 's/.*tsc: Refined TSC clocksource calibration: \([0-9.]*\) MHz.*/\1/p' \
+        -e 's/.*tsc: Detected \([0-9.]*\) MHz processor.*/\1/p' | tail -n 1 |
+        awk 'NF { printf "%d", $1 * 1000 + 0.5 }')
+    say cpu.tsc_khz "$tsc"
     say clocksource "$(read_file /sys/devices/system/clocksource/clocksource0/current_clocksource)"
     # other tracers at work (foreign.*): see tracers.sh (busy CPUs: only at a campaign's
     # start, where they are recorded; not worth half a second of every preflight)

@@ -4,7 +4,9 @@ tracepoint an experiment attaches to changes that experiment's cost (an extra pr
 an already-enabled tracepoint costs less than the first), and a tracer on the workload's
 CPU slows the control: a campaign refuses to start on such a target unless the user allows
 it, and records what it found either way (``foreign_tracers`` in the manifest's target
-record), so that a comparison of campaigns names it first."""
+record), so that a comparison of campaigns names it first. The target is scanned again
+before every later round (``foreign_tracers.between_rounds``): one that appears
+mid-campaign fails the runs after it unless allowed."""
 
 from __future__ import annotations
 
@@ -17,10 +19,11 @@ from .transport import Transport
 class ForeignTracers(TargetError):
     """A target has other tracers at work and the campaign was not allowed to run there."""
 
-    def __init__(self, target: str, found: dict):
+    def __init__(self, target: str, found: dict, when: str = ""):
         self.target, self.found = target, found
         what = "; ".join(f"{k}: {v}" for k, v in found.items())
-        super().__init__(f"{target}: other tracers are at work ({what}); they change every "
+        at = f" {when}" if when else ""
+        super().__init__(f"{target}: other tracers are at work{at} ({what}); they change every "
                          "per-event cost. Stop them, or pass allow_foreign_tracers=True "
                          "(--allow-foreign-tracers) to run anyway (they are recorded)")
 

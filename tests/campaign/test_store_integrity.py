@@ -234,9 +234,10 @@ def _start(kwargs: dict) -> subprocess.Popen:
 
 def test_two_processes_on_one_campaign_or_one_target(tmp_path, nothing_left_behind):
     need_tool("bpftrace")
-    # long enough (~30 s) that the first still runs when the others have started python
+    # long enough (~15 s: 6 blocks of 3 runs of >= 0.45 s, each with a tracer attaching)
+    # that the first still runs when the others have started python (~3 s) and been refused
     base = {"target": "local", "data_dir": str(tmp_path), "experiments": [4], "count": "1000k",
-            "runs": 3, "warmup": 0, "rounds": 3, "bpf_stats": "off"}
+            "runs": 3, "warmup": 0, "rounds": 2, "bpf_stats": "off"}
     first = _start({**base, "campaign": "shared"})
     lock = tmp_path / "raw" / "shared" / ".lock"
     while f'"pid": {first.pid}' not in (lock.read_text() if lock.exists() else ""):

@@ -88,6 +88,41 @@ def test_a_slower_experiment_is_named_and_the_margin_is_the_aa_noise_floor(fixtu
     assert row["margin_source"] == "A/A noise floor"
 
 
+def test_the_dd_noise_floor_is_the_aa_blocks_spread_over_rounds_not_over_pooled_runs(
+        fixtures, tmp_path):
+    """The margin is in the comparison's unit, the round: the Student-t 95 % half-width of
+    the mean over rounds of (A/A block's median - control's median), computed here by hand
+    from the hyperfine files. The report's floor bootstraps all rounds' runs pooled (52.7
+    ns here, what the old margin was); it is not what rounds vary by."""
+    from scipy import stats as st
+
+    a, b = _copy(fixtures, tmp_path, "a"), _copy(fixtures, tmp_path, "b")
+    m = _manifest(a)
+    reads = m["parameters"]["count"]
+
+    def median(rid):
+        times = json.loads((a / "local" / rid / "hyperfine.json").read_text())
+        return np.median(times["results"][0]["times"]) / reads * 1e9
+
+    by_round = {}
+    for rid, e in m["runs"]["local"].items():
+        prm = e["params"]
+        if prm["kind"] == "timed" and e["experiment"] == "01-control":
+            by_round.setdefault(prm["round"], {})["aa" if prm.get("aa") else "ctl"] = median(rid)
+    d = np.array([r["aa"] - r["ctl"] for _, r in sorted(by_round.items())])
+    floor = st.t.ppf(0.975, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size)
+    out = analysis.compare([a, b], write=False, n_resamples=200)
+    rows = out.table.set_index("experiment")
+    assert rows.loc["01-control", "margin"] == pytest.approx(floor, rel=1e-9)
+    events = parse_count((a / "local" / "count-04-tracepoint-entry" / "tracer.stdout")
+                         .read_text())
+    assert rows.loc["04-tracepoint-entry", "noise_floor_a"] == pytest.approx(
+        floor / (events / reads), rel=1e-9)
+    report = analysis.report("a", data_dir=tmp_path / "elsewhere", write=False,
+                             n_resamples=999)["table"].set_index("experiment")
+    assert abs(report.loc["01-control", "noise_floor_ns"] - floor) > 0.5  # another method
+
+
 def test_a_different_sysctl_and_attach_point_are_named(fixtures, tmp_path):
     a, b = _copy(fixtures, tmp_path, "a"), _copy(fixtures, tmp_path, "b")
     m = _manifest(b)
@@ -200,3 +235,38 @@ def test_usdt_cost_pairs_case_1_with_the_same_tracers_case_3_of_the_same_invocat
     for t in ("bpftrace", "lttng"):
         assert list(m[f"cost-{t}"].blocks.round_values()) == [1000.0, 1009.0]
     assert list(m["case1-lttng"].blocks.round_values()) == [1050.0, 1060.0]
+
+
+def test_tracers_and_busy_cpus_seen_between_rounds_are_named_first(fixtures, tmp_path):
+    """The scans before each round (``foreign_tracers.between_rounds``): a tracer seen in B
+    only and a CPU busy in B only are differing fingerprint rows ahead of the hardware and
+    kernel; a campaign without the scans says ``not recorded``."""
+    a, b = _copy(fixtures, tmp_path, "a"), _copy(fixtures, tmp_path, "b")
+    m = _manifest(a)
+    m["targets"]["local"]["foreign_tracers"] = {"found": {}, "allowed": False, "busy_cpus": "",
+                                                "between_rounds": [
+        {"before_round": 1, "found": {}, "busy_cpus": ""}]}
+    _save(a, m)
+    m = _manifest(b)
+    m["targets"]["local"]["foreign_tracers"] = {"found": {}, "allowed": True, "busy_cpus": "",
+                                                "between_rounds": [
+        {"before_round": 1, "found": {"bpf": "4242/bpftrace/tracepoint"},
+         "busy_cpus": "cpu1:35% cpu0:12%"},
+        {"before_round": 2, "found": {}, "busy_cpus": ""},
+        {"before_round": 3, "found": {"procs": "77/perf"}, "busy_cpus": ""},
+        {"before_round": 4, "found": {"bpf": "4242/bpftrace/tracepoint"}, "busy_cpus": ""},
+        {"before_round": 5, "found": {"bpf": "4242/bpftrace/tracepoint"}, "busy_cpus": ""}]}
+    m["targets"]["local"]["preflight"]["details"]["sysctl.kernel.bpf_stats_enabled"] = "1"
+    _save(b, m)
+    fp = analysis.compare([a, b], write=False, n_resamples=200).fingerprint.set_index("what")
+    row = fp.loc["foreign tracers found between rounds"]
+    assert (row["A"], row["B"], row["differs"]) == (
+        "none", "bpf: 4242/bpftrace/tracepoint (before rounds 1, 4-5); procs: 77/perf "
+        "(before round 3)", True)
+    busy = fp.loc["CPUs >10 % busy between rounds"]
+    assert (busy["A"], busy["B"], busy["differs"]) == ("none", "cpu0, cpu1", True)
+    order = list(fp.index)
+    assert order.index("foreign tracers found between rounds") < order.index("bpf_stats_enabled")
+    c = _copy(fixtures, tmp_path, "c")  # made before the scans existed
+    fp = analysis.compare([c, c], write=False, n_resamples=200).fingerprint.set_index("what")
+    assert fp.loc["foreign tracers found between rounds", "A"] == "not recorded"

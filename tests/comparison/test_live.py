@@ -95,3 +95,40 @@ def test_usdt_campaigns_compare_per_invocation(tmp_path):
         ["case", "tracer", "invocation"])["mean_ns"]
     expected = sum(inv[(1, "bpftrace", k)] - inv[(3, "bpftrace", k)] for k in range(3)) / 3
     assert rows.loc["cost-bpftrace", "a"] == pytest.approx(expected)
+
+
+def test_a_tracer_that_appears_between_rounds_is_found_recorded_and_refused(tmp_path):
+    """Another tool's bpftrace attaches during round 0 (started from the campaign's own
+    ``on_run``, after its first run): the scan before round 1 finds it, records it and
+    fails round 1's runs naming it; round 0's runs stand."""
+    need_tool("bpftrace")
+    need_tool("hyperfine")
+    procs = []
+
+    def start_foreign(run, staging, info):
+        if not procs:
+            procs.append(subprocess.Popen(
+                ["bpftrace", "-e", "tracepoint:syscalls:sys_enter_read { @ = count(); }"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            deadline = time.monotonic() + 60
+            while str(procs[0].pid) not in scan(LocalTransport()).get("bpf", ""):
+                assert time.monotonic() < deadline, "bpftrace did not attach"
+                time.sleep(0.2)
+
+    try:
+        res = _run(tmp_path, "mid", rounds=2, on_run=start_foreign)
+        pid = str(procs[0].pid)
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait(timeout=30)
+    failed = res.failed["local"]
+    assert not res.complete and failed
+    assert all(rid.startswith("r001-") for rid in failed), failed
+    assert all("before round 1" in why and f"{pid}/bpftrace" in why for why in failed.values())
+    assert any(rid.startswith("r000-") for rid in res.done["local"])
+    record = Campaign.open("mid", data_dir=tmp_path).target_records()["local"]
+    assert record["foreign_tracers"]["found"] == {}  # nothing at the start
+    scans = record["foreign_tracers"]["between_rounds"]
+    assert scans[0]["before_round"] == 1 and f"{pid}/bpftrace" in scans[0]["found"]["bpf"]
+    assert len(scans) == len(failed)  # every later run of round 1 looked again

@@ -51,7 +51,8 @@ def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
             plan.parameters = {**plan.parameters, "preset": p["preset"]}
         camp = Campaign(camp_name, data_dir=data_dir, notebook=bench.notebook,
                         benchmark=bench.name, parameters=plan.parameters)
-        execute = _observed(bench.execute(plan, p, camp.folder / ".scratch"), on_run)
+        execute = _between_rounds(_observed(bench.execute(plan, p, camp.folder / ".scratch"),
+                                            on_run), camp, built, allow_foreign_tracers)
         with camp.locked():
             result = _run_phases(bench, camp, plan, p, built, execute, progress,
                                  allow_foreign_tracers)
@@ -67,7 +68,41 @@ def _check_foreign(camp, built: dict[str, Target], allow: bool) -> None:
     """Other tracers on a target: refused unless allowed, recorded either way (after the
     target locks are held, before the first run: nothing of ours is tracing yet)."""
     for t, tg in built.items():
-        camp.record_target(t, {"foreign_tracers": foreign.check(tg.transport, t, allow)})
+        seen = foreign.check(tg.transport, t, allow)
+        earlier = ((camp.target_records().get(t) or {}).get("foreign_tracers") or {}) \
+            .get("between_rounds")
+        camp.record_target(t, {"foreign_tracers": {**seen, "between_rounds": earlier or []}})
+
+
+def _between_rounds(execute: Execute, camp, built: dict[str, Target], allow: bool) -> Execute:
+    """``execute``, with the target scanned for other tracers (and busy CPUs) before each
+    new round (a USDT or cyclictest invocation counts as a round): a tracer that appears
+    mid-campaign changes the rounds after it. Every scan is recorded in the target's
+    ``foreign_tracers.between_rounds``; one that finds a tracer not allowed fails the run
+    (and each later run, until the tracer is gone), naming it."""
+    names = {id(tg.transport): t for t, tg in built.items()}
+    last: dict[str, object] = {}
+
+    def watched(transport, run, staging):
+        target = names.get(id(transport))
+        now = run.params.get("round", run.params.get("invocation"))
+        if target is not None and now is not None:
+            if last.get(target, now) != now:
+                _scan(camp, transport, target, now, allow)
+            last[target] = now
+        return execute(transport, run, staging)
+
+    return watched
+
+
+def _scan(camp, transport, target: str, round_, allow: bool) -> None:
+    seen = foreign.check(transport, target, allow=True)
+    record = (camp.target_records().get(target) or {}).get("foreign_tracers") or {}
+    scans = [*record.get("between_rounds", []),
+             {"before_round": round_, "found": seen["found"], "busy_cpus": seen["busy_cpus"]}]
+    camp.record_target(target, {"foreign_tracers": {**record, "between_rounds": scans}})
+    if seen["found"] and not allow:
+        raise foreign.ForeignTracers(target, seen["found"], f"before round {round_}")
 
 
 def _run_phases(bench, camp, plan, p, built: dict[str, Target], execute, progress,

@@ -248,9 +248,9 @@ def summary(out: CampaignComparison, unit: str = "rounds") -> str:
                  "the fingerprints agree (nothing recorded differs)")
     lines += [f"  {d}" for d in diffs]
     for r in out.table.itertuples():
-        lines.append(f"{r.experiment:<22} {r.a:9.1f} -> {r.b:9.1f} {r.unit}: "
-                     f"{r.difference:+.1f} [{r.difference_ci_low:+.1f}, "
-                     f"{r.difference_ci_high:+.1f}], ratio {r.ratio:.3f} [{r.ratio_ci_low:.3f}, "
+        lines.append(f"{r.experiment:<22} {r.a:9.4g} -> {r.b:9.4g} {r.unit}: "
+                     f"{r.difference:+.3g} [{r.difference_ci_low:+.3g}, "
+                     f"{r.difference_ci_high:+.3g}], ratio {r.ratio:.3f} [{r.ratio_ci_low:.3f}, "
                      f"{r.ratio_ci_high:.3f}], p_holm {r.p_holm:.3g}: {r.verdict}"
                      + (f" (would need +-{r.margin_needed:.3g})"
                         if r.verdict == verdicts.INCONCLUSIVE else ""))

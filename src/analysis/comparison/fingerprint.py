@@ -62,6 +62,40 @@ _NOT_COMPARED = {"plan", "notebook", "target"}
 COLUMNS = ["group", "what", "A", "B", "differs"]
 
 
+#: the rows summarising the scans made before every round after the first
+BETWEEN_ROUNDS = ("foreign tracers found between rounds", "CPUs >10 % busy between rounds")
+
+
+def _between_rounds(record: dict) -> tuple[str, str]:
+    """What the scans between rounds found (``kind: what (before rounds 3-5)``; ``none``) and
+    which CPUs any of them saw busy (``cpu1``; ``none``); ``not recorded`` for a campaign
+    made before these scans, or of one round."""
+    scans = (record.get("foreign_tracers") or {}).get("between_rounds")
+    if not scans:
+        return "not recorded", "not recorded"
+    rounds: dict[str, list] = {}  # what was found -> before which rounds
+    for s in scans:
+        if s.get("found"):
+            what = ", ".join(f"{k}: {v}" for k, v in s["found"].items())
+            rounds.setdefault(what, []).append(s["before_round"])
+    found = [f"{what} (before round{'s' if len(r) > 1 else ''} {_spans(r)})"
+             for what, r in rounds.items()]
+    busy = sorted({c.split(":")[0] for s in scans for c in
+                   str(s.get("busy_cpus") or "").replace(",", " ").split() if c})
+    return "; ".join(found) or "none", ", ".join(busy) or "none"
+
+
+def _spans(rounds: list) -> str:
+    """[3, 4, 5, 8] -> '3-5, 8'."""
+    out, ordered = [], sorted(set(rounds))
+    for r in ordered:
+        if out and isinstance(r, int) and out[-1][1] == r - 1:
+            out[-1][1] = r
+        else:
+            out.append([r, r])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in out)
+
+
 def _get(record: dict, path: tuple):
     for k in path:
         record = record.get(k) if isinstance(record, dict) else None
@@ -81,6 +115,9 @@ def fingerprint(a: Campaign, b: Campaign, target_a: str, target_b: str) -> pd.Da
     that differ first (in the order of :data:`FIELDS`), then those that agree."""
     ra, rb = a.target_records().get(target_a) or {}, b.target_records().get(target_b) or {}
     rows = [(g, w, _get(ra, p), _get(rb, p)) for w, g, p in FIELDS]
+    at = next(i for i, (_, w, _, _) in enumerate(rows) if w.startswith("CPUs >10 %")) + 1
+    rows[at:at] = [("foreign tracers", what, x, y) for what, x, y in
+                   zip(BETWEEN_ROUNDS, _between_rounds(ra), _between_rounds(rb))]
     rows += [("tools", f"{t} version", _get(ra, ("preflight", "tools", t, "version")),
               _get(rb, ("preflight", "tools", t, "version"))) for t in TOOLS]
     pa, pb = a.parameters, b.parameters
