@@ -15,6 +15,7 @@ final ones) on its own rounds; and the extrapolated ratio of times to any common
 half-width, ``(T_h * w_h^2) / (T_r * w_r^2)`` (a half-width shrinks as 1/sqrt(time)).
 
 usage: python speed/bench_rate.py [ROUNDS] [EXPERIMENTS] [--campaign NAME --data-dir DIR]
+                                  [--rate-loop read|read+write]
 (with --campaign: analyse that finished ``both`` campaign instead of running one)
 """
 
@@ -70,7 +71,8 @@ def _rate_curve(camp: Campaign, target: str, exp: str, rounds: int):
         d = d[(d["label"] == exp) & ~d["mixed"]]
         est, lo, hi = ratemeter.bootstrap_t_ci(d["diff_ns"], n_resamples=999, seed=1)
         spent = fixed + sum(e.get("duration_s") or 0 for e in entries.values()
-                            if e["params"].get("kind") == rate.KIND and e["params"]["round"] < k)
+                            if e["params"].get("kind") in (rate.KIND, rate.BRACKET_KIND)
+                            and e["params"]["round"] < k)
         out.append((k, spent, _rel(est, lo, hi), est / ev))
     return out
 
@@ -89,6 +91,8 @@ def main() -> None:
     ap.add_argument("experiments", nargs="?", default="4,6,9,13")
     ap.add_argument("--campaign")
     ap.add_argument("--data-dir")
+    ap.add_argument("--rate-loop", default="read", choices=rate.LOOPS,
+                    help="the meter's iteration (read+write: dd's pair, like for like)")
     a = ap.parse_args()
     if a.campaign:
         camp = Campaign.open(a.campaign, data_dir=a.data_dir)
@@ -98,12 +102,14 @@ def main() -> None:
         start = time.perf_counter()
         b = dd.run_benchmark1("local", experiments=a.experiments, method="both",
                               rounds=a.rounds, bpf_stats="off", data_dir=tmp,
+                              rate_loop=a.rate_loop,
                               campaign=f"speed-{int(time.time())}", progress=False)
         wall = time.perf_counter() - start
         camp = b.campaign
     target = camp.first_target()
     rounds = int(camp.parameters["rounds"])
-    print(f"campaign {camp.name}: {rounds} rounds of both methods, wall {wall:.0f} s")
+    print(f"campaign {camp.name}: {rounds} rounds of both methods (rate iteration: "
+          f"{camp.parameters.get('rate_loop', 'read')}), wall {wall:.0f} s")
     print(f"{'experiment':<22} {'method':<9} {'cost ns':>8} {'+-final':>8} {'time s':>7}"
           f" {'time to common +-':>18}")
     ratios = []

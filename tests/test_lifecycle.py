@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from analysis import ratemeter
 from analysis.lifecycle import TracerError, TracerSpec, fetch, parse_meta, traced_run
 from analysis.transport import LocalTransport
 from conftest import need_tool
@@ -263,3 +264,38 @@ def test_cleanup_stops_the_workload_and_restores_the_sysctl_of_a_killed_runner(t
         subprocess.run(["pkill", "-KILL", "-fx", f"sleep {SLEEP_KILLED}"], check=False)
         if stats:
             BPF_STATS.write_text(before)
+
+
+def test_a_bracket_attaches_the_tracer_inside_the_running_workload(transport, tmp_path):
+    """``--bracket``: the rate meter runs first; the tracer is attached and stopped while
+    it runs, and the runner's four marks say when. Every read the tracer counted lies
+    between the marks: at least the iterations of the windows wholly between "attached"
+    and "stopping", at most those of the windows that overlap "tracer start" to "stopped"
+    (the loop reads once per iteration, nothing else by that name reads)."""
+    need_tool("bpftrace")
+    need_tool("cc")
+    subprocess.run(["sh", str(Path(__file__).parent.parent / "remote/workloads/"
+                              "build-rate-meter.sh"), str(tmp_path)],
+                   check=True, capture_output=True)
+    script = tmp_path / "count-meter-reads.bt"
+    script.write_text('tracepoint:syscalls:sys_enter_read /comm == "tracelab-rate"/ '
+                      '{ @reads = count(); }\n')
+    spec = TracerSpec("bpftrace", script=script, bracket=(0.3, 0.5, 0.3))
+    run = traced_run(transport, spec, [str(tmp_path / "tracelab-rate"), "-s", "20", "20"],
+                     attach_timeout=60, stop_timeout=30, workload_timeout=60)
+    assert run.ok and run.workload_exit == 0 and run.meta.get("bracket_marks") == "4"
+    fetch(transport, run.remote_dir, tmp_path / "out")
+    text = (tmp_path / "out" / "workload.stdout").read_text()
+    reads = int((tmp_path / "out" / "tracer.stdout").read_text().split("@reads:")[1].split()[0])
+    w = ratemeter.parse_windows(text)
+    t0 = int(next(x for x in text.splitlines() if x.startswith("# measuring")).split("t0=")[1])
+    m = [int(x.split()[2]) for x in text.splitlines() if x.startswith("m ")]
+    end = t0 + w["ns"].cumsum().to_numpy()
+    start = end - w["ns"].to_numpy()
+    its = w["iterations"].to_numpy()
+    inside = its[(start >= m[1]) & (end <= m[2])].sum()
+    overlapping = its[(end > m[0]) & (start < m[3])].sum()
+    assert 0 < inside <= reads <= overlapping
+    parts = ratemeter.bracket_blocks(text)
+    assert parts["traced"]["iterations"] == inside
+    assert parts["before"]["windows"] >= 5 and parts["after"]["windows"] >= 5

@@ -5,7 +5,9 @@ coverage of the nominal 95 % CIs on a simulated two-state machine (A/A and a rea
 from __future__ import annotations
 
 import math
+import signal
 import subprocess
+import time
 
 import numpy as np
 import pandas as pd
@@ -46,6 +48,53 @@ def test_the_meter_reads_as_many_times_as_asked(meter):
     one_byte = [x for x in run.stdout.splitlines() if x.split()[-1:] == ["1"]
                 and ", 1)" in x]
     assert len(one_byte) == 1000  # read(fd, "\0", 1) = 1, once per iteration
+
+
+def test_the_signalled_meter_marks_and_stops_when_told(meter):
+    proc = subprocess.Popen([str(meter), "-s", "10", "20"], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().startswith("# rate-meter 1 ")
+    head = proc.stdout.readline()  # printed (flushed) once the warm-up is over
+    assert head.startswith(f"# measuring pid={proc.pid} t0=")
+    for pause in (0.15, 0.1, 0.2, 0.1):  # four marks, as the runner sends them
+        time.sleep(pause)
+        proc.send_signal(signal.SIGUSR2)
+    time.sleep(0.15)
+    proc.send_signal(signal.SIGUSR1)
+    text = head + proc.stdout.read()
+    assert proc.wait(timeout=10) == 0
+    marks = [int(x.split()[2]) for x in text.splitlines() if x.startswith("m ")]
+    t0 = int(head.split("t0=")[1])
+    assert len(marks) == 4 and t0 < marks[0] < marks[1] < marks[2] < marks[3]
+    w = rm.parse_windows(text)
+    # windows are contiguous from t0 and the last ends after the last mark (SIGUSR1 later)
+    assert t0 + w["ns"].sum() > marks[3]
+    parts = rm.bracket_blocks(text)
+    # independently: a window [start, end) wholly inside each part, from the raw numbers
+    end = t0 + np.cumsum(w["ns"].to_numpy())
+    start = end - w["ns"].to_numpy()
+    for name, inside in (("before", end <= marks[0]),
+                         ("traced", (start >= marks[1]) & (end <= marks[2])),
+                         ("after", start >= marks[3])):
+        assert parts[name]["windows"] == inside.sum() >= 1
+        assert parts[name]["iterations"] == w["iterations"].to_numpy()[inside].sum()
+    # 0.2 s between marks 1 and 2 hold about 10 windows of 20 ms (minus the edges)
+    assert 5 <= parts["traced"]["windows"] <= 10
+
+
+def test_a_bracket_without_its_marks_is_refused_naming_the_file(tmp_path):
+    path = tmp_path / "workload.stdout"
+    windows = "".join(f"w {i} 640 20000000 19000000\n" for i in range(10))
+    good = ("# measuring pid=1 t0=1000\n" + windows +
+            "m 0 40001000\nm 1 80001000\nm 2 140001000\nm 3 150001000\n# done\n")
+    parts = rm.bracket_blocks(good, path)
+    assert [parts[k]["windows"] for k in ("before", "traced", "after")] == [2, 3, 2]
+    for text, field in ((good.replace("m 3 150001000\n", ""), "m"),
+                        (good.replace("# measuring pid=1 t0=1000\n", ""), "# measuring"),
+                        (good.replace("m 1 80001000", "m 1 30001000"), "m"),
+                        (good.replace("m 3 150001000", "m 3 199000000"), "w")):
+        with pytest.raises(DataFormatError, match="workload.stdout") as err:
+            rm.bracket_blocks(text, path)
+        assert err.value.field == field
 
 
 def test_bad_meter_output_names_the_file(tmp_path):

@@ -20,6 +20,14 @@
 #                         (meta bpf_run_cnt, bpf_run_time_ns, bpf_progs) and put the
 #                         sysctl back as it was, whatever happens (EXIT trap)
 #   --dtrace-define N=V   (dtrace) pass -D N=V to the C preprocessor (repeatable)
+#   --bracket U,T,V       the workload first, the tracer inside it: start the workload
+#                         (it must print "# measuring pid=P ..." once it measures, and
+#                         take SIGUSR2 as a mark and SIGUSR1 as "finish": the rate
+#                         meter's -s mode), U s untraced, mark, start the tracer, wait
+#                         until it attached, mark, T s traced, mark, stop the tracer,
+#                         mark, V s untraced, SIGUSR1, wait for the workload. The
+#                         workload is untraced before mark 0 and after mark 3, traced
+#                         between marks 1 and 2 (meta bracket_marks=4)
 #   Files the caller may put in DIR first: ftrace.events, ftrace.uprobe_defs,
 #   lttng.events (one entry per line), tracer-command.sh (KIND=command).
 #   Environment: FTRACE_FILTER, FTRACE_BUFFER_KB, LTTNG_CHANNEL_OPTS.
@@ -36,7 +44,7 @@ HERE=$(cd "$(dirname "$0")/.." && pwd)
 
 DDEFS=
 OUT= KIND= SCRIPT= TRACER_CPU= ATTACH_TIMEOUT=60 STOP_TIMEOUT=30 DEADLINE=0 READY= FTRACE_KEEP=0
-WATCH_STDIN=0 LOCK_TOKEN= BPF_STATS=0 BPF_STATS_BEFORE=
+WATCH_STDIN=0 LOCK_TOKEN= BPF_STATS=0 BPF_STATS_BEFORE= BRACKET=
 while [ $# -gt 0 ]; do
     case $1 in
     --out) OUT=$2; shift 2 ;;
@@ -51,6 +59,7 @@ while [ $# -gt 0 ]; do
     --watch-stdin) WATCH_STDIN=1; shift ;;
     --lock-token) LOCK_TOKEN=$2; shift 2 ;;
     --bpf-stats) BPF_STATS=1; shift ;;
+    --bracket) BRACKET=$2; shift 2 ;;
     --dtrace-define)
         case $2 in *\'*) die "--dtrace-define must not contain a single quote" ;; esac
         DDEFS="$DDEFS -D '$2'"; shift 2 ;;
@@ -62,6 +71,15 @@ done
 case $SCRIPT in *\'*) die "script path must not contain a single quote" ;; esac
 [ -n "$KIND" ] || die "--tracer is required"
 [ $# -gt 0 ] || die "no workload after --"
+if [ -n "$BRACKET" ]; then
+    case $BRACKET in
+    *[!0-9.,]*|*,*,*,*) die "--bracket takes U,T,V (seconds), not $BRACKET" ;;
+    *,*,*) ;;
+    *) die "--bracket takes U,T,V (seconds), not $BRACKET" ;;
+    esac
+    BR_U=${BRACKET%%,*}; BR_V=${BRACKET##*,}; BR_T=${BRACKET#*,}; BR_T=${BR_T%,*}
+    case $KIND in none|ftrace|lttng) die "--bracket needs a process tracer, not $KIND" ;; esac
+fi
 mkdir -p "$OUT" || die "cannot create $OUT"
 [ -e "$OUT/meta" ] && die "$OUT already holds a finished run"
 : > "$OUT/meta.partial"
@@ -141,66 +159,127 @@ if [ "$DEADLINE" != 0 ]; then  # watchdog: whatever happens, nothing outlives th
     WATCHDOG=$!
 fi
 
-t0=$(now)
-case $KIND in
-none)
-    meta probes 0
-    ;;
-bpftrace)
-    [ -r "$SCRIPT" ] || die "bpftrace script $SCRIPT not readable"
-    printf 'exec env __BPFTRACE_NOTIFY_PROBES_ATTACHED=1 bpftrace %s\n' "'$SCRIPT'" > "$OUT/tracer-command.sh"
-    start_process_tracer "$OUT/tracer-command.sh"
-    wait_for_pattern "$OUT/tracer.stderr" '__BPFTRACE_NOTIFY_PROBES_ATTACHED'
-    rc=$?
-    meta probes "$(sed -n 's/^Attaching \([0-9][0-9]*\) probe.*/\1/p' "$OUT/tracer.stdout" | sed -n 1p)"
-    ;;
-dtrace)
-    [ -r "$SCRIPT" ] || die "DTrace script $SCRIPT not readable"
-    meta probes "$(dtrace -l -C -D "DTRACE_SCRIPT=\"$SCRIPT\"" -s "$SCRIPT" 2>/dev/null | sed 1d | wc -l | tr -d ' ')"
-    printf 'exec dtrace -C -q -D %s%s -s %s -n %s\n' \
-        "'DTRACE_SCRIPT=\"$SCRIPT\"'" "$DDEFS" "'$SCRIPT'" "'dtrace:::BEGIN { printf(\"__TRACELAB_ATTACHED__\\n\"); }'" \
-        > "$OUT/tracer-command.sh"
-    start_process_tracer "$OUT/tracer-command.sh"
-    wait_for_pattern "$OUT/tracer.stdout" '__TRACELAB_ATTACHED__'
-    rc=$?
-    ;;
-command)
-    [ -r "$OUT/tracer-command.sh" ] || die "KIND=command needs $OUT/tracer-command.sh"
-    start_process_tracer "$OUT/tracer-command.sh"
-    if [ -n "$READY" ]; then
-        wait_for_pattern "$OUT/tracer.stdout" "$READY" || wait_for_pattern "$OUT/tracer.stderr" "$READY"
+# start_tracer: start the tracer and wait until it attached; sets rc (0, 1: not in time, 2: died)
+start_tracer() {
+    case $KIND in
+    none)
+        meta probes 0
+        ;;
+    bpftrace)
+        [ -r "$SCRIPT" ] || die "bpftrace script $SCRIPT not readable"
+        printf 'exec env __BPFTRACE_NOTIFY_PROBES_ATTACHED=1 bpftrace %s\n' "'$SCRIPT'" > "$OUT/tracer-command.sh"
+        start_process_tracer "$OUT/tracer-command.sh"
+        wait_for_pattern "$OUT/tracer.stderr" '__BPFTRACE_NOTIFY_PROBES_ATTACHED'
         rc=$?
-    else
-        rc=0
+        meta probes "$(sed -n 's/^Attaching \([0-9][0-9]*\) probe.*/\1/p' "$OUT/tracer.stdout" | sed -n 1p)"
+        ;;
+    dtrace)
+        [ -r "$SCRIPT" ] || die "DTrace script $SCRIPT not readable"
+        meta probes "$(dtrace -l -C -D "DTRACE_SCRIPT=\"$SCRIPT\"" -s "$SCRIPT" 2>/dev/null | sed 1d | wc -l | tr -d ' ')"
+        printf 'exec dtrace -C -q -D %s%s -s %s -n %s\n' \
+            "'DTRACE_SCRIPT=\"$SCRIPT\"'" "$DDEFS" "'$SCRIPT'" "'dtrace:::BEGIN { printf(\"__TRACELAB_ATTACHED__\\n\"); }'" \
+            > "$OUT/tracer-command.sh"
+        start_process_tracer "$OUT/tracer-command.sh"
+        wait_for_pattern "$OUT/tracer.stdout" '__TRACELAB_ATTACHED__'
+        rc=$?
+        ;;
+    command)
+        [ -r "$OUT/tracer-command.sh" ] || die "KIND=command needs $OUT/tracer-command.sh"
+        start_process_tracer "$OUT/tracer-command.sh"
+        if [ -n "$READY" ]; then
+            wait_for_pattern "$OUT/tracer.stdout" "$READY" || wait_for_pattern "$OUT/tracer.stderr" "$READY"
+            rc=$?
+        else
+            rc=0
+        fi
+        ;;
+    ftrace)
+        [ -r "$OUT/ftrace.events" ] || die "KIND=ftrace needs $OUT/ftrace.events"
+        ftrace_start; rc=$?
+        ;;
+    lttng)
+        [ -r "$OUT/lttng.events" ] || die "KIND=lttng needs $OUT/lttng.events"
+        lttng_start; rc=$?
+        ;;
+    *)
+        die "unknown tracer $KIND"
+        ;;
+    esac
+}
+
+# attached: attach_s and the verdict on rc (exit 3 unless the tracer attached)
+attached() {
+    rc=${rc:-0}
+    meta attach_s "$(elapsed "$t0" "$(now)")"
+    case $rc in
+    0) ;;
+    1) STATUS=attach_failed; meta error "tracer did not attach within ${ATTACH_TIMEOUT} s"; exit 3 ;;
+    *) STATUS=tracer_died; meta error "tracer exited before attaching (see tracer.stderr)"; exit 3 ;;
+    esac
+}
+
+start_workload() {
+    # the workload gets its own process group, so an interrupt stops all of it
+    ( in_new_group "$@" ) > "$OUT/workload.stdout" 2> "$OUT/workload.stderr" < /dev/null 9>&- &
+    WORKLOAD_PID=$!
+    # for cleanup.sh, should this runner be killed before its trap has stopped the workload
+    printf '%s\n' "$WORKLOAD_PID" > "$OUT/workload.pgid"
+}
+
+if [ -n "$BRACKET" ]; then
+    w0=$(now)
+    start_workload "$@"
+    # the workload says when it measures, and which process takes the marks
+    deadline=$(awk -v t="$w0" -v s="$ATTACH_TIMEOUT" 'BEGIN { printf "%.3f", t + s }')
+    MPID=
+    while [ -z "$MPID" ]; do
+        MPID=$(sed -n 's/^# measuring pid=\([0-9][0-9]*\).*/\1/p' "$OUT/workload.stdout" | sed -n 1p)
+        [ -n "$MPID" ] && break
+        if ! kill -0 "$WORKLOAD_PID" 2>/dev/null; then
+            STATUS=workload_failed; meta error "the workload exited before it measured"; exit 4
+        fi
+        if awk -v n="$(now)" -v d="$deadline" 'BEGIN { exit !(n > d) }'; then
+            STATUS=error; meta error "the workload did not measure within ${ATTACH_TIMEOUT} s"; exit 4
+        fi
+        sleep 0.02
+    done
+    mark() { kill -USR2 "$MPID" 2>/dev/null || { STATUS=workload_failed; meta error "the workload exited during the bracket"; exit 4; }; }
+    sleep "$BR_U"
+    mark
+    t0=$(now)
+    start_tracer
+    attached
+    mark
+    sleep "$BR_T"
+    if ! tracer_alive; then
+        STATUS=tracer_died
+        meta error "the tracer exited while the workload ran (see tracer.stderr)"
+        exit 4
     fi
-    ;;
-ftrace)
-    [ -r "$OUT/ftrace.events" ] || die "KIND=ftrace needs $OUT/ftrace.events"
-    ftrace_start; rc=$?
-    ;;
-lttng)
-    [ -r "$OUT/lttng.events" ] || die "KIND=lttng needs $OUT/lttng.events"
-    lttng_start; rc=$?
-    ;;
-*)
-    die "unknown tracer $KIND"
-    ;;
-esac
-t1=$(now)
-rc=${rc:-0}
-meta attach_s "$(elapsed "$t0" "$t1")"
-case $rc in
-0) ;;
-1) STATUS=attach_failed; meta error "tracer did not attach within ${ATTACH_TIMEOUT} s"; exit 3 ;;
-*) STATUS=tracer_died; meta error "tracer exited before attaching (see tracer.stderr)"; exit 3 ;;
-esac
+    mark
+    stop_all
+    TRACER_PID=
+    mark
+    meta bracket_marks 4
+    sleep "$BR_V"
+    kill -USR1 "$MPID" 2>/dev/null
+    wait "$WORKLOAD_PID"
+    wrc=$?
+    WORKLOAD_PID=
+    rm -f "$OUT/workload.pgid"
+    w1=$(now)
+    meta workload_exit "$wrc"
+    meta workload_s "$(elapsed "$w0" "$w1")"
+    if [ "$wrc" = 0 ]; then STATUS=ok; else STATUS=workload_failed; fi
+    exit "$wrc"
+fi
+
+t0=$(now)
+start_tracer
+attached
 
 w0=$(now)
-# the workload gets its own process group, so an interrupt stops all of it
-( in_new_group "$@" ) > "$OUT/workload.stdout" 2> "$OUT/workload.stderr" < /dev/null 9>&- &
-WORKLOAD_PID=$!
-# for cleanup.sh, should this runner be killed before its trap has stopped the workload
-printf '%s\n' "$WORKLOAD_PID" > "$OUT/workload.pgid"
+start_workload "$@"
 wait "$WORKLOAD_PID"
 wrc=$?
 WORKLOAD_PID=

@@ -9,6 +9,7 @@
  * miscounted.
  *
  * usage: rate-meter [-w] WARMUP_MS WINDOW_MS WINDOWS  timed: prints one line per window
+ *        rate-meter [-w] -s WARMUP_MS WINDOW_MS      signalled: windows until SIGUSR1
  *        rate-meter [-w] -n ITERATIONS               exactly ITERATIONS iterations (counting)
  *   -w: each iteration also writes the byte to /dev/null: dd's whole read + write pair
  *       (to tell what the second syscall changes; the benchmark's blocks read only)
@@ -17,10 +18,18 @@
  *                 window's wall time and the time this thread ran in it, from
  *                 CLOCK_THREAD_CPUTIME_ID, read once per window: a window in which the
  *                 thread was preempted shows a CPU share below 1), then "# done".
+ * signalled: after the warm-up "# measuring pid=P t0=NS" (CLOCK_MONOTONIC, flushed), then
+ *            windows until SIGUSR1 (the window under way completes); each SIGUSR2 marks
+ *            the time it arrived ("m INDEX NS", CLOCK_MONOTONIC): the runner marks when
+ *            it starts the tracer, sees it attached, stops it and has stopped it, so
+ *            every window is known to be untraced, traced or in a transition
+ *            (traced-run.sh --bracket). Then the windows, the marks and "# done".
  * Exit status: 0, 2 on bad arguments, 3 if /dev/zero cannot be read. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -28,6 +37,7 @@
 
 #define CHECK 64
 #define MAX_WINDOWS 100000
+#define MAX_MARKS 64
 
 static long long
 clock_ns(clockid_t id)
@@ -46,11 +56,34 @@ now_ns(void)
 
 static int fd, out_fd = -1;
 static char buf[1];
+static volatile sig_atomic_t stop_flag, n_marks;
+static long long marks[MAX_MARKS];
+
+static void
+on_stop(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static void
+on_mark(int sig)
+{
+	(void)sig;
+	if (n_marks < MAX_MARKS) {	/* clock_gettime is async-signal-safe */
+		marks[n_marks] = now_ns();
+		n_marks = n_marks + 1;
+	}
+}
 
 static int
 one(void)
 {
-	if (read(fd, buf, 1) != 1)
+	ssize_t r;
+
+	while ((r = read(fd, buf, 1)) < 0 && errno == EINTR)
+		;
+	if (r != 1)
 		return (-1);
 	if (out_fd >= 0 && write(out_fd, buf, 1) != 1)
 		return (-1);
@@ -81,6 +114,7 @@ int
 main(int argc, char **argv)
 {
 	long long warmup_ms, window_ms, windows, w, t0, t1, c0, c1, n, i;
+	int signalled = 0;
 
 	fd = open("/dev/zero", O_RDONLY);
 	if (fd < 0)
@@ -102,6 +136,21 @@ main(int argc, char **argv)
 		printf("# rate-meter 1 iterations=%lld\n", n);
 		return (0);
 	}
+	if (argc == 4 && argv[1][0] == '-' && argv[1][1] == 's' && argv[1][2] == 0) {
+		struct sigaction sa;
+
+		signalled = 1;
+		argc--;
+		argv++;
+		sigemptyset(&sa.sa_mask);
+		sa.sa_flags = SA_RESTART;
+		sa.sa_handler = on_stop;
+		sigaction(SIGUSR1, &sa, NULL);
+		sa.sa_handler = on_mark;
+		sigaction(SIGUSR2, &sa, NULL);
+		argv[3] = "100000";	/* MAX_WINDOWS */
+		argc++;
+	}
 	if (argc != 4)
 		return (2);
 	warmup_ms = atoll(argv[1]);
@@ -109,12 +158,20 @@ main(int argc, char **argv)
 	windows = atoll(argv[3]);
 	if (warmup_ms < 0 || window_ms <= 0 || windows <= 0 || windows > MAX_WINDOWS)
 		return (2);
-	printf("# rate-meter 1 cpu=%d warmup_ms=%lld window_ms=%lld windows=%lld check=%d\n",
-	    sched_getcpu(), warmup_ms, window_ms, windows, CHECK);
+	if (signalled)
+		printf("# rate-meter 1 cpu=%d warmup_ms=%lld window_ms=%lld signalled check=%d\n",
+		    sched_getcpu(), warmup_ms, window_ms, CHECK);
+	else
+		printf("# rate-meter 1 cpu=%d warmup_ms=%lld window_ms=%lld windows=%lld check=%d\n",
+		    sched_getcpu(), warmup_ms, window_ms, windows, CHECK);
 	fflush(stdout);
 	t0 = now_ns();
 	if (warmup_ms > 0)
 		run_until(t0 + warmup_ms * 1000000LL, &t0);
+	if (signalled) {
+		printf("# measuring pid=%ld t0=%lld\n", (long)getpid(), t0);
+		fflush(stdout);
+	}
 	{
 		long long *its = malloc(sizeof(long long) * windows);
 		long long *ns = malloc(sizeof(long long) * windows);
@@ -124,7 +181,7 @@ main(int argc, char **argv)
 			return (3);
 		/* nothing is printed while windows run: output would be part of the loop */
 		c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-		for (w = 0; w < windows; w++) {
+		for (w = 0; w < windows && !stop_flag; w++) {
 			its[w] = run_until(t0 + window_ms * 1000000LL, &t1);
 			c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 			ns[w] = t1 - t0;
@@ -132,8 +189,11 @@ main(int argc, char **argv)
 			t0 = t1;
 			c0 = c1;
 		}
+		windows = w;
 		for (w = 0; w < windows; w++)
 			printf("w %lld %lld %lld %lld\n", w, its[w], ns[w], cpu[w]);
+		for (i = 0; i < n_marks; i++)
+			printf("m %lld %lld\n", i, marks[i]);
 	}
 	printf("# done cpu=%d\n", sched_getcpu());
 	return (0);

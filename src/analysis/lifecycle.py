@@ -36,6 +36,9 @@ class TracerSpec:
     ``lttng_events``: e.g. ``("lttng_ust_tracef:*",)``.
     ``command``: argv of a custom tracer (kind ``command``) with ``ready`` its
     attached-line regex.
+    ``bracket``: ``(U, T, V)`` seconds: the workload starts first and the tracer is
+    attached inside it, U s untraced, T s traced, V s untraced (``traced-run.sh
+    --bracket``; the workload takes the marks: the rate meter's signalled mode).
     """
 
     kind: str
@@ -52,10 +55,17 @@ class TracerSpec:
     tracer_cpu: int | None = None
     dtrace_defines: tuple[str, ...] = ()
     bpf_stats: bool = False  # bpftrace: the programs' own run time (kernel.bpf_stats_enabled)
+    bracket: tuple[float, float, float] | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"tracer kind must be one of {KINDS}, not {self.kind!r}")
+        if self.bracket is not None:
+            if self.kind not in ("bpftrace", "dtrace", "command"):
+                raise ValueError(f"a bracket needs a process tracer, not {self.kind!r}")
+            if len(self.bracket) != 3 or not all(
+                    isinstance(x, (int, float)) and 0 <= x < 3600 for x in self.bracket):
+                raise ValueError(f"bracket must be three durations in s, not {self.bracket!r}")
         if self.kind in ("bpftrace", "dtrace") and self.script is None:
             raise ValueError(f"{self.kind} needs a script")
         if self.kind == "ftrace" and not self.ftrace_events:
@@ -234,6 +244,8 @@ def _runner_options(transport: Transport, spec: TracerSpec, remote_dir: str,
         argv += ["--bpf-stats"]
     for define in spec.dtrace_defines:
         argv += ["--dtrace-define", define]
+    if spec.bracket is not None:
+        argv += ["--bracket", ",".join(f"{float(x):.3f}" for x in spec.bracket)]
     return argv
 
 

@@ -49,10 +49,14 @@ import pandas as pd
 from . import stats
 from .errors import DataFormatError
 
-__all__ = ["bootstrap_t_ci", "block_values", "outlier_blocks", "paired_differences",
-           "parse_windows", "simulate_coverage", "speed_states"]
+__all__ = ["bootstrap_t_ci", "block_values", "bracket_blocks", "outlier_blocks",
+           "paired_differences", "parse_windows", "simulate_coverage", "speed_states"]
 
 _WINDOW = re.compile(r"^w (\d+) (\d+) (\d+) (\d+)$")
+_MARK = re.compile(r"^m (\d+) (\d+)$")
+_T0 = re.compile(r"^# measuring pid=\d+ t0=(\d+)$")
+#: the runner's marks in a bracket: tracer starting, attached, stopping, stopped
+BRACKET_MARKS = ("tracer_start", "attached", "stopping", "stopped")
 #: a block whose thread ran less than this share of its windows' wall time was preempted
 MIN_CPU_SHARE = 0.97
 
@@ -76,12 +80,45 @@ def parse_windows(text: str, path: Path | str | None = None) -> pd.DataFrame:
     return df
 
 
+def bracket_blocks(text: str, path: Path | str | None = None) -> dict[str, dict]:
+    """A bracket's three blocks (``before``, ``traced``, ``after``), each as
+    :func:`block_values`, from the signalled meter's output: a window belongs to a block
+    only if it lies wholly in it (before the first mark, between the second and third,
+    after the fourth); windows across a mark are left out (the tracer's start, attach and
+    stop). Raises :class:`~analysis.errors.DataFormatError` naming the file if the marks
+    or ``t0`` are missing or a block holds no window."""
+    w = parse_windows(text, path)
+    lines = [line.strip() for line in text.splitlines()]
+    t0 = [int(m.group(1)) for line in lines if (m := _T0.match(line))]
+    marks = [int(m.group(2)) for line in lines if (m := _MARK.match(line))]
+    if len(t0) != 1:
+        raise DataFormatError(path, "# measuring", "no 't0' line: not the meter's signalled "
+                              "mode")
+    if len(marks) != len(BRACKET_MARKS) or marks != sorted(marks) or marks[0] < t0[0]:
+        raise DataFormatError(path, "m", f"{len(marks)} marks, expected "
+                              f"{len(BRACKET_MARKS)} in time order after t0 "
+                              f"({', '.join(BRACKET_MARKS)})")
+    end = t0[0] + w["ns"].cumsum().to_numpy()
+    start = end - w["ns"].to_numpy()
+    parts = {"before": end <= marks[0],
+             "traced": (start >= marks[1]) & (end <= marks[2]),
+             "after": start >= marks[3]}
+    out = {}
+    for name, mask in parts.items():
+        if not mask.any():
+            raise DataFormatError(path, "w", f"no whole window {name} the tracer (a window "
+                                  "is longer than the bracket's part?)")
+        out[name] = block_values(w[mask])
+    return out
+
+
 def block_values(windows: pd.DataFrame) -> dict:
     """One block from its windows: time per iteration (total ns / total iterations), the
     windows' coefficient of variation, their number, the iterations and the thread's CPU
     share (CPU time / wall time: below :data:`MIN_CPU_SHARE` it was preempted)."""
     per = windows["ns_per_iter"].to_numpy(float)
     return {"ns_per_iter": float(windows["ns"].sum() / windows["iterations"].sum()),
+            "median_ns_per_iter": float(np.median(per)),
             "cpu_share": float(windows["cpu_ns"].sum() / windows["ns"].sum()),
             "cpu_ns_per_iter": float(windows["cpu_ns"].sum() / windows["iterations"].sum()),
             "window_cv": float(per.std(ddof=1) / per.mean()) if per.size > 1 else math.nan,

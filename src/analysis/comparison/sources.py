@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats as _st
 
+from .. import stats
 from ..benchmarks import cyclictest as _cyclictest
 from ..benchmarks import kbuild as _kbuild
 from ..benchmarks import looper as _looper
@@ -35,7 +36,6 @@ from ..benchmarks.dd import rounds as _rounds
 from ..benchmarks.dd.experiments import CONTROL
 from ..benchmarks.dd.results import load_counts, load_events, load_runs, planned_from_manifest
 from ..campaign import Campaign
-from .. import stats
 from .verdicts import Blocks
 
 
@@ -221,7 +221,7 @@ def ab_measures(camp: Campaign, target: str) -> dict[str, Measure]:
     q = camp.parameters
     script = None
     for t in camp.target_names:
-        for run_id, entry in camp.run_records(t).items():
+        for entry in camp.run_records(t).values():
             if entry.get("status") == "done" and (entry.get("params") or {}).get("arm") == "B":
                 script = script or next((d for n, d in sorted((entry.get("files") or
                                                                {}).items())

@@ -3,11 +3,15 @@ bpftrace, short windows) and its report, ``method="both"`` and its agreement tab
 
 from __future__ import annotations
 
+import shutil
+
+import numpy as np
 import pandas as pd
 import pytest
 
 from analysis.benchmarks import dd
 from analysis.benchmarks.dd import rate
+from analysis.campaign import Campaign
 from analysis.errors import ParameterError
 from conftest import need_tool
 
@@ -20,29 +24,67 @@ def test_method_defaults_to_the_seeds_hyperfine():
         params["method"].parse("perf")
 
 
-def test_a_round_is_abab_with_one_aa_slot():
+def test_a_round_is_one_bracket_per_experiment_and_one_aa_slot():
     runs = rate.round_runs(["04-tracepoint-entry", "09-map"], "01-control", 3, "seed")
-    roles = [r.params["role"] for r in runs]
-    assert roles == ["A", "B", "A", "B", "A", "B", "A"]
-    assert [r.params["position"] for r in runs] == list(range(7))
-    assert all(r.experiment == "01-control" for r in runs if r.params["role"] == "A")
-    slots = sorted(r.run_id.split("-", 2)[2] for r in runs if r.params["role"] == "B")
+    assert [r.params["kind"] for r in runs] == [rate.BRACKET_KIND] * 3
+    assert [r.params["position"] for r in runs] == [0, 1, 2]
+    assert {r.params["round"] for r in runs} == {3}
+    slots = sorted(r.run_id.split("-", 2)[2] for r in runs)
     assert slots == ["04-tracepoint-entry", "09-map", "aa-control"]
-    assert [r.params.get("aa") for r in runs if r.run_id.endswith("aa-control")] == [True]
+    aa = [r for r in runs if r.run_id.endswith("aa-control")]
+    assert [(r.experiment, r.params.get("aa")) for r in aa] == [("01-control", True)]
     # deterministic per seed and round, shuffled between rounds
     assert [r.run_id for r in runs] == [r.run_id for r in rate.round_runs(
         ["04-tracepoint-entry", "09-map"], "01-control", 3, "seed")]
+    orders = {tuple(r.run_id[5:] for r in rate.round_runs(
+        ["04-tracepoint-entry", "09-map", "13-kernel-stack"], "01-control", k, "seed"))
+        for k in range(8)}
+    assert len(orders) > 1
     later = rate.round_runs(["09-map"], "01-control", 9, "seed", aa=False)
-    assert [r.params["role"] for r in later] == ["A", "B", "A"]
+    assert [r.run_id for r in later] == ["q009-00-09-map"]
+
+
+def test_the_loop_is_read_alone_or_dds_pair_in_counting_and_timed_runs_alike():
+    params = {p.name: p for p in dd.DD.params}
+    assert params["rate_loop"].default == "read"
+    with pytest.raises(ParameterError, match="rate_loop"):
+        params["rate_loop"].parse("write")
+    for loop, flag in (("read", []), ("read+write", ["-w"])):
+        q = {**rate.settings({"rate_loop": loop}), "workload_cpu": 1}
+        assert q["rate_loop"] == loop
+        count = rate.workload("/m", rate.COUNT_KIND, q, {"iterations": 10})
+        timed = rate.workload("/m", rate.BRACKET_KIND, q, {})
+        assert count == ["/m", *flag, "-n", "10"]
+        assert timed == ["/m", *flag, "-s", str(rate.WARMUP_MS), str(rate.WINDOW_MS)]
 
 
 @pytest.fixture
 def short_blocks(monkeypatch):
-    # seconds, not minutes: 5 windows of 20 ms after 20 ms of warm-up per block
+    # seconds, not minutes: 20 ms windows, 0.2 s untraced before and after 0.3 s traced
     monkeypatch.setattr(rate, "WARMUP_MS", 20)
     monkeypatch.setattr(rate, "WINDOW_MS", 20)
-    monkeypatch.setattr(rate, "WINDOWS", 5)
+    monkeypatch.setattr(rate, "UNTRACED_S", 0.2)
+    monkeypatch.setattr(rate, "TRACED_S", 0.3)
     monkeypatch.setattr(rate, "COUNT_ITERATIONS", 20_000)
+
+
+def _raw_bracket(path):
+    """A bracket's (traced, untraced before, untraced after) ns per iteration, read from
+    the meter's raw output here, without the package: windows wholly inside each part."""
+    lines = path.read_text().splitlines()
+    t = int(next(x for x in lines if x.startswith("# measuring")).split("t0=")[1])
+    marks = [int(x.split()[2]) for x in lines if x.startswith("m ")]
+    parts = {"b": [0, 0], "t": [0, 0], "a": [0, 0]}
+    for x in lines:
+        if x.startswith("w "):
+            _, _, its, ns, _ = x.split()
+            start, t = t, t + int(ns)
+            key = ("b" if t <= marks[0] else "t" if start >= marks[1] and t <= marks[2]
+                   else "a" if start >= marks[3] else None)
+            if key:
+                parts[key][0] += int(ns)
+                parts[key][1] += int(its)
+    return [parts[k][0] / parts[k][1] for k in ("t", "b", "a")]
 
 
 @pytest.mark.slow
@@ -53,11 +95,13 @@ def test_rate_campaign_on_local(tmp_path, short_blocks):
                           precision=None, budget=None,  # fixed rounds, not the quick preset's
                           data_dir=tmp_path, campaign="rate", progress=False)
     assert b.result.complete, b.result
-    assert b.campaign.parameters["method"] == "rate"
-    assert b.campaign.parameters["rate_windows"] == 5
+    q = b.campaign.parameters
+    assert q["method"] == "rate" and q["rate_design"] == "bracket"
+    assert (q["rate_untraced_s"], q["rate_traced_s"]) == (0.2, 0.3)
     blocks = rate.load_blocks(b.campaign, "local")
-    assert len(blocks) == 3 * 5 and (blocks["windows"] == 5).all()
-    assert set(blocks.loc[blocks["role"] == "A", "experiment"]) == {"01-control"}
+    # 3 rounds x (04 and the A/A slot) brackets, each three blocks
+    assert len(blocks) == 3 * 2 * 3 and (blocks["windows"] >= 1).all()
+    assert set(blocks.loc[blocks["role"] == "A", "label"]) == {"untraced"}
     # events per iteration measured: one read tracepoint hit per read of the meter
     ev = rate.events_per_iteration(b.campaign, "local")
     assert ev["04-tracepoint-entry"] == pytest.approx(1.0, abs=0.01)
@@ -66,12 +110,15 @@ def test_rate_campaign_on_local(tmp_path, short_blocks):
     assert rep["method"] == "rate" and "rate method" in rep["summary"]
     table = rep["table"].set_index("experiment")
     assert list(rep["table"].columns) == dd.TABLE_COLUMNS
-    # the cost is (traced - untraced neighbours) / events, recomputed here from the blocks
-    by = blocks.set_index(["round", "position"])["ns_per_iter"]
-    diffs = [by[(r, p)] - (by.get((r, p - 1), float("nan")) + by.get((r, p + 1),
-                                                                        float("nan"))) / 2
-             for (r, p), lab in blocks.set_index(["round", "position"])["label"].items()
-             if lab == "04-tracepoint-entry"]
+    # the cost is (traced - mean of its own untraced blocks) / events, recomputed here
+    # from the raw files
+    diffs = []
+    for rid in sorted(b.campaign.run_records("local")):
+        if rid.endswith("-04-tracepoint-entry") and rid.startswith("q"):
+            tr, before, after = _raw_bracket(b.campaign.run_dir("local", rid) /
+                                             "workload.stdout")
+            diffs.append(tr - (before + after) / 2)
+    assert len(diffs) == 3
     rt = rep["rate_table"].set_index("experiment")
     if rt.loc["04-tracepoint-entry", "pairs_mixed_state"] == 0:
         assert table.loc["04-tracepoint-entry", "per_event_ns"] == pytest.approx(
@@ -91,3 +138,32 @@ def test_agreement_says_whether_cis_overlap():
     assert ag.loc["04-a", "agree"] and not ag.loc["13-b", "agree"]
     assert ag.loc["13-b", "difference_ns"] == pytest.approx(17.0)
     assert "aa-control" not in ag.index
+
+
+def test_a_campaign_of_the_earlier_design_reports_and_is_not_continued(fixtures, tmp_path):
+    """A real rate campaign made with the earlier design (every block its own meter
+    process, ``A B1 A B2 ... A``; 4 rounds of 04 and the A/A slot, 20 ms windows, made
+    with 25adcab): its blocks load, its cost is the traced block minus its two untraced
+    neighbours (recomputed here from the raw windows), and going on with it is refused."""
+    shutil.copytree(fixtures / "rate-v1/data/raw/rate-v1", tmp_path / "raw" / "rate-v1")
+    camp = Campaign.open("rate-v1", data_dir=tmp_path)
+    blocks = rate.load_blocks(camp, "local")
+    assert len(blocks) == 4 * 5 and set(blocks["role"]) == {"A", "B"}
+    runs = camp.run_records("local")
+    time = {}
+    for rid, e in runs.items():
+        if e["params"].get("kind") == rate.KIND:
+            w = [x.split() for x in (camp.run_dir("local", rid) / "workload.stdout")
+                 .read_text().splitlines() if x.startswith("w ")]
+            time[(e["params"]["round"], e["params"]["position"])] = (
+                sum(int(x[3]) for x in w) / sum(int(x[2]) for x in w), rid)
+    diffs = [t - (time[(r, p - 1)][0] + time[(r, p + 1)][0]) / 2
+             for (r, p), (t, rid) in time.items() if rid.endswith("-04-tracepoint-entry")]
+    table = rate.rate_table(camp, "local", n_resamples=199).set_index("experiment")
+    ev = rate.events_per_iteration(camp, "local")["04-tracepoint-entry"]
+    assert table.loc["04-tracepoint-entry", "per_event_ns_all_pairs"] == pytest.approx(
+        np.mean(diffs) / ev)
+    p = {"precision": 0.1, "budget": None}
+    with pytest.raises(ParameterError, match="earlier design"):
+        rate.more(camp, "local", ["01-control", "04-tracepoint-entry"], "01-control", p,
+                  "rate-v1", 4)

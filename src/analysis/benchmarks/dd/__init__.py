@@ -127,8 +127,13 @@ class DD(Benchmark):
                      "statistics cost; off: no such blocks", ("auto", "off")),
         Param.choice("method", "hyperfine", "hyperfine: whole dd processes timed by "
                      "hyperfine (the seeds' method); rate: dd's read in a tight loop, "
-                     "iterations per window, untraced and traced blocks interleaved; both: "
+                     "iterations per window, each traced block between two untraced ones of the "
+                     "same process; both: "
                      "each experiment both ways, and whether they agree", _rate.METHODS),
+        Param.choice("rate_loop", "read", "the rate method's iteration: read = dd's read "
+                     "alone (the event's own cost); read+write = dd's read and write of one "
+                     "byte, as dd does (what the hyperfine method measures: an enabled "
+                     "syscall tracepoint also slows the untraced write)", _rate.LOOPS),
     )
 
     def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:

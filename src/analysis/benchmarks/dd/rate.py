@@ -4,17 +4,26 @@ Beside the seeds' method (whole ``dd`` processes under hyperfine), ``method="rat
 runs ``remote/workloads/rate-meter.c`` (built on the target with its ``cc``): one
 process, pinned to the workload CPU, issuing ``read(2)`` of one byte from
 ``/dev/zero`` through libc (dd's read; libc's ``__read`` for the uprobes) after a
-warm-up, counting completed iterations per fixed window (``CLOCK_MONOTONIC``). Each
-block is one traced run of the meter with a script attached exactly as the
-hyperfine method attaches it (the same scripts and substitutes): ``A`` blocks carry
-the control's script (BEGIN only), ``B`` blocks an experiment's.
+warm-up, counting completed iterations per fixed window (``CLOCK_MONOTONIC``).
+
+One run is one *bracket* (``traced-run.sh --bracket``): the meter starts first and
+measures ``UNTRACED_S`` untraced; the experiment's script is then attached exactly as
+the hyperfine method attaches it (the same scripts and substitutes), measured for
+``TRACED_S``, stopped, and the meter measures ``UNTRACED_S`` untraced again. The
+runner marks the meter (SIGUSR2) when it starts the tracer, sees it attached, stops it
+and has stopped it, so every window is known to be untraced (A), traced (B) or in a
+transition (left out: the tracer's compile and attach, its stop). A run thus gives
+three blocks ``A B A`` of one process on one CPU a few seconds apart: its difference
+``B - (A_before + A_after) / 2`` cancels the process's own speed (page placement,
+cache colouring) and a linear drift, and needs one attach, not three processes.
 
 Plan: a counting run per experiment (``rcount-<id>``: the meter doing exactly
 ``COUNT_ITERATIONS`` reads under the counting script, events per iteration measured
-as for dd), then rounds ``A B1 A B2 ... A`` (``q<round>-<pos>-<label>``), the B
-slots shuffled per round with one A/A slot (a control block in a B slot: the noise
+as for dd), then rounds of one bracket per experiment (``q<round>-<pos>-<label>``),
+shuffled per round, with one A/A slot (a bracket with the control's script: the noise
 floor). Statistics: :mod:`analysis.ratemeter`. Adaptive rounds use
-:class:`analysis.precision.Rule` like the hyperfine rounds.
+:class:`analysis.precision.Rule` like the hyperfine rounds. Campaigns made with the
+earlier design (every block its own run, ``A B1 A B2 ... A``) still load and report.
 """
 
 from __future__ import annotations
@@ -29,22 +38,28 @@ import pandas as pd
 from ... import precision, ratemeter
 from ...campaign import Campaign, RunSpec
 from ...deploy import build_workload
-from ...errors import TargetError
+from ...errors import ParameterError, TargetError
 from . import rounds as _rounds
 
 METHODS = ("hyperfine", "rate", "both")
+LOOPS = ("read", "read+write")  # the meter's iteration (read+write: its -w)
 COUNT_ITERATIONS = 200_000
 WARMUP_MS = 200
 WINDOW_MS = 100
-WINDOWS = 5
+UNTRACED_S = 1.0  # before and after the tracer, per bracket
+TRACED_S = 2.0
+WINDOWS = 5  # the earlier design's windows per block (campaigns made before)
 METER = "tracelab-rate"  # the meter's name (comm) on the target
-COUNT_KIND, KIND = "rate-count", "rate"
+DESIGN = "bracket"
+#: runs: a counting run, a bracket (A B A in one meter), an earlier design's block
+COUNT_KIND, BRACKET_KIND, KIND = "rate-count", "rate-bracket", "rate"
 
 
 def settings(p: dict) -> dict:
     """The rate method's parameters as stored in a campaign's manifest."""
-    return {"rate_warmup_ms": WARMUP_MS, "rate_window_ms": WINDOW_MS,
-            "rate_windows": int(p.get("rate_windows") or WINDOWS)}
+    return {"rate_design": DESIGN, "rate_warmup_ms": WARMUP_MS, "rate_window_ms": WINDOW_MS,
+            "rate_untraced_s": float(UNTRACED_S), "rate_traced_s": float(TRACED_S),
+            "rate_loop": p.get("rate_loop") or LOOPS[0]}
 
 
 def build_meter(transport) -> str:
@@ -59,24 +74,18 @@ def counting_runs(ids: list[str]) -> list[RunSpec]:
 
 def round_runs(experiments: list[str], control: str, r: int, seed, aa: bool = True
                ) -> list[RunSpec]:
-    """One round: A before, after and between the B slots (experiments and, with ``aa``,
-    the A/A slot, shuffled by ``seed`` and round)."""
+    """One round: a bracket per experiment and, with ``aa``, the A/A slot (a bracket with
+    the control's script), shuffled by ``seed`` and round."""
     slots = [e for e in dict.fromkeys(experiments) if e != control] + ([_rounds.AA] if aa
                                                                         else [])
     random.Random(f"{seed}-rate-{r}").shuffle(slots)
-    out, pos = [], 0
-    for slot in slots:
-        out.append(RunSpec(f"q{r:03d}-{pos:02d}-A", control,
-                           {"kind": KIND, "round": r, "position": pos, "role": "A"}))
-        pos += 1
-        params = {"kind": KIND, "round": r, "position": pos, "role": "B"}
+    out = []
+    for pos, slot in enumerate(slots):
+        params = {"kind": BRACKET_KIND, "round": r, "position": pos}
         if slot == _rounds.AA:
             params["aa"] = True
         out.append(RunSpec(f"q{r:03d}-{pos:02d}-{slot}", control if slot == _rounds.AA
                            else slot, params))
-        pos += 1
-    out.append(RunSpec(f"q{r:03d}-{pos:02d}-A", control,
-                       {"kind": KIND, "round": r, "position": pos, "role": "A"}))
     return out
 
 
@@ -88,27 +97,37 @@ def first_runs(ids: list[str], control: str, rounds: int, seed) -> list[RunSpec]
 
 
 def workload(meter: str, kind: str, q: dict, params: dict) -> list[str]:
+    """The meter's argv: read alone, or with ``rate_loop="read+write"`` dd's pair (``-w``),
+    in the counting runs too (so events per iteration are those of the same loop)."""
+    loop = ["-w"] if q.get("rate_loop", LOOPS[0]) == "read+write" else []
     if kind == COUNT_KIND:
-        return [meter, "-n", str(int(params["iterations"]))]
-    return [meter, str(int(q["rate_warmup_ms"])), str(int(q["rate_window_ms"])),
-            str(int(q["rate_windows"]))]
+        return [meter, *loop, "-n", str(int(params["iterations"]))]
+    return [meter, *loop, "-s", str(int(q["rate_warmup_ms"])), str(int(q["rate_window_ms"]))]
+
+
+def bracket(q: dict) -> tuple[float, float, float]:
+    """The runner's bracket: untraced, traced, untraced seconds."""
+    return (q["rate_untraced_s"], q["rate_traced_s"], q["rate_untraced_s"])
 
 
 def timeout(kind: str, q: dict, params: dict) -> float:
     if kind == COUNT_KIND:
         return 60.0 + params["iterations"] * 50e-6
-    return 60.0 + 5 * (q["rate_warmup_ms"] + q["rate_window_ms"] * q["rate_windows"]) / 1000
+    return 60.0 + 5 * (q["rate_warmup_ms"] / 1000 + sum(bracket(q)))
 
 
 def check_run(kind: str, staging: Path, name: str, transport_name: str) -> dict:
-    """What a finished rate run adds to its info (and a clear error if its output is bad)."""
+    """What a finished rate run adds to its info (and a clear error if its output is bad):
+    a bracket's three blocks' values (``before_``, ``traced_``, ``after_``)."""
     text = (staging / "workload.stdout").read_text()
     if kind == COUNT_KIND:
         return {}
     try:
-        return ratemeter.block_values(ratemeter.parse_windows(text, staging / "workload.stdout"))
+        parts = ratemeter.bracket_blocks(text, staging / "workload.stdout")
     except ValueError as exc:
-        raise TargetError(f"{transport_name}: rate block {name}: {exc}") from exc
+        raise TargetError(f"{transport_name}: rate bracket {name}: {exc}") from exc
+    return {f"{part}_{k}": v for part, values in parts.items() for k, v in values.items()
+            if k in ("ns_per_iter", "windows", "cpu_share")}
 
 
 # --------------------------------------------------------------------------- #
@@ -128,7 +147,18 @@ def load_blocks(campaign: Campaign, target: str) -> pd.DataFrame:
     block is an outlier, its speed state, and whether the meter was preempted (another task
     took its CPU: its CPU share under :data:`analysis.ratemeter.MIN_CPU_SHARE`)."""
     rows = []
-    for rid, e in _entries(campaign, target, KIND):
+    for rid, e in _entries(campaign, target, BRACKET_KIND):
+        # one bracket, three blocks: positions 3k, 3k + 1, 3k + 2 pair it with itself
+        path = campaign.run_dir(target, rid) / "workload.stdout"
+        p = e["params"]
+        label = _rounds.AA if p.get("aa") else e["experiment"]
+        parts = ratemeter.bracket_blocks(path.read_text(), path)
+        for i, (part, role) in enumerate((("before", "A"), ("traced", "B"), ("after", "A"))):
+            rows.append({"run_id": rid, "experiment": e["experiment"],
+                         "label": label if role == "B" else "untraced",
+                         "round": int(p["round"]), "position": 3 * int(p["position"]) + i,
+                         "role": role, **parts[part]})
+    for rid, e in _entries(campaign, target, KIND):  # the earlier design: a block a run
         path = campaign.run_dir(target, rid) / "workload.stdout"
         w = ratemeter.parse_windows(path.read_text(), path)
         p = e["params"]
@@ -138,7 +168,8 @@ def load_blocks(campaign: Campaign, target: str) -> pd.DataFrame:
                      "round": int(p["round"]), "position": int(p["position"]),
                      "role": p["role"], **ratemeter.block_values(w)})
     cols = ["run_id", "experiment", "label", "round", "position", "role", "ns_per_iter",
-            "cpu_ns_per_iter", "cpu_share", "window_cv", "windows", "iterations"]
+            "cpu_ns_per_iter", "median_ns_per_iter", "cpu_share", "window_cv", "windows",
+            "iterations"]
     df = pd.DataFrame(rows, columns=cols).sort_values(["round", "position"]).reset_index(
         drop=True)
     df["order"] = np.arange(len(df))
@@ -236,26 +267,30 @@ def more(campaign: Campaign, target: str, ids: list[str], control: str, p: dict,
          min_rounds: int) -> list[RunSpec] | None:
     """The rate method's next runs: what is missing of the planned ones first, then (with
     a precision or budget) the rule's next round, else ``None``."""
+    if campaign.parameters.get("rate_design") != DESIGN:
+        raise ParameterError("method", campaign.parameters.get("method"),
+                             f"campaign {campaign.name!r} was made with the rate method's "
+                             "earlier design (every block its own run); it reports as it is, "
+                             "but goes on only in a new campaign")
     entries = campaign.run_records(target)
     planned = first_runs(ids, control, min_rounds, seed)
     known = {r.run_id for r in planned}
     later = [RunSpec(rid, e["experiment"], e["params"]) for rid, e in sorted(entries.items())
-             if e.get("params", {}).get("kind") == KIND and rid not in known]
+             if e.get("params", {}).get("kind") == BRACKET_KIND and rid not in known]
     pending = [r for r in planned + later if not campaign.is_done(target, r.run_id)]
     if pending or (p["precision"] is None and p["budget"] is None):
         return pending or None
     table = rate_table(campaign, target, n_resamples=999)
     widths = dict(zip(table["experiment"], table["precision_reached"]))
     widths.pop(_rounds.AA, None)
-    blocks = [e for e in entries.values() if e.get("params", {}).get("kind") == KIND]
-    rounds = sorted({e["params"]["round"] for e in blocks})
+    brackets = [e for e in entries.values() if e.get("params", {}).get("kind") == BRACKET_KIND]
+    rounds = sorted({e["params"]["round"] for e in brackets})
     dur: dict = {}
-    for e in blocks:
-        key = control if e["params"]["role"] == "A" else e["experiment"]
-        dur.setdefault(key, []).append(e.get("duration_s") or 0.0)
-    a_s = float(np.mean(dur.get(control, [0.0])))
-    block_s = {k: float(np.mean(v)) + (a_s if k != control else 0.0) for k, v in dur.items()}
-    block_s[control] = a_s
+    for e in brackets:
+        if not e["params"].get("aa"):
+            dur.setdefault(e["experiment"], []).append(e.get("duration_s") or 0.0)
+    block_s = {k: float(np.mean(v)) for k, v in dur.items()}
+    block_s[control] = 0.0  # a bracket carries its own untraced blocks
     rule = precision.Rule(target=p["precision"], min_rounds=min_rounds, budget_s=p["budget"],
                           max_rounds=_rounds.MAX_ROUNDS)
     decision = rule.decide(widths, len(rounds), control=control, next_round=rounds[-1] + 1,
@@ -312,7 +347,7 @@ def make_execute(planned, q: dict, fallback, *, os_name: str | None, scratch: Pa
 
     def execute(transport, run: RunSpec, staging: Path) -> dict:
         kind = run.params.get("kind")
-        if kind not in (KIND, COUNT_KIND):
+        if kind not in (BRACKET_KIND, COUNT_KIND):
             return fallback(transport, run, staging)
         if transport.name not in built:
             built[transport.name] = build_meter(transport)
@@ -324,7 +359,8 @@ def make_execute(planned, q: dict, fallback, *, os_name: str | None, scratch: Pa
             script.write_text(counting_script(x, METER))
         argv = pinned(workload(built[transport.name], kind, q, run.params), q["workload_cpu"],
                       os_name)
-        spec = TracerSpec(x.tracer, script=script, tracer_cpu=q["tracer_cpu"])
+        spec = TracerSpec(x.tracer, script=script, tracer_cpu=q["tracer_cpu"],
+                          bracket=None if kind == COUNT_KIND else bracket(q))
         info = traced_execute(spec, argv, attach_timeout=attach_timeout,
                               stop_timeout=stop_timeout,
                               workload_timeout=timeout(kind, q, run.params))(

@@ -26,7 +26,8 @@ METHOD_NAMES = {"hyperfine": "hyperfine method (whole dd processes)",
 
 
 def rate_outputs(camp, target: str, planned, *, n_resamples: int) -> dict:
-    """``rate_table`` (with names), ``rate_blocks``, ``speed_states``."""
+    """``rate_table`` (with names), ``rate_blocks``, ``speed_states``, ``rate_loop`` (the
+    meter's iteration: ``read`` or dd's ``read+write``)."""
     table = _rate.rate_table(camp, target, n_resamples=n_resamples)
     blocks = _rate.load_blocks(camp, target)
     names = {p.id: p for p in planned}
@@ -34,7 +35,8 @@ def rate_outputs(camp, target: str, planned, *, n_resamples: int) -> dict:
                              for e in table["experiment"]])
     table.insert(2, "substituted", [bool(names[e].substituted) if e in names else False
                                     for e in table["experiment"]])
-    return {"rate_table": table, "rate_blocks": blocks, "speed_states": blocks.attrs["states"]}
+    return {"rate_table": table, "rate_blocks": blocks, "speed_states": blocks.attrs["states"],
+            "rate_loop": camp.parameters.get("rate_loop", "read")}
 
 
 def as_results_table(rate: pd.DataFrame, planned, columns: list[str], goal) -> pd.DataFrame:
@@ -82,7 +84,8 @@ def summary_lines(out) -> list[str]:
     each cost with its CI, and (both methods) their agreement."""
     st, blocks, table = out["speed_states"], out["rate_blocks"], out["rate_table"]
     a = blocks[blocks["role"] == "A"]
-    lines = [f"rate method: {len(blocks)} blocks of {int(blocks['windows'].median())} windows; "
+    lines = [f"rate method (iteration: {out.get('rate_loop', 'read')}): {len(blocks)} blocks of "
+             f"{int(blocks['windows'].median())} windows; "
              f"untraced {a['ns_per_iter'].median():.1f} ns per iteration (median of "
              f"{len(a)} blocks), {int(a['outlier'].sum())} flagged as outliers, "
              f"{int(blocks['preempted'].sum())} preempted"]
@@ -181,6 +184,8 @@ def rate_bars(out, target: str, tracer: str):
         bars, category="label", series="series", value="ns", ci=("low", "high"),
         substituted="substituted", title=f"Benchmark 1 per-event cost, {target}, rate method",
         emulated=[label] if out.get("emulated") else (),
-        caption="this machine, rate method: mean paired difference of time per iteration "
-                "(traced block - its untraced neighbours) / events per iteration, whiskers: "
+        caption=f"this machine, rate method ({out.get('rate_loop', 'read')} per iteration): "
+                "mean paired difference of time per iteration "
+                "(traced block - mean of the untraced blocks before and after it, in one "
+                "meter process) / events per iteration, whiskers: "
                 "95 % bootstrap-t CI over rounds; published: as printed, no CI")

@@ -82,7 +82,7 @@ def _rate_report(camp: Campaign, target: str, planned, n_resamples: int, data_di
         "noise_floor_ns_per_read": float(table["noise_floor_ns"].iloc[0])
         if len(table) else float("nan"),
         "emulated": bool(camp.preflight_of(target).get("emulated"))})
-    out["tracer_times"] = tracer_times(camp, target, kind=_rate.KIND)
+    out["tracer_times"] = tracer_times(camp, target, kind=(_rate.BRACKET_KIND, _rate.KIND))
     out.summary = "\n".join(_rr.summary_lines(out))
     out.flags = [f"{e}: {f}" for e, fs in zip(table["experiment"], table["flags"]) for f in fs]
     stem = plots.figure_stem("dd", camp.name)

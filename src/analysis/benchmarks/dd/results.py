@@ -49,12 +49,15 @@ def load_events(campaign: Campaign, target: str) -> dict[str, int]:
     return events
 
 
-def tracer_times(campaign: Campaign, target: str, kind: str = "timed") -> pd.DataFrame:
+def tracer_times(campaign: Campaign, target: str, kind: str | tuple[str, ...] = "timed"
+                 ) -> pd.DataFrame:
     """Per experiment: how long the tracer took to attach and to stop (all its blocks of
-    ``kind``: ``timed`` for hyperfine's, ``rate`` for the rate method's)."""
+    ``kind``, one kind or several: ``timed`` for hyperfine's, the rate method's brackets
+    and earlier blocks for the rate method's)."""
+    kinds = (kind,) if isinstance(kind, str) else tuple(kind)
     rows = []
     for run_id, entry in campaign.run_records(target).items():
-        if entry.get("status") != "done" or entry.get("params", {}).get("kind") != kind:
+        if entry.get("status") != "done" or entry.get("params", {}).get("kind") not in kinds:
             continue
         meta = parse_meta((campaign.run_dir(target, run_id) / "meta").read_text())
         rows.append({"experiment": entry["experiment"],
