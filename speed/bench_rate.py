@@ -68,8 +68,10 @@ def _rate_curve(camp: Campaign, target: str, exp: str, rounds: int):
     for k in range(3, rounds + 1):
         sub = blocks[blocks["round"] < k]
         d = ratemeter.paired_differences(sub, states["threshold_ns"])
-        d = d[(d["label"] == exp) & ~d["mixed"]]
-        est, lo, hi = ratemeter.bootstrap_t_ci(d["diff_ns"], n_resamples=999, seed=1)
+        d = d[~d["mixed"]]
+        # as the report: against the control's brackets (none in older campaigns)
+        est, lo, hi = ratemeter.shift_ci(d.loc[d["label"] == exp, "diff_ns"],
+                                         d.loc[d["label"] == dd.CONTROL, "diff_ns"])
         spent = fixed + sum(e.get("duration_s") or 0 for e in entries.values()
                             if e["params"].get("kind") in (rate.KIND, rate.BRACKET_KIND)
                             and e["params"]["round"] < k)

@@ -24,15 +24,17 @@ def test_method_defaults_to_the_seeds_hyperfine():
         params["method"].parse("perf")
 
 
-def test_a_round_is_one_bracket_per_experiment_and_one_aa_slot():
+def test_a_round_is_a_bracket_per_experiment_the_control_and_the_aa_slot():
     runs = rate.round_runs(["04-tracepoint-entry", "09-map"], "01-control", 3, "seed")
-    assert [r.params["kind"] for r in runs] == [rate.BRACKET_KIND] * 3
-    assert [r.params["position"] for r in runs] == [0, 1, 2]
+    assert [r.params["kind"] for r in runs] == [rate.BRACKET_KIND] * 4
+    assert [r.params["position"] for r in runs] == [0, 1, 2, 3]
     assert {r.params["round"] for r in runs} == {3}
     slots = sorted(r.run_id.split("-", 2)[2] for r in runs)
-    assert slots == ["04-tracepoint-entry", "09-map", "aa-control"]
-    aa = [r for r in runs if r.run_id.endswith("aa-control")]
-    assert [(r.experiment, r.params.get("aa")) for r in aa] == [("01-control", True)]
+    assert slots == ["01-control", "04-tracepoint-entry", "09-map", "aa-control"]
+    # the control's bracket and the A/A slot: both the control's script, only one the A/A
+    ctl = sorted((r.run_id.split("-", 2)[2], r.params.get("aa", False)) for r in runs
+                 if r.experiment == "01-control")
+    assert ctl == [("01-control", False), ("aa-control", True)]
     # deterministic per seed and round, shuffled between rounds
     assert [r.run_id for r in runs] == [r.run_id for r in rate.round_runs(
         ["04-tracepoint-entry", "09-map"], "01-control", 3, "seed")]
@@ -41,7 +43,7 @@ def test_a_round_is_one_bracket_per_experiment_and_one_aa_slot():
         for k in range(8)}
     assert len(orders) > 1
     later = rate.round_runs(["09-map"], "01-control", 9, "seed", aa=False)
-    assert [r.run_id for r in later] == ["q009-00-09-map"]
+    assert sorted(r.run_id[8:] for r in later) == ["01-control", "09-map"]
 
 
 def test_the_loop_is_read_alone_or_dds_pair_in_counting_and_timed_runs_alike():
@@ -99,8 +101,8 @@ def test_rate_campaign_on_local(tmp_path, short_blocks):
     assert q["method"] == "rate" and q["rate_design"] == "bracket"
     assert (q["rate_untraced_s"], q["rate_traced_s"]) == (0.2, 0.3)
     blocks = rate.load_blocks(b.campaign, "local")
-    # 3 rounds x (04 and the A/A slot) brackets, each three blocks
-    assert len(blocks) == 3 * 2 * 3 and (blocks["windows"] >= 1).all()
+    # 3 rounds x (04, the control and the A/A slot) brackets, each three blocks
+    assert len(blocks) == 3 * 3 * 3 and (blocks["windows"] >= 1).all()
     assert set(blocks.loc[blocks["role"] == "A", "label"]) == {"untraced"}
     # events per iteration measured: one read tracepoint hit per read of the meter
     ev = rate.events_per_iteration(b.campaign, "local")
@@ -110,19 +112,32 @@ def test_rate_campaign_on_local(tmp_path, short_blocks):
     assert rep["method"] == "rate" and "rate method" in rep["summary"]
     table = rep["table"].set_index("experiment")
     assert list(rep["table"].columns) == dd.TABLE_COLUMNS
-    # the cost is (traced - mean of its own untraced blocks) / events, recomputed here
-    # from the raw files
-    diffs = []
+    # a bracket's difference is traced - mean of its own untraced blocks; the cost is the
+    # median of all differences 04 bracket - control bracket (Hodges-Lehmann), / events:
+    # recomputed here from the raw files
+    diffs: dict = {"04-tracepoint-entry": [], "01-control": [], "aa-control": []}
     for rid in sorted(b.campaign.run_records("local")):
-        if rid.endswith("-04-tracepoint-entry") and rid.startswith("q"):
+        slot = rid[8:]
+        if rid.startswith("q") and slot in diffs:
             tr, before, after = _raw_bracket(b.campaign.run_dir("local", rid) /
                                              "workload.stdout")
-            diffs.append(tr - (before + after) / 2)
-    assert len(diffs) == 3
+            diffs[slot].append(tr - (before + after) / 2)
+    assert [len(v) for v in diffs.values()] == [3, 3, 3]
+    ctl = np.array(diffs["01-control"])
     rt = rep["rate_table"].set_index("experiment")
-    if rt.loc["04-tracepoint-entry", "pairs_mixed_state"] == 0:
+    assert rt.loc["04-tracepoint-entry", "control_subtracted"]
+    if rt["pairs_mixed_state"].sum() == 0:
         assert table.loc["04-tracepoint-entry", "per_event_ns"] == pytest.approx(
-            sum(diffs) / len(diffs) / ev["04-tracepoint-entry"])
+            np.median(np.subtract.outer(diffs["04-tracepoint-entry"], ctl))
+            / ev["04-tracepoint-entry"])
+        # the A/A slot and the control's own row: per read (one read per iteration); the
+        # control's own: the median of its Walsh averages (one-sample Hodges-Lehmann)
+        assert ev["01-control"] == pytest.approx(1.0, abs=0.01)
+        assert rt.loc["aa-control", "per_event_ns"] == pytest.approx(
+            np.median(np.subtract.outer(diffs["aa-control"], ctl)) / ev["01-control"])
+        i, j = np.triu_indices(ctl.size)
+        assert rt.loc["01-control", "per_event_ns"] == pytest.approx(
+            np.median((ctl[i] + ctl[j]) / 2) / ev["01-control"])
     assert table.loc["04-tracepoint-entry", "n_runs"] == 3
     names = {p.name for p in rep.written}
     assert "dd-rate-rate-blocks.png" in names and "dd-rate-per-event-cost.png" in names
@@ -161,9 +176,37 @@ def test_a_campaign_of_the_earlier_design_reports_and_is_not_continued(fixtures,
              for (r, p), (t, rid) in time.items() if rid.endswith("-04-tracepoint-entry")]
     table = rate.rate_table(camp, "local", n_resamples=199).set_index("experiment")
     ev = rate.events_per_iteration(camp, "local")["04-tracepoint-entry"]
+    # no control brackets in that design (its untraced blocks ran the control's script):
+    # the one-sample Hodges-Lehmann estimate, the median of the Walsh averages
+    d = np.array(diffs)
+    i, j = np.triu_indices(d.size)
+    assert not table.loc["04-tracepoint-entry", "control_subtracted"]
     assert table.loc["04-tracepoint-entry", "per_event_ns_all_pairs"] == pytest.approx(
-        np.mean(diffs) / ev)
+        np.median((d[i] + d[j]) / 2) / ev)
     p = {"precision": 0.1, "budget": None}
     with pytest.raises(ParameterError, match="earlier design"):
         rate.more(camp, "local", ["01-control", "04-tracepoint-entry"], "01-control", p,
                   "rate-v1", 4)
+
+
+def test_a_later_round_holds_the_experiments_short_of_the_target_and_the_control(
+        fixtures, tmp_path):
+    """A real bracket campaign (4 rounds of 04, the control and the A/A slot; 20 ms windows,
+    0.2 s untraced and 0.3 s traced; ``tests/fixtures/rate-bracket``): asked for more
+    precision than it has, the next round is 04 and the control (whose brackets every
+    cost subtracts), without the A/A slot; asked for less, nothing more is run."""
+    shutil.copytree(fixtures / "rate-bracket/data/raw/rate-bracket",
+                    tmp_path / "raw" / "rate-bracket")
+    camp = Campaign("rate-bracket", data_dir=tmp_path)  # for writing: more() records why
+    ids, control = ["01-control", "04-tracepoint-entry"], "01-control"
+    table = rate.rate_table(camp, "local", n_resamples=199).set_index("experiment")
+    assert table.loc["04-tracepoint-entry", "control_subtracted"]
+    reached = table.loc["04-tracepoint-entry", "precision_reached"]
+    assert 0 < reached < 1
+    nxt = rate.more(camp, "local", ids, control, {"precision": reached / 10, "budget": None},
+                    "rate-bracket", 4)
+    assert sorted(r.run_id[8:] for r in nxt) == ["01-control", "04-tracepoint-entry"]
+    assert {r.params["round"] for r in nxt} == {4}
+    assert not any(r.params.get("aa") for r in nxt)
+    assert rate.more(camp, "local", ids, control, {"precision": reached * 2, "budget": None},
+                     "rate-bracket", 4) is None

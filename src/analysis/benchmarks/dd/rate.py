@@ -17,11 +17,23 @@ three blocks ``A B A`` of one process on one CPU a few seconds apart: its differ
 ``B - (A_before + A_after) / 2`` cancels the process's own speed (page placement,
 cache colouring) and a linear drift, and needs one attach, not three processes.
 
+Every round also holds a bracket with the control's script (BEGIN only: the tracer's
+process alive, no probe on the path), and an experiment's cost is the shift of its
+brackets' differences against the control's brackets' (Hodges-Lehmann, with the exact
+rank CI: :func:`analysis.ratemeter.shift_ci`), as the seeds' method compares with the
+control's runs: what the tracer's mere presence does to the meter is not charged to the
+probe (measured on the 2-vCPU VM in two campaigns: 16 % and 31 % of the untraced blocks
+ran over 1 % slower than their median, by 2.5-2.8 % on average, against 8 % and 25 % of
+the traced blocks, the tracer's process alive). The A/A slot is a second control
+bracket, so the A/A estimate is two exchangeable slots' difference. The rank estimate
+keeps its coverage whatever the noise's shape, and a bracket in which the machine changed
+speed (a difference tens of ns off) moves it little, where it would move a mean.
+
 Plan: a counting run per experiment (``rcount-<id>``: the meter doing exactly
 ``COUNT_ITERATIONS`` reads under the counting script, events per iteration measured
-as for dd), then rounds of one bracket per experiment (``q<round>-<pos>-<label>``),
-shuffled per round, with one A/A slot (a bracket with the control's script: the noise
-floor). Statistics: :mod:`analysis.ratemeter`. Adaptive rounds use
+as for dd), then rounds of one bracket per experiment and one with the control's script
+(``q<round>-<pos>-<label>``), shuffled per round, the first rounds with one A/A slot (a
+second control bracket: the noise floor). Statistics: :mod:`analysis.ratemeter`. Adaptive rounds use
 :class:`analysis.precision.Rule` like the hyperfine rounds. Campaigns made with the
 earlier design (every block its own run, ``A B1 A B2 ... A``) still load and report.
 """
@@ -40,6 +52,7 @@ from ...campaign import Campaign, RunSpec
 from ...deploy import build_workload
 from ...errors import ParameterError, TargetError
 from . import rounds as _rounds
+from .experiments import CONTROL
 
 METHODS = ("hyperfine", "rate", "both")
 LOOPS = ("read", "read+write")  # the meter's iteration (read+write: its -w)
@@ -74,10 +87,11 @@ def counting_runs(ids: list[str]) -> list[RunSpec]:
 
 def round_runs(experiments: list[str], control: str, r: int, seed, aa: bool = True
                ) -> list[RunSpec]:
-    """One round: a bracket per experiment and, with ``aa``, the A/A slot (a bracket with
-    the control's script), shuffled by ``seed`` and round."""
-    slots = [e for e in dict.fromkeys(experiments) if e != control] + ([_rounds.AA] if aa
-                                                                        else [])
+    """One round: a bracket per experiment, one with the control's script (subtracted from
+    every experiment) and, with ``aa``, the A/A slot (a second control bracket), shuffled
+    by ``seed`` and round."""
+    slots = [e for e in dict.fromkeys(experiments) if e != control] + [control] + (
+        [_rounds.AA] if aa else [])
     random.Random(f"{seed}-rate-{r}").shuffle(slots)
     out = []
     for pos, slot in enumerate(slots):
@@ -201,52 +215,70 @@ def events_per_iteration(campaign: Campaign, target: str) -> dict[str, float]:
 
 def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999) -> pd.DataFrame:
     """Per experiment (and the A/A slot): per-event cost by the rate method with its 95 %
-    CI (bootstrap-t over rounds, pairs across a speed-state change left out and counted),
+    CI: the Hodges-Lehmann shift of its brackets' differences against the control's
+    brackets' (the median of all pairwise differences; ``control_subtracted``; a campaign
+    without control brackets: the one-sample estimate, nothing subtracted), the CI the
+    exact Mann-Whitney (one-sample: signed-rank) inversion
+    (:func:`analysis.ratemeter.shift_ci`), pairs across a speed-state change left out and
+    counted. The control's own row is its brackets' one-sample estimate per read: what the
+    tracer's presence alone did to the meter. Also, each as a shift against the control:
     the estimate with every pair, without the rounds holding a flagged (outlier) untraced
-    block, and from the meter's CPU time instead of wall time (insensitive to preemption),
-    from the pairs in the fast and in the slow speed state apart (NaN: no such pair),
-    the traced blocks that were preempted, rounds, the untraced time per iteration,
-    precision."""
+    block, from the meter's CPU time instead of wall time (insensitive to preemption),
+    from the pairs in the fast and in the slow speed state apart (NaN: no such pair); the
+    traced blocks that were preempted, rounds, the untraced time per iteration,
+    precision. ``n_resamples`` is not used (the CIs are exact); kept for callers."""
     blocks = load_blocks(campaign, target)
     states = blocks.attrs["states"]
     diffs = ratemeter.paired_differences(blocks, states["threshold_ns"])
     cpu = ratemeter.paired_differences(blocks, states["threshold_ns"], "cpu_ns_per_iter")
-    cpu_mean = cpu[~cpu["mixed"]].groupby("label")["diff_ns"].mean()
+    cpu = cpu[~cpu["mixed"]]
     preempted = blocks.groupby("label")["preempted"].sum()
     per_iter = events_per_iteration(campaign, target)
     control = _control(campaign)
     per_iter[_rounds.AA] = per_iter.get(control, math.nan)
     flagged = set(blocks.loc[blocks["outlier"], "round"])
+    # the control's brackets (BEGIN only): every other slot is compared with them
+    ctl = diffs[diffs["label"] == control]
+    ref = {"use": ctl.loc[~ctl["mixed"], "diff_ns"], "every": ctl["diff_ns"],
+           "cpu": cpu.loc[cpu["label"] == control, "diff_ns"]}
+
+    def shift(x, part: str, label: str) -> float:
+        x = np.asarray(x, float)
+        return ratemeter.shift_ci(x, () if label == control else ref[part])[0] \
+            if x.size else math.nan
+
     rows = []
     for label, g in diffs.groupby("label", sort=True):
         ev = per_iter.get(label, math.nan)
         use = g[~g["mixed"]]
-        est, lo, hi = ratemeter.bootstrap_t_ci(use["diff_ns"], n_resamples=n_resamples,
-                                               seed=_seed(label))
-        every = float(g["diff_ns"].mean())
+        est, lo, hi = ratemeter.shift_ci(use["diff_ns"], () if label == control
+                                         else ref["use"])
         slow = use["untraced_ns"] > states["threshold_ns"] if states["two_states"] else \
             pd.Series(False, index=use.index)
         unflagged = use[~use["round"].isin(flagged)]["diff_ns"]
-        cost = [x / ev for x in (est, lo, hi)] if ev and math.isfinite(ev) else [math.nan] * 3
+        scale = 1 / ev if ev and math.isfinite(ev) else math.nan
+
+        def per(v: float, scale: float = scale) -> float:
+            return v * scale
+
+        cost = [per(x) for x in (est, lo, hi)]
         half = (cost[2] - cost[1]) / 2
         rows.append({
             "experiment": label, "method": "rate", "events_per_iter": ev,
+            "control_subtracted": bool(len(ctl)) and label != control,
             "rounds": int(g["round"].nunique()), "pairs_used": int(len(use)),
             "pairs_mixed_state": int(g["mixed"].sum()),
             "untraced_ns_per_iter": float(g["untraced_ns"].mean()),
             "traced_ns_per_iter": float(g["traced_ns"].mean()),
             "per_event_ns": cost[0], "per_event_ns_ci_low": cost[1],
             "per_event_ns_ci_high": cost[2],
-            "per_event_ns_all_pairs": every / ev if ev else math.nan,
-            "per_event_ns_unflagged": float(unflagged.mean()) / ev
-            if len(unflagged) and ev else math.nan,
-            "per_event_ns_cpu_time": float(cpu_mean.get(label, math.nan)) / ev
-            if ev else math.nan,
+            "per_event_ns_all_pairs": per(shift(g["diff_ns"], "every", label)),
+            "per_event_ns_unflagged": per(shift(unflagged, "use", label)),
+            "per_event_ns_cpu_time": per(shift(cpu.loc[cpu["label"] == label, "diff_ns"],
+                                               "cpu", label)),
             "blocks_preempted": int(preempted.get(label, 0)),
-            "per_event_ns_fast_state": float(use.loc[~slow, "diff_ns"].mean()) / ev
-            if (~slow).any() and ev else math.nan,
-            "per_event_ns_slow_state": float(use.loc[slow, "diff_ns"].mean()) / ev
-            if slow.any() and ev else math.nan,
+            "per_event_ns_fast_state": per(shift(use.loc[~slow, "diff_ns"], "use", label)),
+            "per_event_ns_slow_state": per(shift(use.loc[slow, "diff_ns"], "use", label)),
             "precision_reached": half / abs(cost[0]) if cost[0] else math.inf})
     return pd.DataFrame(rows)
 
@@ -283,6 +315,7 @@ def more(campaign: Campaign, target: str, ids: list[str], control: str, p: dict,
     table = rate_table(campaign, target, n_resamples=999)
     widths = dict(zip(table["experiment"], table["precision_reached"]))
     widths.pop(_rounds.AA, None)
+    widths.pop(control, None)  # the control's presence is subtracted, not a cost to refine
     brackets = [e for e in entries.values() if e.get("params", {}).get("kind") == BRACKET_KIND]
     rounds = sorted({e["params"]["round"] for e in brackets})
     dur: dict = {}
@@ -290,7 +323,7 @@ def more(campaign: Campaign, target: str, ids: list[str], control: str, p: dict,
         if not e["params"].get("aa"):
             dur.setdefault(e["experiment"], []).append(e.get("duration_s") or 0.0)
     block_s = {k: float(np.mean(v)) for k, v in dur.items()}
-    block_s[control] = 0.0  # a bracket carries its own untraced blocks
+    block_s.setdefault(control, 0.0)  # (a campaign without control brackets)
     rule = precision.Rule(target=p["precision"], min_rounds=min_rounds, budget_s=p["budget"],
                           max_rounds=_rounds.MAX_ROUNDS)
     decision = rule.decide(widths, len(rounds), control=control, next_round=rounds[-1] + 1,
@@ -300,7 +333,7 @@ def more(campaign: Campaign, target: str, ids: list[str], control: str, p: dict,
                               "budget_s": p["budget"], "rate_last_decision": decision.reason})
     if decision.experiments is None:
         return None
-    # a later round: only the experiments still short of the target, no A/A slot
+    # a later round: the experiments still short of the target and the control, no A/A
     return round_runs(decision.experiments[1:], control, rounds[-1] + 1, seed, aa=False)
 
 
@@ -315,7 +348,7 @@ def agreement(hyperfine: pd.DataFrame, rate: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for _, r in rate.iterrows():
         e = r["experiment"]
-        if e not in h.index or e == _rounds.AA:
+        if e not in h.index or e in (_rounds.AA, CONTROL):
             continue
         hr = h.loc[e]
         agree = not (r["per_event_ns_ci_high"] < hr["per_event_ns_ci_low"]

@@ -18,6 +18,7 @@ from ... import plots
 from ...plots.style import _caption, _figure, thesis_style
 from . import rate as _rate
 from . import rounds as _rounds
+from .experiments import CONTROL
 from .figures import SUBSTITUTE_NOTE
 from .split import SPLIT_COLUMNS
 
@@ -36,7 +37,8 @@ def rate_outputs(camp, target: str, planned, *, n_resamples: int) -> dict:
     table.insert(2, "substituted", [bool(names[e].substituted) if e in names else False
                                     for e in table["experiment"]])
     return {"rate_table": table, "rate_blocks": blocks, "speed_states": blocks.attrs["states"],
-            "rate_loop": camp.parameters.get("rate_loop", "read")}
+            "rate_loop": camp.parameters.get("rate_loop", "read"),
+            "rate_design": camp.parameters.get("rate_design", "blocks")}
 
 
 def as_results_table(rate: pd.DataFrame, planned, columns: list[str], goal) -> pd.DataFrame:
@@ -54,7 +56,13 @@ def as_results_table(rate: pd.DataFrame, planned, columns: list[str], goal) -> p
         row.update({"experiment": p.id, "name": p.experiment.name,
                     "attach_point": p.attach_point or "BEGIN", "substituted": p.substituted,
                     "flags": [], "bpf_split": "no BPF statistics", "target_met": None})
-        if len(r):
+        if len(r) and p.id == CONTROL:  # the tracer's presence: subtracted, not a cost
+            r = r.iloc[0]
+            row["flags"] = [f"presence of the tracer alone: {r['per_event_ns']:+.1f} ns per "
+                            f"read [{r['per_event_ns_ci_low']:+.1f}, "
+                            f"{r['per_event_ns_ci_high']:+.1f}], subtracted from every "
+                            "experiment"]
+        elif len(r):
             r = r.iloc[0]
             row["noise_floor_ns"] = floor / r["events_per_iter"]
             row.update({k: r[k] for k in ("per_event_ns", "per_event_ns_ci_low",
@@ -95,7 +103,18 @@ def summary_lines(out) -> list[str]:
                      f"({st['apart']:+.1%}); pairs across a change are left out of the CIs")
     else:
         lines.append("rate method: the untraced blocks show one speed state")
-    for _, r in table.iterrows():
+    for _, r in table[table["experiment"] == CONTROL].iterrows():
+        lines.append(f"rate method: the control's script alone (the tracer's process, no "
+                     f"probe on the path) moved the meter by {r['per_event_ns']:+.2f} ns per "
+                     f"read [{r['per_event_ns_ci_low']:+.2f}, {r['per_event_ns_ci_high']:+.2f}]"
+                     f" ({r['pairs_used']} brackets); subtracted from every experiment")
+    if out.get("rate_design") != _rate.DESIGN:
+        lines.append("rate method, earlier design: the untraced blocks ran the control's "
+                     "script, so every difference is against it")
+    elif not len(table) or not table["control_subtracted"].any():
+        lines.append("rate method: no control brackets in this campaign (made before they "
+                     "were added): nothing subtracted")
+    for _, r in table[table["experiment"] != CONTROL].iterrows():
         lines.append(f"rate {r['experiment']:<17} {r['per_event_ns']:>9.1f} ns "
                      f"[{r['per_event_ns_ci_low']:.1f}, {r['per_event_ns_ci_high']:.1f}]  "
                      f"+-{r['precision_reached']:.1%} ({r['pairs_used']} rounds)")
@@ -131,7 +150,9 @@ def untraced_blocks_figure(blocks: pd.DataFrame, target: str):
         ax.set_xlabel("block, in the order it ran")
         ax.set_ylabel("untraced time per iteration (ns)")
         ax.set_title(f"Benchmark 1, rate method: the machine's state, {target}")
-        ax.legend(frameon=False, fontsize=7, ncols=2)
+        lo, hi = ax.get_ylim()
+        ax.set_ylim(lo, hi + 0.3 * (hi - lo))  # room for the legend above every block
+        ax.legend(frameon=False, fontsize=7, ncols=2, loc="upper left")
         _caption(fig, "rate method; points: one untraced block each (window time / iterations "
                  "after the warm-up), no error bars; flagged blocks are kept; a pair whose two "
                  "untraced neighbours lie on either side of the dashed line is left out of the "
@@ -169,8 +190,9 @@ def methods_figure(agreement: pd.DataFrame, labels: dict, target: str):
         ax.set_title(f"Benchmark 1, both methods, {target}")
         ax.legend(frameon=False, fontsize=7)
         _caption(fig, "marks: per-event cost by each method (labels: ns); whiskers: 95 % CIs "
-                 "(hyperfine: median difference, BCa bootstrap; rate: mean paired difference, "
-                 "bootstrap-t over rounds); no whisker: no finite CI (too few usable rounds)"
+                 "(hyperfine: median difference, BCa bootstrap; rate: Hodges-Lehmann shift of "
+                 "the brackets' paired differences against the control's, exact Mann-Whitney "
+                 "CI); no whisker: no finite CI (too few usable brackets)"
                  + ("; " + SUBSTITUTE_NOTE if any("*" in str(n) for n in names) else ""))
         return fig
 
@@ -185,7 +207,8 @@ def rate_bars(out, target: str, tracer: str):
         substituted="substituted", title=f"Benchmark 1 per-event cost, {target}, rate method",
         emulated=[label] if out.get("emulated") else (),
         caption=f"this machine, rate method ({out.get('rate_loop', 'read')} per iteration): "
-                "mean paired difference of time per iteration "
-                "(traced block - mean of the untraced blocks before and after it, in one "
-                "meter process) / events per iteration, whiskers: "
-                "95 % bootstrap-t CI over rounds; published: as printed, no CI")
+                "paired difference of time per iteration (traced block - mean of the "
+                "untraced blocks before and after it, in one meter process), its shift against "
+                "the control's brackets (BEGIN only; Hodges-Lehmann: the median of all "
+                "pairwise differences) / events per iteration; whiskers: 95 % CI by the exact "
+                "Mann-Whitney test, brackets as the unit; published: as printed, no CI")
