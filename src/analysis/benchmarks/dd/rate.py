@@ -241,46 +241,45 @@ def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999) -> p
     ctl = diffs[diffs["label"] == control]
     ref = {"use": ctl.loc[~ctl["mixed"], "diff_ns"], "every": ctl["diff_ns"],
            "cpu": cpu.loc[cpu["label"] == control, "diff_ns"]}
-
-    def shift(x, part: str, label: str) -> float:
-        x = np.asarray(x, float)
-        return ratemeter.shift_ci(x, () if label == control else ref[part])[0] \
-            if x.size else math.nan
-
     rows = []
     for label, g in diffs.groupby("label", sort=True):
-        ev = per_iter.get(label, math.nan)
-        use = g[~g["mixed"]]
-        est, lo, hi = ratemeter.shift_ci(use["diff_ns"], () if label == control
-                                         else ref["use"])
-        slow = use["untraced_ns"] > states["threshold_ns"] if states["two_states"] else \
-            pd.Series(False, index=use.index)
-        unflagged = use[~use["round"].isin(flagged)]["diff_ns"]
-        scale = 1 / ev if ev and math.isfinite(ev) else math.nan
+        own = label == control  # the control's own row: its one-sample estimate
+        row = _rate_row(g, cpu.loc[cpu["label"] == label, "diff_ns"],
+                        {k: () for k in ref} if own else ref, states, flagged,
+                        per_iter.get(label, math.nan))
+        rows.append({"experiment": label, "method": "rate",
+                     "events_per_iter": per_iter.get(label, math.nan),
+                     "control_subtracted": bool(len(ctl)) and not own, **row,
+                     "blocks_preempted": int(preempted.get(label, 0))})
+    return pd.DataFrame(rows)
 
-        def per(v: float, scale: float = scale) -> float:
-            return v * scale
 
-        cost = [per(x) for x in (est, lo, hi)]
-        half = (cost[2] - cost[1]) / 2
-        rows.append({
-            "experiment": label, "method": "rate", "events_per_iter": ev,
-            "control_subtracted": bool(len(ctl)) and label != control,
-            "rounds": int(g["round"].nunique()), "pairs_used": int(len(use)),
+def _rate_row(g: pd.DataFrame, cpu: pd.Series, ref: dict, states: dict, flagged: set,
+              ev: float) -> dict:
+    """One label's columns of :func:`rate_table`: each estimate the shift of its brackets'
+    differences against ``ref`` (the control's: ``use``, ``every``, ``cpu``; empty: the
+    one-sample estimate), per event."""
+    scale = 1 / ev if ev and math.isfinite(ev) else math.nan
+
+    def shift(x, part: str) -> float:
+        x = np.asarray(x, float)
+        return ratemeter.shift_ci(x, ref[part])[0] * scale if x.size else math.nan
+
+    use = g[~g["mixed"]]
+    est, lo, hi = (v * scale for v in ratemeter.shift_ci(use["diff_ns"], ref["use"]))
+    slow = use["untraced_ns"] > states["threshold_ns"] if states["two_states"] else \
+        pd.Series(False, index=use.index)
+    return {"rounds": int(g["round"].nunique()), "pairs_used": int(len(use)),
             "pairs_mixed_state": int(g["mixed"].sum()),
             "untraced_ns_per_iter": float(g["untraced_ns"].mean()),
             "traced_ns_per_iter": float(g["traced_ns"].mean()),
-            "per_event_ns": cost[0], "per_event_ns_ci_low": cost[1],
-            "per_event_ns_ci_high": cost[2],
-            "per_event_ns_all_pairs": per(shift(g["diff_ns"], "every", label)),
-            "per_event_ns_unflagged": per(shift(unflagged, "use", label)),
-            "per_event_ns_cpu_time": per(shift(cpu.loc[cpu["label"] == label, "diff_ns"],
-                                               "cpu", label)),
-            "blocks_preempted": int(preempted.get(label, 0)),
-            "per_event_ns_fast_state": per(shift(use.loc[~slow, "diff_ns"], "use", label)),
-            "per_event_ns_slow_state": per(shift(use.loc[slow, "diff_ns"], "use", label)),
-            "precision_reached": half / abs(cost[0]) if cost[0] else math.inf})
-    return pd.DataFrame(rows)
+            "per_event_ns": est, "per_event_ns_ci_low": lo, "per_event_ns_ci_high": hi,
+            "per_event_ns_all_pairs": shift(g["diff_ns"], "every"),
+            "per_event_ns_unflagged": shift(use[~use["round"].isin(flagged)]["diff_ns"], "use"),
+            "per_event_ns_cpu_time": shift(cpu, "cpu"),
+            "per_event_ns_fast_state": shift(use.loc[~slow, "diff_ns"], "use"),
+            "per_event_ns_slow_state": shift(use.loc[slow, "diff_ns"], "use"),
+            "precision_reached": (hi - lo) / 2 / abs(est) if est else math.inf}
 
 
 def _seed(label: str) -> int:
