@@ -40,7 +40,7 @@ def test_calibrated_sizes_follow_the_cost_per_read():
 @pytest.mark.slow
 def test_precision_on_demand_on_local(tmp_path):
     need_tool("bpftrace")
-    b = dd.run_benchmark1("local", experiments=[4, 5], precision=0.2, budget="60 s",
+    b = dd.run_benchmark1("local", experiments=[4, 5], precision=0.2, budget="40 s",
                           run_s=0.3, rounds=3, data_dir=tmp_path, campaign="prec",
                           progress=False)
     assert b.result.complete, b.result
