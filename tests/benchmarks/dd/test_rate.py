@@ -144,13 +144,18 @@ def test_rate_campaign_on_local(tmp_path, short_blocks):
 
 
 def test_agreement_says_whether_cis_overlap():
-    h = pd.DataFrame({"experiment": ["04-a", "13-b"], "per_event_ns": [35.0, 281.0],
-                      "per_event_ns_ci_low": [32.0, 279.0], "per_event_ns_ci_high": [40.0, 287.0]})
-    r = pd.DataFrame({"experiment": ["04-a", "13-b", "aa-control"],
-                      "per_event_ns": [33.0, 264.0, 0.1], "per_event_ns_ci_low": [31.5, 262.0, -1],
-                      "per_event_ns_ci_high": [34.5, 266.0, 1]})
+    h = pd.DataFrame({"experiment": ["04-a", "13-b", "09-c"],
+                      "per_event_ns": [35.0, 281.0, 40.0],
+                      "per_event_ns_ci_low": [32.0, 279.0, 38.0],
+                      "per_event_ns_ci_high": [40.0, 287.0, 42.0]})
+    r = pd.DataFrame({"experiment": ["04-a", "13-b", "09-c", "aa-control"],
+                      "per_event_ns": [33.0, 264.0, 60.0, 0.1],
+                      "per_event_ns_ci_low": [31.5, 262.0, -np.inf, -1],
+                      "per_event_ns_ci_high": [34.5, 266.0, np.inf, 1]})
     ag = rate.agreement(h, r).set_index("experiment")
-    assert ag.loc["04-a", "agree"] and not ag.loc["13-b", "agree"]
+    assert ag.loc["04-a", "agree"] is True and ag.loc["13-b", "agree"] is False
+    # too few brackets for a finite CI: no verdict, not a vacuous "agree"
+    assert ag.loc["09-c", "agree"] is None
     assert ag.loc["13-b", "difference_ns"] == pytest.approx(17.0)
     assert "aa-control" not in ag.index
 

@@ -342,7 +342,7 @@ def more(campaign: Campaign, target: str, ids: list[str], control: str, p: dict,
 
 def agreement(hyperfine: pd.DataFrame, rate: pd.DataFrame) -> pd.DataFrame:
     """Per experiment the two methods' per-event costs with their CIs, the difference, and
-    whether the CIs overlap (``agree``)."""
+    whether the CIs overlap (``agree``; None when either has no finite CI: nothing to tell)."""
     h = hyperfine.set_index("experiment")
     rows = []
     for _, r in rate.iterrows():
@@ -350,15 +350,18 @@ def agreement(hyperfine: pd.DataFrame, rate: pd.DataFrame) -> pd.DataFrame:
         if e not in h.index or e in (_rounds.AA, CONTROL):
             continue
         hr = h.loc[e]
-        agree = not (r["per_event_ns_ci_high"] < hr["per_event_ns_ci_low"]
-                     or hr["per_event_ns_ci_high"] < r["per_event_ns_ci_low"])
+        bounds = [r["per_event_ns_ci_low"], r["per_event_ns_ci_high"],
+                  hr["per_event_ns_ci_low"], hr["per_event_ns_ci_high"]]
+        agree = None if not np.isfinite(np.asarray(bounds, float)).all() else not (
+            r["per_event_ns_ci_high"] < hr["per_event_ns_ci_low"]
+            or hr["per_event_ns_ci_high"] < r["per_event_ns_ci_low"])
         rows.append({"experiment": e, "hyperfine_ns": hr["per_event_ns"],
                      "hyperfine_ci_low": hr["per_event_ns_ci_low"],
                      "hyperfine_ci_high": hr["per_event_ns_ci_high"],
                      "rate_ns": r["per_event_ns"], "rate_ci_low": r["per_event_ns_ci_low"],
                      "rate_ci_high": r["per_event_ns_ci_high"],
                      "difference_ns": hr["per_event_ns"] - r["per_event_ns"],
-                     "agree": bool(agree)})
+                     "agree": agree})
     return pd.DataFrame(rows)
 
 

@@ -122,9 +122,16 @@ def summary_lines(out) -> list[str]:
         lines.append(f"rate rounds: {out['adaptive']['rate_last_decision']}")
     ag = out.get("agreement")
     if ag is not None and len(ag):
-        lines.append(f"methods agree (CIs overlap) on {int(ag['agree'].sum())} of {len(ag)}: "
-                     + ", ".join(f"{e[:2]} {'yes' if a else 'NO'} ({d:+.1f} ns)" for e, a, d in
+        word = {True: "yes", False: "NO", None: "no CI"}
+        told = [a for a in ag["agree"] if a is not None]
+        lines.append(f"methods agree (CIs overlap) on {sum(told)} of {len(told)} with CIs: "
+                     + ", ".join(f"{e[:2]} {word[a]} ({d:+.1f} ns)" for e, a, d in
                                  zip(ag["experiment"], ag["agree"], ag["difference_ns"])))
+        if out.get("rate_loop", "read") == "read":
+            lines.append("(rate_loop='read': the rate method times dd's read alone, the "
+                         "hyperfine method dd's read and write; on a syscall tracepoint they "
+                         "differ by the write's share: rate_loop='read+write' compares like "
+                         "with like)")
     return lines
 
 
@@ -185,6 +192,7 @@ def methods_figure(agreement: pd.DataFrame, labels: dict, target: str):
             ax.annotate(f"{e:,.0f} ns", (xi, 100), xytext=(-4, 0), textcoords="offset points",
                         fontsize=6, va="center", ha="right")
         ax.axhline(100, lw=0.6, color="0.6")
+        ax.set_xlim(-0.7, len(names) - 0.3)  # room for the labels left of the first marks
         ax.set_xticks(x, names, rotation=20, ha="right")
         ax.set_ylabel("cost, % of hyperfine's")
         ax.set_title(f"Benchmark 1, both methods, {target}")
