@@ -37,10 +37,15 @@ def test_calibrated_sizes_follow_the_cost_per_read():
     assert counts["06-u"] == int(1.5 * 0.5 / 10e-6)  # the uprobe: 75 k reads, not 1.5 M
 
 
+# the campaign's budget, and the resume's: the same, so the resume decides the same (a
+# larger one would rightly go on after a budget stop)
+BUDGET = "40 s"
+
+
 @pytest.mark.slow
 def test_precision_on_demand_on_local(tmp_path):
     need_tool("bpftrace")
-    b = dd.run_benchmark1("local", experiments=[4, 5], precision=0.2, budget="40 s",
+    b = dd.run_benchmark1("local", experiments=[4, 5], precision=0.2, budget=BUDGET,
                           run_s=0.3, rounds=3, data_dir=tmp_path, campaign="prec",
                           progress=False)
     assert b.result.complete, b.result
@@ -87,7 +92,7 @@ def test_precision_on_demand_on_local(tmp_path):
         assert "not subtracted" in (tmp_path / "fig" / "dd-prec-bpf-split.tex").read_text()
     assert "noise floor" in rep["summary"] and "04-tracepoint-entry" in rep["summary"]
     # a resume decides the same: nothing more to run
-    again = dd.run_benchmark1("local", experiments=[4, 5], precision=0.2, budget="60 s",
+    again = dd.run_benchmark1("local", experiments=[4, 5], precision=0.2, budget=BUDGET,
                               run_s=0.3, rounds=3, data_dir=tmp_path, campaign="prec",
                               progress=False)
     assert again.result.complete and not any(again.result.done.values())
