@@ -29,7 +29,6 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis import ratemeter
 from analysis.benchmarks import dd
 from analysis.benchmarks.dd import rate
 from analysis.campaign import Campaign
@@ -58,24 +57,18 @@ def _hyperfine_curve(camp: Campaign, target: str, exp: str, rounds: int):
 
 
 def _rate_curve(camp: Campaign, target: str, exp: str, rounds: int):
-    blocks = rate.load_blocks(camp, target)
-    states = blocks.attrs["states"]
-    ev = rate.events_per_iteration(camp, target)[exp]
     entries = camp.run_records(target)
     fixed = sum(e.get("duration_s") or 0 for e in entries.values()
                 if e["params"].get("kind") == rate.COUNT_KIND)
     out = []
     for k in range(3, rounds + 1):
-        sub = blocks[blocks["round"] < k]
-        d = ratemeter.paired_differences(sub, states["threshold_ns"])
-        d = d[~d["mixed"]]
-        # as the report: against the control's brackets (none in older campaigns)
-        est, lo, hi = ratemeter.shift_ci(d.loc[d["label"] == exp, "diff_ns"],
-                                         d.loc[d["label"] == dd.CONTROL, "diff_ns"])
+        # as the report computes it, on the first k rounds
+        t = rate.rate_table(camp, target, before_round=k).set_index("experiment").loc[exp]
         spent = fixed + sum(e.get("duration_s") or 0 for e in entries.values()
                             if e["params"].get("kind") in (rate.KIND, rate.BRACKET_KIND)
                             and e["params"]["round"] < k)
-        out.append((k, spent, _rel(est, lo, hi), est / ev))
+        out.append((k, spent, _rel(t["per_event_ns"], t["per_event_ns_ci_low"],
+                                   t["per_event_ns_ci_high"]), t["per_event_ns"]))
     return out
 
 

@@ -226,6 +226,16 @@ start_workload() {
     printf '%s\n' "$WORKLOAD_PID" > "$OUT/workload.pgid"
 }
 
+# reap_workload: wait for the workload (started at w0); sets wrc, records its exit and time
+reap_workload() {
+    wait "$WORKLOAD_PID"
+    wrc=$?
+    WORKLOAD_PID=
+    rm -f "$OUT/workload.pgid"
+    meta workload_exit "$wrc"
+    meta workload_s "$(elapsed "$w0" "$(now)")"
+}
+
 if [ -n "$BRACKET" ]; then
     w0=$(now)
     start_workload "$@"
@@ -263,13 +273,7 @@ if [ -n "$BRACKET" ]; then
     meta bracket_marks 4
     sleep "$BR_V"
     kill -USR1 "$MPID" 2>/dev/null
-    wait "$WORKLOAD_PID"
-    wrc=$?
-    WORKLOAD_PID=
-    rm -f "$OUT/workload.pgid"
-    w1=$(now)
-    meta workload_exit "$wrc"
-    meta workload_s "$(elapsed "$w0" "$w1")"
+    reap_workload
     if [ "$wrc" = 0 ]; then STATUS=ok; else STATUS=workload_failed; fi
     exit "$wrc"
 fi
@@ -280,13 +284,7 @@ attached
 
 w0=$(now)
 start_workload "$@"
-wait "$WORKLOAD_PID"
-wrc=$?
-WORKLOAD_PID=
-rm -f "$OUT/workload.pgid"
-w1=$(now)
-meta workload_exit "$wrc"
-meta workload_s "$(elapsed "$w0" "$w1")"
+reap_workload
 if [ "$KIND" != none ] && [ "$KIND" != ftrace ] && [ "$KIND" != lttng ] && ! tracer_alive; then
     STATUS=tracer_died
     meta error "the tracer exited while the workload ran (see tracer.stderr)"

@@ -24,6 +24,9 @@
  *            it starts the tracer, sees it attached, stops it and has stopped it, so
  *            every window is known to be untraced, traced or in a transition
  *            (traced-run.sh --bracket). Then the windows, the marks and "# done".
+ *            Should the parent that started it go away (a runner killed with SIGKILL
+ *            cannot signal), the meter stops at the end of the window under way and
+ *            prints "# orphaned" before "# done": it never spins on unattended.
  * Exit status: 0, 2 on bad arguments, 3 if /dev/zero cannot be read. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -114,7 +117,8 @@ int
 main(int argc, char **argv)
 {
 	long long warmup_ms, window_ms, windows, w, t0, t1, c0, c1, n, i;
-	int signalled = 0;
+	int signalled = 0, orphaned = 0;
+	pid_t parent = getppid();
 
 	fd = open("/dev/zero", O_RDONLY);
 	if (fd < 0)
@@ -181,19 +185,22 @@ main(int argc, char **argv)
 			return (3);
 		/* nothing is printed while windows run: output would be part of the loop */
 		c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-		for (w = 0; w < windows && !stop_flag; w++) {
+		for (w = 0; w < windows && !stop_flag && !orphaned; w++) {
 			its[w] = run_until(t0 + window_ms * 1000000LL, &t1);
 			c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 			ns[w] = t1 - t0;
 			cpu[w] = c1 - c0;
 			t0 = t1;
 			c0 = c1;
+			orphaned = signalled && getppid() != parent;
 		}
 		windows = w;
 		for (w = 0; w < windows; w++)
 			printf("w %lld %lld %lld %lld\n", w, its[w], ns[w], cpu[w]);
 		for (i = 0; i < n_marks; i++)
 			printf("m %lld %lld\n", i, marks[i]);
+		if (orphaned)
+			printf("# orphaned\n");
 	}
 	printf("# done cpu=%d\n", sched_getcpu());
 	return (0);

@@ -6,7 +6,9 @@ and prints, per fixed window after a warm-up, how many iterations completed and
 the window's exact length in ns and the thread's CPU time in it
 (``w INDEX ITERATIONS NS CPU_NS``). One *block* is one
 run of the meter with one tracer configuration attached; its value is its time
-per iteration, ``sum(ns) / sum(iterations)`` over its windows.
+per iteration in the machine's fast state (:func:`block_values`): the windows within
+:data:`FAST_TOLERANCE` of the block's :data:`FAST_QUANTILE`-th percentile window, their
+``sum(ns) / sum(iterations)``; the mean over every window is kept beside it.
 
 Pairing (A B A)
 ---------------
@@ -26,12 +28,26 @@ the CI that inverts the exact Mann-Whitney test), divided by events per iteratio
 It needs no assumption on the noise's shape, keeps its coverage with few brackets and
 moves little when one bracket caught the machine changing speed (checked by
 :func:`simulate_coverage`: >= 0.93 at nominal 0.95 on a two-state machine whose untraced
-blocks are at times slowed, ``tests/test_ratemeter.py``). :func:`bootstrap_t_ci` (the
+blocks are at times slowed, and window by window, blocks in the fast state, by
+:func:`simulate_window_coverage`; ``tests/test_ratemeter.py``). :func:`bootstrap_t_ci` (the
 studentized bootstrap of a mean) was the earlier estimator; the simulation keeps it to
 show why it was replaced.
 
 The machine's two speed states
 ------------------------------
+Measured here (2-vCPU VM, 100 ms windows): the meter's windows sit on a floor (about
+228 ns per read) with bursts 20-30 % slower lasting 0.1-3 s, in untraced and traced
+blocks alike (a traced window slows by the same factor: the host, not the probe). A
+block's mean over all its windows then carries how many slow windows it caught: the
+control's bracket differences spread by 13.9 ns (sd, 7 brackets, campaign r2). So each
+block is measured in the fast state, its windows within 5 % of its 10th-percentile
+window (the state's own window-to-window spread is about 1 %): the same brackets' sd
+fell to 1.1 ns. A window in the slow state is thus left out of both block kinds alike;
+a block with no window in the fast state comes out slow, and :func:`speed_states`
+tells it. A probe whose own cost varies from window to window by more than the
+tolerance is understated by this: the estimate from every window (``ns_per_iter``) is
+kept, and the report compares the two.
+
 The untraced value of every A block is kept and shown. :func:`speed_states` says
 whether they fall into two groups (the larger gap between sorted values, with
 both groups at least two blocks and the gap over four times the groups' spread)
@@ -54,7 +70,8 @@ from . import stats
 from .errors import DataFormatError
 
 __all__ = ["bootstrap_t_ci", "block_values", "bracket_blocks", "outlier_blocks",
-           "paired_differences", "parse_windows", "shift_ci", "simulate_coverage", "speed_states"]
+           "paired_differences", "parse_windows", "shift_ci", "simulate_coverage",
+           "simulate_window_coverage", "speed_states"]
 
 _WINDOW = re.compile(r"^w (\d+) (\d+) (\d+) (\d+)$")
 _MARK = re.compile(r"^m (\d+) (\d+)$")
@@ -63,6 +80,9 @@ _T0 = re.compile(r"^# measuring pid=\d+ t0=(\d+)$")
 BRACKET_MARKS = ("tracer_start", "attached", "stopping", "stopped")
 #: a block whose thread ran less than this share of its windows' wall time was preempted
 MIN_CPU_SHARE = 0.97
+#: a block's fast state: its windows within FAST_TOLERANCE above its FAST_QUANTILE-th
+#: percentile window (time per iteration)
+FAST_QUANTILE, FAST_TOLERANCE = 10.0, 0.05
 
 
 def parse_windows(text: str, path: Path | str | None = None) -> pd.DataFrame:
@@ -117,11 +137,17 @@ def bracket_blocks(text: str, path: Path | str | None = None) -> dict[str, dict]
 
 
 def block_values(windows: pd.DataFrame) -> dict:
-    """One block from its windows: time per iteration (total ns / total iterations), the
-    windows' coefficient of variation, their number, the iterations and the thread's CPU
-    share (CPU time / wall time: below :data:`MIN_CPU_SHARE` it was preempted)."""
+    """One block from its windows: time per iteration over every window (total ns / total
+    iterations) and in the fast state (``fast_ns_per_iter``: over the windows within
+    :data:`FAST_TOLERANCE` of the block's :data:`FAST_QUANTILE`-th percentile window;
+    ``fast_windows`` of them), the windows' coefficient of variation, their number, the
+    iterations and the thread's CPU share (CPU time / wall time: below
+    :data:`MIN_CPU_SHARE` it was preempted)."""
     per = windows["ns_per_iter"].to_numpy(float)
+    fast, fast_value = _fast_state(windows["ns"].to_numpy(float),
+                                   windows["iterations"].to_numpy(float))
     return {"ns_per_iter": float(windows["ns"].sum() / windows["iterations"].sum()),
+            "fast_ns_per_iter": fast_value, "fast_windows": int(fast.sum()),
             "median_ns_per_iter": float(np.median(per)),
             "cpu_share": float(windows["cpu_ns"].sum() / windows["ns"].sum()),
             "cpu_ns_per_iter": float(windows["cpu_ns"].sum() / windows["iterations"].sum()),
@@ -129,13 +155,22 @@ def block_values(windows: pd.DataFrame) -> dict:
             "windows": int(per.size), "iterations": int(windows["iterations"].sum())}
 
 
+def _fast_state(ns: np.ndarray, iterations: np.ndarray) -> tuple[np.ndarray, float]:
+    """A block's windows in the fast state (a mask) and their time per iteration."""
+    per = ns / iterations
+    fast = per <= np.percentile(per, FAST_QUANTILE) * (1 + FAST_TOLERANCE)
+    return fast, float(ns[fast].sum() / iterations[fast].sum())
+
+
 def paired_differences(blocks: pd.DataFrame, threshold_ns: float = math.nan,
-                       value: str = "ns_per_iter") -> pd.DataFrame:
+                       value: str = "ns_per_iter", states_by: str = "ns_per_iter"
+                       ) -> pd.DataFrame:
     """Per traced block (``role == "B"``): its untraced neighbours' mean and the difference.
 
     ``blocks``: one row per finished block with ``label``, ``round``, ``position``,
     ``role`` (``A`` or ``B``) and ``ns_per_iter`` (or the column ``value``, e.g.
-    ``cpu_ns_per_iter``; the states are always told by ``ns_per_iter``). A B block with only one finished
+    ``fast_ns_per_iter``, ``cpu_ns_per_iter``; the states are told by the column
+    ``states_by``, whatever ``value``). A B block with only one finished
     neighbour uses that one; with none it is left out. ``threshold_ns``: the value between
     the machine's two speed states (:func:`speed_states`; NaN: one state), to mark a pair
     whose two untraced neighbours ran in different states (``mixed``: the pairing cannot
@@ -144,7 +179,7 @@ def paired_differences(blocks: pd.DataFrame, threshold_ns: float = math.nan,
     out = []
     for rnd, g in blocks.groupby("round", sort=True):
         ga = g[g["role"] == "A"]
-        a = dict(zip(ga["position"], zip(ga[value], ga["ns_per_iter"])))
+        a = dict(zip(ga["position"], zip(ga[value], ga[states_by])))
         for _, b in g[g["role"] == "B"].iterrows():
             near = [a[p] for p in (b["position"] - 1, b["position"] + 1) if p in a]
             if not near:
@@ -336,5 +371,66 @@ def simulate_coverage(*, cost_ns: float = 0.0, rounds: int = 5, campaigns: int =
             _, lo, hi = shift_ci(d[is_exp & keep], d[~is_exp & keep], confidence)
         else:
             _, lo, hi = bootstrap_t_ci(d[is_exp & keep], confidence, n_resamples, seed=c)
+        hits += bool(lo <= cost_ns <= hi)
+    return hits / campaigns
+
+
+def simulate_window_coverage(*, cost_ns: float = 0.0, rounds: int = 8, campaigns: int = 400,
+                             base_ns: float = 230.0, enter: float = 0.03,
+                             leave: float = 0.2, slow=(1.2, 1.3), window_noise: float = 0.005,
+                             windows=(10, 20, 10), gap: int = 10, confidence: float = 0.95,
+                             seed: int = 0, fast: bool = True) -> float:
+    """Share of simulated campaigns whose CI covers ``cost_ns``, window by window, with the
+    benchmark's estimator: each block in the fast state (:func:`block_values`' rule),
+    brackets' differences, pairs across a state change left out, the shift of the
+    experiment's brackets against the control's (:func:`shift_ci`).
+
+    The model is what the 2-vCPU VM showed (campaigns r2 and aa2, 25 Nov 2026): 100 ms
+    windows on a floor ``base_ns`` per iteration, ``window_noise`` relative noise within a
+    state, and bursts of a slow state (``slow``: 20-30 % slower, drawn per burst) that a
+    window enters with probability ``enter`` and leaves with ``leave`` (bursts of 5
+    windows on average, about 13 % of the time). A burst slows untraced and traced windows
+    by the same factor (the host, not the probe): a traced window is ``(base_ns +
+    cost_ns) * state``. A bracket is ``windows`` (A, B, A) with ``gap`` unmeasured
+    windows between blocks (the tracer's compile, attach and stop); each round holds the
+    experiment's bracket and the control's (no cost) in random order; the chain runs on
+    through the whole campaign. ``fast=False``: each block's mean over every window
+    instead (the estimator before the fast state). A campaign left without a CI counts as
+    a miss."""
+    rng = np.random.default_rng(seed)
+    hits = 0
+    n_a, n_b, _ = windows
+    per_bracket = sum(windows) + 2 * gap
+    for _ in range(campaigns):
+        n = 2 * rounds * per_bracket
+        state, level = np.ones(n), 1.0
+        for i in range(n):
+            if level == 1.0 and rng.random() < enter:
+                level = rng.uniform(*slow)
+            elif level != 1.0 and rng.random() < leave:
+                level = 1.0
+            state[i] = level
+        t = base_ns * state * (1 + rng.normal(0, window_noise, n))
+        exp_first = rng.random(rounds) < 0.5
+        values, is_exp = [], []
+        for k in range(2 * rounds):
+            w = t[k * per_bracket:(k + 1) * per_bracket]
+            exp = exp_first[k // 2] == (k % 2 == 0)
+            cuts = (w[:n_a], w[n_a + gap:n_a + gap + n_b], w[n_a + 2 * gap + n_b:])
+            blocks = []
+            for j, part in enumerate(cuts):
+                part = part * (base_ns + cost_ns) / base_ns if j == 1 and exp else part
+                its = 1e8 / part  # a 100 ms window's iterations
+                blocks.append(_fast_state(np.full(part.size, 1e8), its)[1] if fast
+                              else part.size * 1e8 / its.sum())
+            values.append(blocks)
+            is_exp.append(exp)
+        v, is_exp = np.array(values), np.array(is_exp)
+        d = v[:, 1] - (v[:, 0] + v[:, 2]) / 2
+        states = speed_states(v[:, [0, 2]].ravel())
+        keep = np.ones(len(d), bool)
+        if states["two_states"]:
+            keep = (v[:, 0] > states["threshold_ns"]) == (v[:, 2] > states["threshold_ns"])
+        _, lo, hi = shift_ci(d[is_exp & keep], d[~is_exp & keep], confidence)
         hits += bool(lo <= cost_ns <= hi)
     return hits / campaigns

@@ -3,14 +3,16 @@ bpftrace, short windows) and its report, ``method="both"`` and its agreement tab
 
 from __future__ import annotations
 
+import math
 import shutil
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from analysis import ratemeter
 from analysis.benchmarks import dd
-from analysis.benchmarks.dd import rate
+from analysis.benchmarks.dd import rate, rate_report
 from analysis.campaign import Campaign
 from analysis.errors import ParameterError
 from conftest import need_tool
@@ -71,12 +73,14 @@ def short_blocks(monkeypatch):
 
 
 def _raw_bracket(path):
-    """A bracket's (traced, untraced before, untraced after) ns per iteration, read from
-    the meter's raw output here, without the package: windows wholly inside each part."""
+    """A bracket's (traced, untraced before, untraced after) ns per iteration in the fast
+    state, read from the meter's raw output here, without the package: the windows wholly
+    inside each part; of those, the ones at most 5 % above the part's 10th-percentile
+    window (time per iteration); their total ns over their total iterations."""
     lines = path.read_text().splitlines()
     t = int(next(x for x in lines if x.startswith("# measuring")).split("t0=")[1])
     marks = [int(x.split()[2]) for x in lines if x.startswith("m ")]
-    parts = {"b": [0, 0], "t": [0, 0], "a": [0, 0]}
+    parts: dict = {"b": [], "t": [], "a": []}
     for x in lines:
         if x.startswith("w "):
             _, _, its, ns, _ = x.split()
@@ -84,9 +88,13 @@ def _raw_bracket(path):
             key = ("b" if t <= marks[0] else "t" if start >= marks[1] and t <= marks[2]
                    else "a" if start >= marks[3] else None)
             if key:
-                parts[key][0] += int(ns)
-                parts[key][1] += int(its)
-    return [parts[k][0] / parts[k][1] for k in ("t", "b", "a")]
+                parts[key].append((int(ns), int(its)))
+    out = []
+    for k in ("t", "b", "a"):
+        w = np.array(parts[k], float)
+        keep = w[:, 0] / w[:, 1] <= np.percentile(w[:, 0] / w[:, 1], 10) * 1.05
+        out.append(w[keep, 0].sum() / w[keep, 1].sum())
+    return out
 
 
 @pytest.mark.slow
@@ -113,8 +121,8 @@ def test_rate_campaign_on_local(tmp_path, short_blocks):
     table = rep["table"].set_index("experiment")
     assert list(rep["table"].columns) == dd.TABLE_COLUMNS
     # a bracket's difference is traced - mean of its own untraced blocks; the cost is the
-    # median of all differences 04 bracket - control bracket (Hodges-Lehmann), / events:
-    # recomputed here from the raw files
+    # median of all differences 04 bracket - reference bracket (the control's and the A/A
+    # slot's; Hodges-Lehmann), / events: recomputed here from the raw files
     diffs: dict = {"04-tracepoint-entry": [], "01-control": [], "aa-control": []}
     for rid in sorted(b.campaign.run_records("local")):
         slot = rid[8:]
@@ -127,8 +135,9 @@ def test_rate_campaign_on_local(tmp_path, short_blocks):
     rt = rep["rate_table"].set_index("experiment")
     assert rt.loc["04-tracepoint-entry", "control_subtracted"]
     if rt["pairs_mixed_state"].sum() == 0:
+        ref = np.concatenate([ctl, diffs["aa-control"]])
         assert table.loc["04-tracepoint-entry", "per_event_ns"] == pytest.approx(
-            np.median(np.subtract.outer(diffs["04-tracepoint-entry"], ctl))
+            np.median(np.subtract.outer(diffs["04-tracepoint-entry"], ref))
             / ev["04-tracepoint-entry"])
         # the A/A slot and the control's own row: per read (one read per iteration); the
         # control's own: the median of its Walsh averages (one-sample Hodges-Lehmann)
@@ -170,24 +179,33 @@ def test_a_campaign_of_the_earlier_design_reports_and_is_not_continued(fixtures,
     blocks = rate.load_blocks(camp, "local")
     assert len(blocks) == 4 * 5 and set(blocks["role"]) == {"A", "B"}
     runs = camp.run_records("local")
-    time = {}
+    time, every = {}, {}
     for rid, e in runs.items():
         if e["params"].get("kind") == rate.KIND:
-            w = [x.split() for x in (camp.run_dir("local", rid) / "workload.stdout")
-                 .read_text().splitlines() if x.startswith("w ")]
-            time[(e["params"]["round"], e["params"]["position"])] = (
-                sum(int(x[3]) for x in w) / sum(int(x[2]) for x in w), rid)
-    diffs = [t - (time[(r, p - 1)][0] + time[(r, p + 1)][0]) / 2
-             for (r, p), (t, rid) in time.items() if rid.endswith("-04-tracepoint-entry")]
+            w = np.array([x.split()[2:4] for x in (camp.run_dir("local", rid) /
+                                                   "workload.stdout").read_text().splitlines()
+                          if x.startswith("w ")], float)  # iterations, ns
+            per = w[:, 1] / w[:, 0]
+            fast = per <= np.percentile(per, 10) * 1.05  # the fast state's windows
+            key = (e["params"]["round"], e["params"]["position"])
+            time[key] = (w[fast, 1].sum() / w[fast, 0].sum(), rid)
+            every[key] = w[:, 1].sum() / w[:, 0].sum()
+
+    def differences(t: dict) -> np.ndarray:
+        return np.array([t[(r, p)] - (t[(r, p - 1)] + t[(r, p + 1)]) / 2
+                         for (r, p), (_, rid) in time.items()
+                         if rid.endswith("-04-tracepoint-entry")])
     table = rate.rate_table(camp, "local", n_resamples=199).set_index("experiment")
     ev = rate.events_per_iteration(camp, "local")["04-tracepoint-entry"]
     # no control brackets in that design (its untraced blocks ran the control's script):
     # the one-sample Hodges-Lehmann estimate, the median of the Walsh averages
-    d = np.array(diffs)
-    i, j = np.triu_indices(d.size)
     assert not table.loc["04-tracepoint-entry", "control_subtracted"]
-    assert table.loc["04-tracepoint-entry", "per_event_ns_all_pairs"] == pytest.approx(
-        np.median((d[i] + d[j]) / 2) / ev)
+    for column, t in (("per_event_ns_all_pairs", {k: v for k, (v, _) in time.items()}),
+                      ("per_event_ns_all_windows", every)):
+        d = differences(t)
+        i, j = np.triu_indices(d.size)
+        assert table.loc["04-tracepoint-entry", column] == pytest.approx(
+            np.median((d[i] + d[j]) / 2) / ev)
     p = {"precision": 0.1, "budget": None}
     with pytest.raises(ParameterError, match="earlier design"):
         rate.more(camp, "local", ["01-control", "04-tracepoint-entry"], "01-control", p,
@@ -215,3 +233,26 @@ def test_a_later_round_holds_the_experiments_short_of_the_target_and_the_control
     assert not any(r.params.get("aa") for r in nxt)
     assert rate.more(camp, "local", ids, control, {"precision": reached * 2, "budget": None},
                      "rate-bracket", 4) is None
+
+
+def test_a_cost_without_a_finite_ci_says_so_in_the_summary(fixtures, tmp_path):
+    """Two brackets of 04 against two of the control are too few for a 95 % rank CI (the
+    exact Mann-Whitney test's smallest two-sided p is 1/3): the summary line says so
+    instead of printing '+-inf%'. The brackets are the fixture's real first two."""
+    shutil.copytree(fixtures / "rate-bracket/data/raw/rate-bracket",
+                    tmp_path / "raw" / "rate-bracket")
+    camp = Campaign.open("rate-bracket", data_dir=tmp_path)
+    out = rate_report.rate_outputs(camp, "local", [], n_resamples=199)
+    d = ratemeter.paired_differences(out["rate_blocks"])
+    first = d[d["round"] < 2]
+    est, lo, hi = ratemeter.shift_ci(first.loc[first["label"] == "04-tracepoint-entry",
+                                               "diff_ns"],
+                                     first.loc[first["label"] == "01-control", "diff_ns"])
+    assert math.isfinite(est) and not (math.isfinite(lo) or math.isfinite(hi))
+    t = out["rate_table"]
+    row = t["experiment"] == "04-tracepoint-entry"
+    t.loc[row, ["per_event_ns", "per_event_ns_ci_low", "per_event_ns_ci_high"]] = [est, lo, hi]
+    t.loc[row, "precision_reached"] = (hi - lo) / 2 / abs(est)
+    line = next(x for x in rate_report.summary_lines(out) if x.startswith("rate 04"))
+    assert "no CI" in line and "inf" not in line and f"{est:.1f} ns" in line
+    assert "+-" in next(x for x in rate_report.summary_lines(out) if x.startswith("rate aa"))

@@ -64,6 +64,9 @@ TRACED_S = 2.0
 WINDOWS = 5  # the earlier design's windows per block (campaigns made before)
 METER = "tracelab-rate"  # the meter's name (comm) on the target
 DESIGN = "bracket"
+#: a block's value: its time per iteration in the machine's fast state
+#: (:func:`analysis.ratemeter.block_values`); ``ns_per_iter`` is every window's
+VALUE = "fast_ns_per_iter"
 #: runs: a counting run, a bracket (A B A in one meter), an earlier design's block
 COUNT_KIND, BRACKET_KIND, KIND = "rate-count", "rate-bracket", "rate"
 
@@ -182,16 +185,16 @@ def load_blocks(campaign: Campaign, target: str) -> pd.DataFrame:
                      "round": int(p["round"]), "position": int(p["position"]),
                      "role": p["role"], **ratemeter.block_values(w)})
     cols = ["run_id", "experiment", "label", "round", "position", "role", "ns_per_iter",
-            "cpu_ns_per_iter", "median_ns_per_iter", "cpu_share", "window_cv", "windows",
-            "iterations"]
+            VALUE, "fast_windows", "cpu_ns_per_iter", "median_ns_per_iter", "cpu_share",
+            "window_cv", "windows", "iterations"]
     df = pd.DataFrame(rows, columns=cols).sort_values(["round", "position"]).reset_index(
         drop=True)
     df["order"] = np.arange(len(df))
     a = df["role"] == "A"
     df["outlier"] = False
-    df.loc[a, "outlier"] = ratemeter.outlier_blocks(df.loc[a, "ns_per_iter"].to_numpy())
-    states = ratemeter.speed_states(df.loc[a, "ns_per_iter"].to_numpy())
-    df["state"] = np.where(~a, "", np.where(df["ns_per_iter"] > states["threshold_ns"], "slow",
+    df.loc[a, "outlier"] = ratemeter.outlier_blocks(df.loc[a, VALUE].to_numpy())
+    states = ratemeter.speed_states(df.loc[a, VALUE].to_numpy())
+    df["state"] = np.where(~a, "", np.where(df[VALUE] > states["threshold_ns"], "slow",
                                            "fast") if states["two_states"] else "one")
     df["preempted"] = df["cpu_share"] < ratemeter.MIN_CPU_SHARE
     df.attrs["states"] = states
@@ -213,40 +216,60 @@ def events_per_iteration(campaign: Campaign, target: str) -> dict[str, float]:
     return out
 
 
-def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999) -> pd.DataFrame:
+def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999,
+               before_round: int | None = None) -> pd.DataFrame:
     """Per experiment (and the A/A slot): per-event cost by the rate method with its 95 %
-    CI: the Hodges-Lehmann shift of its brackets' differences against the control's
-    brackets' (the median of all pairwise differences; ``control_subtracted``; a campaign
-    without control brackets: the one-sample estimate, nothing subtracted), the CI the
-    exact Mann-Whitney (one-sample: signed-rank) inversion
-    (:func:`analysis.ratemeter.shift_ci`), pairs across a speed-state change left out and
-    counted. The control's own row is its brackets' one-sample estimate per read: what the
-    tracer's presence alone did to the meter. Also, each as a shift against the control:
-    the estimate with every pair, without the rounds holding a flagged (outlier) untraced
-    block, from the meter's CPU time instead of wall time (insensitive to preemption),
-    from the pairs in the fast and in the slow speed state apart (NaN: no such pair); the
-    traced blocks that were preempted, rounds, the untraced time per iteration,
-    precision. ``n_resamples`` is not used (the CIs are exact); kept for callers."""
+    CI: the Hodges-Lehmann shift of its brackets' differences (each block's time per
+    iteration in the fast state, :data:`VALUE`) against the reference brackets' (the
+    control's and the A/A slot's, both the control's script; the A/A slot's own row
+    against the control's alone), the median of all pairwise differences
+    (``control_subtracted``; a campaign without control brackets: the one-sample
+    estimate, nothing subtracted), the CI the exact Mann-Whitney (one-sample: signed-rank)
+    inversion (:func:`analysis.ratemeter.shift_ci`), pairs across a speed-state change
+    left out and counted. The control's own row is its brackets' one-sample estimate per
+    read: what the tracer's presence alone did to the meter. Also, each as a shift against
+    the reference: the estimate with every pair, without the rounds holding a flagged
+    (outlier) untraced block, from the meter's CPU time instead of wall time (insensitive
+    to preemption), from every window instead of the fast state's
+    (``per_event_ns_all_windows``), from the pairs in the fast and in the slow speed state
+    apart (NaN: no such pair); the traced blocks that were preempted, rounds, the untraced
+    time per iteration, precision. ``before_round``: the rounds before it only (the speed
+    script's precision after k rounds). ``n_resamples`` is not used (the CIs are exact);
+    kept for callers."""
     blocks = load_blocks(campaign, target)
     states = blocks.attrs["states"]
-    diffs = ratemeter.paired_differences(blocks, states["threshold_ns"])
-    cpu = ratemeter.paired_differences(blocks, states["threshold_ns"], "cpu_ns_per_iter")
-    cpu = cpu[~cpu["mixed"]]
+    if before_round is not None:
+        blocks = blocks[blocks["round"] < before_round]
+
+    def pairs(value: str) -> pd.DataFrame:
+        return ratemeter.paired_differences(blocks, states["threshold_ns"], value, VALUE)
+
+    diffs, every, cpu = pairs(VALUE), pairs("ns_per_iter"), pairs("cpu_ns_per_iter")
+    every, cpu = every[~every["mixed"]], cpu[~cpu["mixed"]]
     preempted = blocks.groupby("label")["preempted"].sum()
     per_iter = events_per_iteration(campaign, target)
     control = _control(campaign)
     per_iter[_rounds.AA] = per_iter.get(control, math.nan)
     flagged = set(blocks.loc[blocks["outlier"], "round"])
-    # the control's brackets (BEGIN only): every other slot is compared with them
+    # the control's brackets (BEGIN only) and the A/A slot's (the same): the experiments
+    # are compared with both, the A/A slot with the control's alone
+    def reference(labels) -> dict:
+        ctl = diffs[diffs["label"].isin(labels)]
+        return {"use": ctl.loc[~ctl["mixed"], "diff_ns"], "every": ctl["diff_ns"],
+                "cpu": cpu.loc[cpu["label"].isin(labels), "diff_ns"],
+                "windows": every.loc[every["label"].isin(labels), "diff_ns"]}
+
     ctl = diffs[diffs["label"] == control]
-    ref = {"use": ctl.loc[~ctl["mixed"], "diff_ns"], "every": ctl["diff_ns"],
-           "cpu": cpu.loc[cpu["label"] == control, "diff_ns"]}
+    # without control brackets (the earlier design) every estimate is one-sample
+    pooled, alone = (reference([control, _rounds.AA]) if len(ctl) else reference([]),
+                     reference([control]))
     rows = []
     for label, g in diffs.groupby("label", sort=True):
         own = label == control  # the control's own row: its one-sample estimate
-        row = _rate_row(g, cpu.loc[cpu["label"] == label, "diff_ns"],
-                        {k: () for k in ref} if own else ref, states, flagged,
-                        per_iter.get(label, math.nan))
+        ref = {k: () for k in pooled} if own else alone if label == _rounds.AA else pooled
+        row = _rate_row(g, {"cpu": cpu.loc[cpu["label"] == label, "diff_ns"],
+                            "windows": every.loc[every["label"] == label, "diff_ns"]},
+                        ref, states, flagged, per_iter.get(label, math.nan))
         rows.append({"experiment": label, "method": "rate",
                      "events_per_iter": per_iter.get(label, math.nan),
                      "control_subtracted": bool(len(ctl)) and not own, **row,
@@ -254,10 +277,11 @@ def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999) -> p
     return pd.DataFrame(rows)
 
 
-def _rate_row(g: pd.DataFrame, cpu: pd.Series, ref: dict, states: dict, flagged: set,
+def _rate_row(g: pd.DataFrame, other: dict, ref: dict, states: dict, flagged: set,
               ev: float) -> dict:
     """One label's columns of :func:`rate_table`: each estimate the shift of its brackets'
-    differences against ``ref`` (the control's: ``use``, ``every``, ``cpu``; empty: the
+    differences (``g``; ``other``: from the CPU time, from every window) against ``ref``
+    (the reference brackets': ``use``, ``every``, ``cpu``, ``windows``; empty: the
     one-sample estimate), per event."""
     scale = 1 / ev if ev and math.isfinite(ev) else math.nan
 
@@ -276,7 +300,8 @@ def _rate_row(g: pd.DataFrame, cpu: pd.Series, ref: dict, states: dict, flagged:
             "per_event_ns": est, "per_event_ns_ci_low": lo, "per_event_ns_ci_high": hi,
             "per_event_ns_all_pairs": shift(g["diff_ns"], "every"),
             "per_event_ns_unflagged": shift(use[~use["round"].isin(flagged)]["diff_ns"], "use"),
-            "per_event_ns_cpu_time": shift(cpu, "cpu"),
+            "per_event_ns_cpu_time": shift(other["cpu"], "cpu"),
+            "per_event_ns_all_windows": shift(other["windows"], "windows"),
             "per_event_ns_fast_state": shift(use.loc[~slow, "diff_ns"], "use"),
             "per_event_ns_slow_state": shift(use.loc[slow, "diff_ns"], "use"),
             "precision_reached": (hi - lo) / 2 / abs(est) if est else math.inf}

@@ -79,6 +79,11 @@ def as_results_table(rate: pd.DataFrame, planned, columns: list[str], goal) -> p
 
 def _flags(r) -> list[str]:
     out = []
+    every = r.get("per_event_ns_all_windows", math.nan)
+    if math.isfinite(every) and not (r["per_event_ns_ci_low"] <= every
+                                     <= r["per_event_ns_ci_high"]):
+        out.append(f"from every window, not only the fast state's: {every:,.1f} ns, outside "
+                   "the CI (slow windows, or a cost that varies by itself)")
     if r["pairs_mixed_state"]:
         out.append(f"{r['pairs_mixed_state']} pair(s) across a speed-state change left out")
     if r["blocks_preempted"]:
@@ -92,11 +97,19 @@ def summary_lines(out) -> list[str]:
     each cost with its CI, and (both methods) their agreement."""
     st, blocks, table = out["speed_states"], out["rate_blocks"], out["rate_table"]
     a = blocks[blocks["role"] == "A"]
+    b = blocks[blocks["role"] == "B"]
     lines = [f"rate method (iteration: {out.get('rate_loop', 'read')}): {len(blocks)} blocks of "
              f"{int(blocks['windows'].median())} windows; "
-             f"untraced {a['ns_per_iter'].median():.1f} ns per iteration (median of "
-             f"{len(a)} blocks), {int(a['outlier'].sum())} flagged as outliers, "
-             f"{int(blocks['preempted'].sum())} preempted"]
+             f"untraced {a[_rate.VALUE].median():.1f} ns per iteration in the fast state "
+             f"(median of {len(a)} blocks; every window: {a['ns_per_iter'].median():.1f}), "
+             f"{int(a['outlier'].sum())} flagged as outliers, "
+             f"{int(blocks['preempted'].sum())} preempted",
+             f"rate method: each block measured in the fast state (its windows within "
+             f"{_rate.ratemeter.FAST_TOLERANCE:.0%} of its "
+             f"{_rate.ratemeter.FAST_QUANTILE:.0f}th-percentile window): "
+             f"{1 - a['fast_windows'].sum() / a['windows'].sum():.0%} of the untraced and "
+             f"{1 - b['fast_windows'].sum() / b['windows'].sum():.0%} of the traced windows "
+             "left out"]
     if st["two_states"]:
         lines.append(f"rate method: two speed states: {st['fast_n']} untraced blocks at "
                      f"{st['fast_ns']:.1f} ns, {st['slow_n']} at {st['slow_ns']:.1f} ns "
@@ -115,9 +128,11 @@ def summary_lines(out) -> list[str]:
         lines.append("rate method: no control brackets in this campaign (made before they "
                      "were added): nothing subtracted")
     for _, r in table[table["experiment"] != CONTROL].iterrows():
-        lines.append(f"rate {r['experiment']:<17} {r['per_event_ns']:>9.1f} ns "
-                     f"[{r['per_event_ns_ci_low']:.1f}, {r['per_event_ns_ci_high']:.1f}]  "
-                     f"+-{r['precision_reached']:.1%} ({r['pairs_used']} rounds)")
+        ci = (f"[{r['per_event_ns_ci_low']:.1f}, {r['per_event_ns_ci_high']:.1f}]  "
+              f"+-{r['precision_reached']:.1%}" if math.isfinite(r["precision_reached"])
+              else "no CI (too few brackets for a 95 % rank CI)")
+        lines.append(f"rate {r['experiment']:<17} {r['per_event_ns']:>9.1f} ns {ci} "
+                     f"({r['pairs_used']} rounds)")
     if (out.get("adaptive") or {}).get("rate_last_decision"):
         lines.append(f"rate rounds: {out['adaptive']['rate_last_decision']}")
     ag = out.get("agreement")
@@ -143,16 +158,19 @@ def untraced_blocks_figure(blocks: pd.DataFrame, target: str):
     with thesis_style():
         fig, ax = _figure()
         a, b = blocks[blocks["role"] == "A"], blocks[blocks["role"] == "B"]
-        ax.plot(a["order"], a["ns_per_iter"], "o-", ms=3, lw=0.5, color="0.3",
-                label="untraced block (A)")
+        v = _rate.VALUE
+        ax.plot(a["order"], a["ns_per_iter"], ".", ms=3, color="0.7",
+                label="its mean over every window")
+        ax.plot(a["order"], a[v], "o-", ms=3, lw=0.5, color="0.3",
+                label="untraced block (A), fast state")
         o, p = a[a["outlier"]], a[a["preempted"]]
-        ax.plot(o["order"], o["ns_per_iter"], "o", ms=8, mfc="none", color="C3",
+        ax.plot(o["order"], o[v], "o", ms=8, mfc="none", color="C3",
                 label="flagged (MAD outlier), kept")
-        ax.plot(p["order"], p["ns_per_iter"], "x", ms=6, color="C1", label="preempted")
+        ax.plot(p["order"], p[v], "x", ms=6, color="C1", label="preempted")
         if st.get("two_states"):
             ax.axhline(st["threshold_ns"], ls="--", lw=0.8, color="0.5",
                        label=f"between the speed states ({st['apart']:+.1%})")
-        ax.plot(b["order"], np.full(len(b), a["ns_per_iter"].min() * 0.995), "|", ms=6,
+        ax.plot(b["order"], np.full(len(b), a[v].min() * 0.995), "|", ms=6,
                 color=plots.tracer_color("bpftrace"), label="a traced block (B) ran here")
         ax.set_xlabel("block, in the order it ran")
         ax.set_ylabel("untraced time per iteration (ns)")
@@ -160,10 +178,12 @@ def untraced_blocks_figure(blocks: pd.DataFrame, target: str):
         lo, hi = ax.get_ylim()
         ax.set_ylim(lo, hi + 0.3 * (hi - lo))  # room for the legend above every block
         ax.legend(frameon=False, fontsize=7, ncols=2, loc="upper left")
-        _caption(fig, "rate method; points: one untraced block each (window time / iterations "
-                 "after the warm-up), no error bars; flagged blocks are kept; a pair whose two "
-                 "untraced neighbours lie on either side of the dashed line is left out of the "
-                 "CI")
+        _caption(fig, "rate method; dark points: one untraced block each in the fast state "
+                 f"(its windows within {_rate.ratemeter.FAST_TOLERANCE:.0%} of its "
+                 f"{_rate.ratemeter.FAST_QUANTILE:.0f}th-percentile window: their time / "
+                 "iterations), grey: the same block over every window; no error bars; flagged "
+                 "blocks are kept; a pair whose two untraced neighbours lie on either side of "
+                 "the dashed line is left out of the CI")
         return fig
 
 
@@ -199,8 +219,8 @@ def methods_figure(agreement: pd.DataFrame, labels: dict, target: str):
         ax.legend(frameon=False, fontsize=7)
         _caption(fig, "marks: per-event cost by each method (labels: ns); whiskers: 95 % CIs "
                  "(hyperfine: median difference, BCa bootstrap; rate: Hodges-Lehmann shift of "
-                 "the brackets' paired differences against the control's, exact Mann-Whitney "
-                 "CI); no whisker: no finite CI (too few usable brackets)"
+                 "the brackets' paired differences, blocks in the fast state, against the "
+                 "control's, exact Mann-Whitney CI); no whisker: no finite CI (too few usable brackets)"
                  + ("; " + SUBSTITUTE_NOTE if any("*" in str(n) for n in names) else ""))
         return fig
 
@@ -215,8 +235,8 @@ def rate_bars(out, target: str, tracer: str):
         substituted="substituted", title=f"Benchmark 1 per-event cost, {target}, rate method",
         emulated=[label] if out.get("emulated") else (),
         caption=f"this machine, rate method ({out.get('rate_loop', 'read')} per iteration): "
-                "paired difference of time per iteration (traced block - mean of the "
-                "untraced blocks before and after it, in one meter process), its shift against "
-                "the control's brackets (BEGIN only; Hodges-Lehmann: the median of all "
+                "paired difference of time per iteration in the fast state (traced block - "
+                "mean of the untraced blocks before and after it, in one meter process), its "
+                "shift against the control's brackets (BEGIN only; Hodges-Lehmann: the median of all "
                 "pairwise differences) / events per iteration; whiskers: 95 % CI by the exact "
                 "Mann-Whitney test, brackets as the unit; published: as printed, no CI")
