@@ -226,7 +226,8 @@ def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999,
     (``control_subtracted``; a campaign without control brackets: the one-sample
     estimate, nothing subtracted), the CI the exact Mann-Whitney (one-sample: signed-rank)
     inversion (:func:`analysis.ratemeter.shift_ci`), pairs across a speed-state change
-    left out and counted. The control's own row is its brackets' one-sample estimate per
+    and pairs wholly in the slow state left out and counted (``pairs_mixed_state``,
+    ``pairs_slow_state``). The control's own row is its brackets' one-sample estimate per
     read: what the tracer's presence alone did to the meter. Also, each as a shift against
     the reference: the estimate with every pair, without the rounds holding a flagged
     (outlier) untraced block, from the meter's CPU time instead of wall time (insensitive
@@ -245,7 +246,12 @@ def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999,
         return ratemeter.paired_differences(blocks, states["threshold_ns"], value, VALUE)
 
     diffs, every, cpu = pairs(VALUE), pairs("ns_per_iter"), pairs("cpu_ns_per_iter")
-    every, cpu = every[~every["mixed"]], cpu[~cpu["mixed"]]
+    # a pair in the slow state (its untraced blocks both slow: the whole bracket was) is,
+    # like one across a change, left out of the estimate: it is measured in the fast state
+    diffs["slow"] = ~diffs["mixed"] & (diffs["untraced_ns"] > states["threshold_ns"]
+                                       if states["two_states"] else False)
+    fast = (~diffs["mixed"] & ~diffs["slow"]).to_numpy()  # the three align pair by pair
+    every, cpu = every[fast], cpu[fast]
     preempted = blocks.groupby("label")["preempted"].sum()
     per_iter = events_per_iteration(campaign, target)
     control = _control(campaign)
@@ -255,7 +261,8 @@ def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999,
     # are compared with both, the A/A slot with the control's alone
     def reference(labels) -> dict:
         ctl = diffs[diffs["label"].isin(labels)]
-        return {"use": ctl.loc[~ctl["mixed"], "diff_ns"], "every": ctl["diff_ns"],
+        return {"use": ctl.loc[~ctl["mixed"] & ~ctl["slow"], "diff_ns"],
+                "states": ctl.loc[~ctl["mixed"], "diff_ns"], "every": ctl["diff_ns"],
                 "cpu": cpu.loc[cpu["label"].isin(labels), "diff_ns"],
                 "windows": every.loc[every["label"].isin(labels), "diff_ns"]}
 
@@ -281,20 +288,19 @@ def _rate_row(g: pd.DataFrame, other: dict, ref: dict, states: dict, flagged: se
               ev: float) -> dict:
     """One label's columns of :func:`rate_table`: each estimate the shift of its brackets'
     differences (``g``; ``other``: from the CPU time, from every window) against ``ref``
-    (the reference brackets': ``use``, ``every``, ``cpu``, ``windows``; empty: the
-    one-sample estimate), per event."""
+    (the reference brackets': ``use``, ``states``, ``every``, ``cpu``, ``windows``;
+    empty: the one-sample estimate), per event."""
     scale = 1 / ev if ev and math.isfinite(ev) else math.nan
 
     def shift(x, part: str) -> float:
         x = np.asarray(x, float)
         return ratemeter.shift_ci(x, ref[part])[0] * scale if x.size else math.nan
 
-    use = g[~g["mixed"]]
+    use = g[~g["mixed"] & ~g["slow"]]
     est, lo, hi = (v * scale for v in ratemeter.shift_ci(use["diff_ns"], ref["use"]))
-    slow = use["untraced_ns"] > states["threshold_ns"] if states["two_states"] else \
-        pd.Series(False, index=use.index)
     return {"rounds": int(g["round"].nunique()), "pairs_used": int(len(use)),
             "pairs_mixed_state": int(g["mixed"].sum()),
+            "pairs_slow_state": int(g["slow"].sum()),
             "untraced_ns_per_iter": float(g["untraced_ns"].mean()),
             "traced_ns_per_iter": float(g["traced_ns"].mean()),
             "per_event_ns": est, "per_event_ns_ci_low": lo, "per_event_ns_ci_high": hi,
@@ -302,8 +308,8 @@ def _rate_row(g: pd.DataFrame, other: dict, ref: dict, states: dict, flagged: se
             "per_event_ns_unflagged": shift(use[~use["round"].isin(flagged)]["diff_ns"], "use"),
             "per_event_ns_cpu_time": shift(other["cpu"], "cpu"),
             "per_event_ns_all_windows": shift(other["windows"], "windows"),
-            "per_event_ns_fast_state": shift(use.loc[~slow, "diff_ns"], "use"),
-            "per_event_ns_slow_state": shift(use.loc[slow, "diff_ns"], "use"),
+            "per_event_ns_fast_state": shift(use["diff_ns"], "use"),
+            "per_event_ns_slow_state": shift(g.loc[g["slow"], "diff_ns"], "states"),
             "precision_reached": (hi - lo) / 2 / abs(est) if est else math.inf}
 
 

@@ -86,6 +86,9 @@ def _flags(r) -> list[str]:
                    "the CI (slow windows, or a cost that varies by itself)")
     if r["pairs_mixed_state"]:
         out.append(f"{r['pairs_mixed_state']} pair(s) across a speed-state change left out")
+    if r.get("pairs_slow_state", 0):
+        out.append(f"{r['pairs_slow_state']} pair(s) in the slow speed state left out (their "
+                   f"cost: {r['per_event_ns_slow_state']:,.1f} ns)")
     if r["blocks_preempted"]:
         out.append(f"{r['blocks_preempted']} traced block(s) preempted (CPU share < "
                    f"{_rate.ratemeter.MIN_CPU_SHARE:.0%})")
@@ -113,7 +116,8 @@ def summary_lines(out) -> list[str]:
     if st["two_states"]:
         lines.append(f"rate method: two speed states: {st['fast_n']} untraced blocks at "
                      f"{st['fast_ns']:.1f} ns, {st['slow_n']} at {st['slow_ns']:.1f} ns "
-                     f"({st['apart']:+.1%}); pairs across a change are left out of the CIs")
+                     f"({st['apart']:+.1%}); pairs across a change, or wholly in the slow state, are "
+                     "left out of the CIs")
     else:
         lines.append("rate method: the untraced blocks show one speed state")
     for _, r in table[table["experiment"] == CONTROL].iterrows():
