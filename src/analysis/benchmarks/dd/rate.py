@@ -241,17 +241,7 @@ def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999,
     states = blocks.attrs["states"]
     if before_round is not None:
         blocks = blocks[blocks["round"] < before_round]
-
-    def pairs(value: str) -> pd.DataFrame:
-        return ratemeter.paired_differences(blocks, states["threshold_ns"], value, VALUE)
-
-    diffs, every, cpu = pairs(VALUE), pairs("ns_per_iter"), pairs("cpu_ns_per_iter")
-    # a pair in the slow state (its untraced blocks both slow: the whole bracket was) is,
-    # like one across a change, left out of the estimate: it is measured in the fast state
-    diffs["slow"] = ~diffs["mixed"] & (diffs["untraced_ns"] > states["threshold_ns"]
-                                       if states["two_states"] else False)
-    fast = (~diffs["mixed"] & ~diffs["slow"]).to_numpy()  # the three align pair by pair
-    every, cpu = every[fast], cpu[fast]
+    diffs, every, cpu = _pairs(blocks, states)
     preempted = blocks.groupby("label")["preempted"].sum()
     per_iter = events_per_iteration(campaign, target)
     control = _control(campaign)
@@ -282,6 +272,22 @@ def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999,
                      "control_subtracted": bool(len(ctl)) and not own, **row,
                      "blocks_preempted": int(preempted.get(label, 0))})
     return pd.DataFrame(rows)
+
+
+def _pairs(blocks: pd.DataFrame, states: dict):
+    """The brackets' differences in the fast state (``slow``: the pair's untraced blocks
+    both ran in the slow state), and from every window and from CPU time, those two
+    without the pairs across a change or in the slow state."""
+    def pairs(value: str) -> pd.DataFrame:
+        return ratemeter.paired_differences(blocks, states["threshold_ns"], value, VALUE)
+
+    diffs, every, cpu = pairs(VALUE), pairs("ns_per_iter"), pairs("cpu_ns_per_iter")
+    # a pair in the slow state (its untraced blocks both slow: the whole bracket was) is,
+    # like one across a change, left out of the estimate: it is measured in the fast state
+    diffs["slow"] = ~diffs["mixed"] & (diffs["untraced_ns"] > states["threshold_ns"]
+                                       if states["two_states"] else False)
+    fast = (~diffs["mixed"] & ~diffs["slow"]).to_numpy()  # the three align pair by pair
+    return diffs, every[fast], cpu[fast]
 
 
 def _rate_row(g: pd.DataFrame, other: dict, ref: dict, states: dict, flagged: set,
