@@ -169,6 +169,32 @@ class FileLock:
         self._depth = 1
         return self
 
+    def check(self) -> None:
+        """:class:`LockError` if another process holds the lock; creates nothing. A lock
+        file left empty was released (only a holder, living or dead, leaves its record):
+        only then is it tried, and let go of at once."""
+        if self._fd is not None:
+            return
+        try:
+            fd = os.open(self.path, os.O_RDWR)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise StorageError(self.path, exc.strerror or str(exc)) from exc
+        try:
+            holder = self._read(fd)
+            if not holder:
+                return
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise LockError(self.what, self.name, holder.get("pid"), holder.get("host"),
+                                    holder.get("since")) from None
+                raise StorageError(self.path, exc.strerror or str(exc)) from exc
+        finally:
+            os.close(fd)  # drops the flock if it was taken
+
     def release(self) -> None:
         if self._fd is None:
             return

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -20,12 +21,15 @@ from analysis.campaign import Campaign, RunSpec, run_campaign, traced_execute
 from analysis.errors import (
     CampaignNotFound,
     IntegrityError,
+    LockError,
     ParameterError,
     ParameterMismatch,
     StorageError,
 )
 from analysis.lifecycle import TracerSpec
+from analysis.locks import TargetLock
 from analysis.storage import sha256_file
+from analysis.transport import LocalTransport
 from conftest import ROOT, leftovers, need_tool, wait_until_clean
 
 DRIVER = ROOT / "tests" / "drivers" / "run_dd.py"
@@ -262,6 +266,65 @@ def test_two_processes_on_one_campaign_or_one_target(tmp_path, nothing_left_behi
     events = dd.load_events(camp, "local")
     for exp, n in events.items():
         assert n <= dd.parse_count("1000k") * 1.01, (exp, n)
+
+
+def test_a_campaign_in_use_is_told_before_any_target_is_contacted(tmp_path):
+    lock = tmp_path / "raw" / "busy" / ".lock"
+    Campaign.check_free("busy", data_dir=tmp_path)  # none yet: free, and nothing created
+    assert not (tmp_path / "raw").exists()
+    hold = ("import sys, time; from analysis.storage import FileLock; "
+            "FileLock(sys.argv[1], 'campaign', 'busy').acquire(); print('held', flush=True); "
+            "time.sleep(60)")
+    other = subprocess.Popen([sys.executable, "-c", hold, str(lock)], stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        assert other.stdout.readline() == "held\n"
+        with pytest.raises(LockError, match=f"campaign 'busy' is in use.*pid {other.pid} on "):
+            Campaign.check_free("busy", data_dir=tmp_path)
+    finally:
+        other.kill()
+        other.wait()
+    assert json.loads(lock.read_text())["pid"] == other.pid  # a dead holder's record stays
+    Campaign.check_free("busy", data_dir=tmp_path)  # but its lock went with it
+    assert Campaign("busy", data_dir=tmp_path).name == "busy"
+
+
+def _exec_watcher() -> subprocess.Popen:
+    """bpftrace printing the name of every program exec'd from now on (once attached)."""
+    w = subprocess.Popen(["bpftrace", "-e", 'tracepoint:sched:sched_process_exec '
+                          '{ printf("exec %s\\n", comm); }'],
+                         env={**os.environ, "__BPFTRACE_NOTIFY_PROBES_ATTACHED": "1"},
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in w.stderr:
+        if "__BPFTRACE_NOTIFY_PROBES_ATTACHED" in line:
+            return w
+    raise AssertionError(f"the exec watcher did not attach: {w.communicate()}")
+
+
+def test_a_campaign_refused_on_a_busy_target_runs_no_tracer_there(tmp_path, nothing_left_behind):
+    # the target's lock is asked for before the preflight, which runs bpftrace: a campaign
+    # running there counts any other bpftrace as a foreign tracer and fails its next round
+    # (seen under CPU load in the test above, when the refused campaign's preflight came
+    # between two rounds)
+    need_tool("bpftrace")
+    holder = TargetLock(LocalTransport(), "running").acquire()
+    try:
+        watcher = _exec_watcher()
+        try:
+            with pytest.raises(LockError, match="target 'local' is in use.*campaign running"):
+                dd.run_benchmark1("local", campaign="refused", data_dir=tmp_path, progress=False,
+                                  **SMALL)
+            subprocess.run(["true"], check=True)  # a mark: the watcher saw this far
+            time.sleep(0.5)
+        finally:
+            watcher.send_signal(signal.SIGINT)
+            out, err = watcher.communicate(timeout=30)
+    finally:
+        holder.release()
+    execs = [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("exec ")]
+    assert "true" in execs, (out, err)  # the watcher did see programs start
+    assert "bpftrace" not in execs, execs
+    assert not (tmp_path / "raw" / "refused").exists()
 
 
 # --------------------------------------------------------------------------- #

@@ -1,5 +1,5 @@
-"""The one run path of every benchmark: validate, connect and preflight each target once,
-plan, lock, run (or resume), write the manifest."""
+"""The one run path of every benchmark: validate, connect, lock and preflight each target
+once, plan, run (or resume), write the manifest."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
                   campaign: str | None = None, data_dir=None, trust_new_host_keys: bool = False,
                   ssh_config=None, progress: bool = True, on_run: Callable | None = None,
                   allow_foreign_tracers: bool = False, **params) -> CampaignResult:
-    """Validate, connect and preflight each target once, plan, lock, run (or resume).
+    """Validate, connect, lock and preflight each target once, plan, run (or resume).
 
     ``targets``: ``"local"``, ``user@host[:port]``, an ssh_config alias, or a list
     of them (for benchmarks that compare targets). ``params``: the benchmark's own
@@ -41,12 +41,20 @@ def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
     camp_name = check_name(campaign or new_campaign_id(bench.name), "campaign name")
     # every name parsed once, all of them before anything is contacted
     built = {t: Target.parse(t, ssh_config=ssh_config) for t in targets}
+    Campaign.check_free(camp_name, data_dir=data_dir)  # in use: say so before any contact
+    locks: list[TargetLock] = []
     try:
         for tg in built.values():
             tg.connect(trust_new_host_keys=trust_new_host_keys)
+        # the targets' locks before their preflights: a campaign refused on a busy target
+        # never runs a tracer there (the campaign running would count it as a foreign one)
+        locks = _hold_locks(camp_name, built)
+        for tg in built.values():
             tg.preflight = preflight(tg.transport)
         pfs = {t: tg.preflight for t, tg in built.items()}
         plan = bench.plan(pfs, p, camp_name)
+        if len(built) > 1 and plan.steps is None:  # each run takes its targets' locks
+            locks = _release(locks, built)
         if bench.presets:  # the named size is part of the campaign's identity
             plan.parameters = {**plan.parameters, "preset": p["preset"]}
         camp = Campaign(camp_name, data_dir=data_dir, notebook=bench.notebook,
@@ -55,8 +63,9 @@ def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
                                             on_run), camp, built, allow_foreign_tracers)
         with camp.locked():
             result = _run_phases(bench, camp, plan, p, built, execute, progress,
-                                 allow_foreign_tracers)
+                                 allow_foreign_tracers, bool(locks))
     finally:
+        _release(locks, built)
         for tg in built.values():
             tg.close()
     result.benchmark, result.preflights, result.plan = bench.name, pfs, plan
@@ -106,35 +115,30 @@ def _scan(camp, transport, target: str, round_, allow: bool) -> None:
 
 
 def _run_phases(bench, camp, plan, p, built: dict[str, Target], execute, progress,
-                allow_foreign: bool = False):
-    """The planned runs, then whatever :meth:`Benchmark.more` adds, round after round. One
-    target: its lock is held throughout; several: each run of the campaign locks them."""
+                allow_foreign: bool = False, locked: bool = True):
+    """The planned runs, then whatever :meth:`Benchmark.more` adds, round after round.
+    ``locked``: the caller holds every target's lock throughout (one target, or a plan in
+    steps); otherwise each run of the campaign locks its target."""
     targets = list(built)
     if plan.steps is not None and len(targets) > 1:
         return _run_steps(camp, plan, built, execute, progress, allow_foreign)
-    only = built[targets[0]] if len(targets) == 1 else None
-    lock = only.hold(TargetLock(only.transport, camp.name).acquire()) if only else None
     transports = {t: tg.transport for t, tg in built.items()}
     pfs = {t: tg.preflight for t, tg in built.items()}
-    try:
-        _check_foreign(camp, built, allow_foreign)
-        runs = list(plan.runs)
-        result = run_campaign(camp, targets, runs, execute, connector=transports.__getitem__,
-                              preflights=pfs, progress=progress, keep_open=True,
-                              target_lock=lock is None)
-        while result.complete and (extra := bench.more(camp, plan, p)):
-            runs += extra
-            plan.runs = runs
-            step = run_campaign(camp, targets, extra, execute, connector=transports.__getitem__,
-                                preflight=False, progress=progress, keep_open=True,
-                                target_lock=lock is None)
-            _merge(result, step)
-            if not step.complete:
-                break
-        return result
-    finally:
-        if lock is not None:
-            lock.release()
+    _check_foreign(camp, built, allow_foreign)
+    runs = list(plan.runs)
+    result = run_campaign(camp, targets, runs, execute, connector=transports.__getitem__,
+                          preflights=pfs, progress=progress, keep_open=True,
+                          target_lock=not locked)
+    while result.complete and (extra := bench.more(camp, plan, p)):
+        runs += extra
+        plan.runs = runs
+        step = run_campaign(camp, targets, extra, execute, connector=transports.__getitem__,
+                            preflight=False, progress=progress, keep_open=True,
+                            target_lock=not locked)
+        _merge(result, step)
+        if not step.complete:
+            break
+    return result
 
 
 def _observed(execute: Execute, on_run: Callable | None) -> Execute:
@@ -156,14 +160,13 @@ def _observed(execute: Execute, on_run: Callable | None) -> Execute:
 def _run_steps(camp, plan, built: dict[str, Target], execute, progress,
                allow_foreign: bool = False) -> CampaignResult:
     """The plan's steps one after the other (the targets of a step in parallel), with every
-    target's lock held throughout (:func:`_hold_locks`). A step that does not complete (a
+    target's lock held throughout (:func:`_hold_locks`, by the caller). A step that does not complete (a
     failed run, a lost target) stops the rest: rerun the campaign to resume it."""
     result, targets = None, list(built)
     transports = {t: tg.transport for t, tg in built.items()}
     pfs = {t: tg.preflight for t, tg in built.items()}
     bar = progress_bar(total=sum(len(r) for step in plan.steps for r in step.values()),
                        desc=f"campaign {camp.name}", disable=not progress)
-    locks = _hold_locks(camp, built)
     try:
         _check_foreign(camp, built, allow_foreign)
         for step in plan.steps:
@@ -182,8 +185,6 @@ def _run_steps(camp, plan, built: dict[str, Target], execute, progress,
                 break
     finally:
         bar.close()
-        for lock in reversed(locks):
-            lock.release()
     for t in targets:
         for part in (result.done, result.skipped):
             part.setdefault(t, [])
@@ -191,8 +192,8 @@ def _run_steps(camp, plan, built: dict[str, Target], execute, progress,
     return result
 
 
-def _hold_locks(camp, built: dict[str, Target]) -> list:
-    """Every target's lock for the whole campaign, in one group. A target that is the same
+def _hold_locks(campaign: str, built: dict[str, Target]) -> list[TargetLock]:
+    """Every target's lock for the campaign ``campaign``, in one group. A target that is the same
     machine as one already locked (``local`` and a loopback alias) is refused by its own
     group: it runs under that lock (its runners check the holder's token)."""
     group, held = secrets.token_hex(6), []
@@ -201,7 +202,7 @@ def _hold_locks(camp, built: dict[str, Target]) -> list:
     try:
         for tg in built.values():
             try:
-                held.append(tg.hold(TargetLock(tg.transport, camp.name, group)
+                held.append(tg.hold(TargetLock(tg.transport, campaign, group)
                                     .acquire(stop=at_once)))
             except LockError as exc:
                 if getattr(exc, "group", None) != group or not held:
@@ -212,6 +213,19 @@ def _hold_locks(camp, built: dict[str, Target]) -> list:
             lock.release()
         raise
     return held
+
+
+def _release(locks: list[TargetLock], built: dict[str, Target]) -> list:
+    """Let go of ``locks`` (last taken first); the targets that ran under them forget them."""
+    for lock in reversed(locks):
+        lock.release()
+    tokens = {lock.token for lock in locks}
+    for tg in built.values():
+        if tg.lock in locks:
+            tg.lock = None
+        if tg.transport is not None and tg.transport.lock_token in tokens:
+            tg.transport.lock_token = None  # one that ran under another target's lock
+    return []
 
 
 def _merge(result: CampaignResult, step: CampaignResult) -> None:

@@ -173,6 +173,13 @@ class Campaign:
         :class:`CampaignNotFound` if there is none."""
         return cls(name, data_dir=data_dir, _read_only=True)
 
+    @staticmethod
+    def check_free(name: str, *, data_dir: str | Path | None = None) -> None:
+        """:class:`~analysis.errors.LockError` if another process holds the campaign
+        ``name`` (creates nothing): checked before its targets are contacted."""
+        folder = _raw_root(data_dir) / check_name(name, "campaign name")
+        FileLock(folder / ".lock", "campaign", name).check()
+
     def _init_manifest(self, notebook: str | None, parameters: dict | None,
                        benchmark: str | None) -> None:
         m = self.manifest

@@ -263,3 +263,13 @@ def test_a_cost_without_a_finite_ci_says_so_in_the_summary(fixtures, tmp_path):
     t.loc[row, "precision_reached"] = (hi - lo) / 2 / abs(est)
     line = next(x for x in rate_report.summary_lines(out) if x.startswith("rate 04"))
     assert "no CI" in line and "inf" not in line and f"{est:.1f} ns" in line
+    # the control's own line, its one-sample estimate: four brackets are too few for a
+    # finite signed-rank CI (smallest two-sided p 2/16), which printed '[-inf, +inf]'
+    fast = ratemeter.paired_differences(out["rate_blocks"], value=rate.VALUE)
+    ctl = fast.loc[fast["label"] == "01-control", "diff_ns"]
+    est, lo, hi = ratemeter.shift_ci(ctl, ())
+    assert len(ctl) == 4 and not (math.isfinite(lo) or math.isfinite(hi))
+    row = t.set_index("experiment").loc["01-control"]
+    assert row["per_event_ns"] == pytest.approx(est / row["events_per_iter"])
+    line = next(x for x in rate_report.summary_lines(out) if "moved the meter" in x)
+    assert "no CI" in line and "inf" not in line and f"{row['per_event_ns']:+.2f} ns" in line

@@ -266,7 +266,7 @@ def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999,
         ref = {k: () for k in pooled} if own else alone if label == _rounds.AA else pooled
         row = _rate_row(g, {"cpu": cpu.loc[cpu["label"] == label, "diff_ns"],
                             "windows": every.loc[every["label"] == label, "diff_ns"]},
-                        ref, states, flagged, per_iter.get(label, math.nan))
+                        ref, flagged, per_iter.get(label, math.nan))
         rows.append({"experiment": label, "method": "rate",
                      "events_per_iter": per_iter.get(label, math.nan),
                      "control_subtracted": bool(len(ctl)) and not own, **row,
@@ -286,12 +286,12 @@ def _pairs(blocks: pd.DataFrame, states: dict):
     # like one across a change, left out of the estimate: it is measured in the fast state
     diffs["slow"] = ~diffs["mixed"] & (diffs["untraced_ns"] > states["threshold_ns"]
                                        if states["two_states"] else False)
-    fast = (~diffs["mixed"] & ~diffs["slow"]).to_numpy()  # the three align pair by pair
-    return diffs, every[fast], cpu[fast]
+    keys = ["label", "round", "position"]  # one traced block, one pair
+    fast = diffs.loc[~diffs["mixed"] & ~diffs["slow"], keys]
+    return diffs, every.merge(fast, on=keys), cpu.merge(fast, on=keys)
 
 
-def _rate_row(g: pd.DataFrame, other: dict, ref: dict, states: dict, flagged: set,
-              ev: float) -> dict:
+def _rate_row(g: pd.DataFrame, other: dict, ref: dict, flagged: set, ev: float) -> dict:
     """One label's columns of :func:`rate_table`: each estimate the shift of its brackets'
     differences (``g``; ``other``: from the CPU time, from every window) against ``ref``
     (the reference brackets': ``use``, ``states``, ``every``, ``cpu``, ``windows``;
