@@ -157,10 +157,7 @@ class FileLock:
         except OSError as exc:
             holder = self._read(fd)
             os.close(fd)
-            if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                raise LockError(self.what, self.name, holder.get("pid"), holder.get("host"),
-                                holder.get("since")) from None
-            raise StorageError(self.path, exc.strerror or str(exc)) from exc
+            raise self._refused(exc, holder) from None
         previous = self._read(fd)
         self.stale = previous or None  # a dead holder's record (its lock went with it)
         os.ftruncate(fd, 0)
@@ -170,9 +167,9 @@ class FileLock:
         return self
 
     def check(self) -> None:
-        """:class:`LockError` if another process holds the lock; creates nothing. A lock
-        file left empty was released (only a holder, living or dead, leaves its record):
-        only then is it tried, and let go of at once."""
+        """:class:`LockError` if another process holds the lock; creates nothing. Only a
+        holder, living or dead, leaves its record in the file (a release empties it): a
+        file with a record is tried, and let go of at once."""
         if self._fd is not None:
             return
         try:
@@ -188,12 +185,17 @@ class FileLock:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
-                if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                    raise LockError(self.what, self.name, holder.get("pid"), holder.get("host"),
-                                    holder.get("since")) from None
-                raise StorageError(self.path, exc.strerror or str(exc)) from exc
+                raise self._refused(exc, holder) from None
         finally:
             os.close(fd)  # drops the flock if it was taken
+
+    def _refused(self, exc: OSError, holder: dict) -> Exception:
+        """What a failed ``flock`` means: held by another process (naming it), or a
+        storage error."""
+        if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+            return LockError(self.what, self.name, holder.get("pid"), holder.get("host"),
+                             holder.get("since"))
+        return StorageError(self.path, exc.strerror or str(exc))
 
     def release(self) -> None:
         if self._fd is None:
