@@ -80,3 +80,23 @@ def test_every_public_report_of_an_emulated_campaign_writes_with_the_caveat(tmp_
     png = Image.open(figures / f"{stem}-per-event-cost.png")
     assert stamp in png.info["Description"]
     assert stamp in (tmp_path / "processed" / CAMPAIGN / "benchmark1.csv").read_text()
+
+
+def test_a_campaign_cut_off_before_its_control_ran_says_so(tmp_path, capsys):
+    """A campaign cut off in its first round (a dropped SSH connection did it by hand: the
+    A/A slot had run, the control not yet) is told as such, not as a missing experiment."""
+    import json
+    shutil.copytree(FIXTURE / "raw", tmp_path / "raw")
+    camp = tmp_path / "raw" / CAMPAIGN
+    manifest = json.loads((camp / "manifest.json").read_text())
+    for run_id in [r for r in manifest["runs"]["local"] if r.endswith("-01-control")
+                   and r.startswith("r")]:  # the control's timed runs never happened
+        del manifest["runs"]["local"][run_id]
+        shutil.rmtree(camp / "local" / run_id)
+    (camp / "manifest.json").write_text(json.dumps(manifest))
+    assert main(["report", CAMPAIGN, "--data-dir", str(tmp_path), "--figures-dir",
+                 str(tmp_path / "figures")]) == 2
+    err = capsys.readouterr().err
+    assert ("campaign dd-fixture has no finished run of the control '01-control' on local "
+            "yet (finished: aa-control, 04-tracepoint-entry, 05-tracepoint-return)") in err
+    assert "resume" in err and not (tmp_path / "figures").exists()

@@ -10,6 +10,7 @@ import pandas as pd
 
 from ... import paths
 from ...campaign import Campaign
+from ...errors import CampaignError
 from ...lifecycle import parse_meta
 from ...loaders.hyperfine import load_blocks
 from ...overhead import overhead_table
@@ -109,6 +110,12 @@ def results_table(campaign: Campaign, target: str, planned: Sequence[PlannedExpe
     """
     everything = load_runs(campaign, target)
     runs = everything[~everything["experiment"].str.endswith(_rounds.STATS_LABEL)]
+    if not (runs["experiment"] == CONTROL).any():  # e.g. a campaign cut off in its first round
+        done = ", ".join(dict.fromkeys(runs["experiment"]))
+        raise CampaignError(f"campaign {campaign.name} has no finished run of the control "
+                            f"{CONTROL!r} on {target} yet (finished: {done}), and every cost "
+                            "is measured against it: run the campaign again under the same "
+                            "name to resume it")
     events, counts = load_events(campaign, target), load_counts(campaign, target)
     per_read = {e: events[e] / counts[e] for e in events if counts.get(e)}
     per_read[_rounds.AA] = 1.0
