@@ -157,6 +157,33 @@ def test_rate_campaign_on_local(tmp_path, short_blocks):
     assert "dd-rate-rate-blocks.png" in names and "dd-rate-per-event-cost.png" in names
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("count", [2000, None])
+def test_under_both_the_two_methods_rounds_alternate(tmp_path, short_blocks, count):
+    """``method="both"``: the rate method's round k, then the hyperfine method's round k,
+    then round k + 1 (with a count, planned so; without, once the calibration is done): run
+    one after the other, a drift of the host between the two halves would read as a
+    difference between the methods. Checked on the manifest's start and finish times."""
+    need_tool("bpftrace")
+    need_tool("cc")
+    need_tool("hyperfine")
+    b = dd.run_benchmark1("local", experiments=[4], method="both", rounds=2, count=count,
+                          run_s=0.02, runs=2, warmup=0, bpf_stats="off", precision=None,
+                          budget=None, data_dir=tmp_path, campaign="both", progress=False)
+    assert b.result.complete, b.result
+    rounds: dict = {}
+    for e in b.campaign.run_records("local").values():
+        kind = {rate.BRACKET_KIND: "rate", "timed": "hyperfine"}.get(e["params"]["kind"])
+        if kind:
+            rounds.setdefault((e["params"]["round"], kind), []).append(
+                (e["started"], e["finished"]))
+    assert sorted(rounds) == [(k, m) for k in (0, 1) for m in ("hyperfine", "rate")]
+    order = [(0, "rate"), (0, "hyperfine"), (1, "rate"), (1, "hyperfine")]
+    for before, after in zip(order, order[1:]):  # ISO times, one clock: compared as text
+        assert max(f for _, f in rounds[before]) <= min(s for s, _ in rounds[after]), \
+            (before, after, rounds)
+
+
 def test_agreement_says_whether_cis_overlap():
     h = pd.DataFrame({"experiment": ["04-a", "13-b", "09-c"],
                       "per_event_ns": [35.0, 281.0, 40.0],

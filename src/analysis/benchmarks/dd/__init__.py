@@ -169,8 +169,9 @@ class DD(Benchmark):
                                                p["rounds"], campaign, stats=with_stats)
         if method == "rate":
             runs = _rate.first_runs(ids, CONTROL, p["rounds"], campaign)
-        elif method == "both":
-            runs = _rate.first_runs(ids, CONTROL, p["rounds"], campaign) + runs
+        elif method == "both":  # without a count the rate rounds wait for the calibration
+            runs = _by_round((_rate.first_runs(ids, CONTROL, p["rounds"], campaign)
+                              if p["count"] else _rate.counting_runs(ids)) + runs)
         return Plan(runs, params, {x.id: x.skipped for x in planned if x.skipped}, table,
                     {"planned": planned, "os": pf.os, "ids": ids, "seed": campaign,
                      "target": target, "stats": with_stats})
@@ -180,7 +181,7 @@ class DD(Benchmark):
         rate = None if method == "hyperfine" else _rate.more(
             campaign, st["target"], st["ids"], CONTROL, p, st["seed"], plan.parameters["rounds"])
         hyper = None if method == "rate" else self._more_hyperfine(campaign, plan, p)
-        return (rate or []) + (hyper or []) or None
+        return _by_round((rate or []) + (hyper or [])) or None
 
     def _more_hyperfine(self, campaign: Campaign, plan: Plan, p: dict):
         st, q = plan.state, plan.parameters
@@ -261,6 +262,15 @@ ACTIONS = {"04-tracepoint-entry": "none", "05-tracepoint-return": "none", "06-up
            "07-uretprobe": "none", "02-kprobe": "none", "03-kretprobe": "none",
            "09-map": "count", "10-single-key": "map with key", "13-kernel-stack": "stack",
            "15-histogram": "histogram", "18-per-event": "printf"}
+
+
+def _by_round(runs: list[RunSpec]) -> list[RunSpec]:
+    """Counting and calibration runs first, then round by round, under ``method="both"``
+    the rate method's round k and then the hyperfine method's (each in its own shuffled
+    order): the two methods' rounds alternate, so that their comparison shares the host's
+    state (one after the other, a drift of the host between the halves read as a
+    difference between the methods)."""
+    return sorted(runs, key=lambda r: r.params.get("round", -1))
 
 
 def probe_type(attach_point: str) -> str:
