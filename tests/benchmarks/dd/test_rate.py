@@ -300,3 +300,28 @@ def test_a_cost_without_a_finite_ci_says_so_in_the_summary(fixtures, tmp_path):
     assert row["per_event_ns"] == pytest.approx(est / row["events_per_iter"])
     line = next(x for x in rate_report.summary_lines(out) if "moved the meter" in x)
     assert "no CI" in line and "inf" not in line and f"{row['per_event_ns']:+.2f} ns" in line
+
+
+def test_the_blocks_figure_names_the_dashed_line_only_when_it_draws_it(fixtures, tmp_path):
+    """The machine's-state figure of a real bracket campaign: with one speed state there is
+    no dashed line, and its caption says so instead of explaining a line it does not draw;
+    with two (the states set by hand, as speed_states returns them) the line is drawn and
+    the caption says which pairs it leaves out."""
+    import matplotlib.pyplot as plt
+    shutil.copytree(fixtures / "rate-bracket/data/raw/rate-bracket",
+                    tmp_path / "raw" / "rate-bracket")
+    blocks = rate.load_blocks(Campaign.open("rate-bracket", data_dir=tmp_path), "local")
+    a = blocks.loc[blocks["role"] == "A", rate.VALUE]
+    cases = {False: {**blocks.attrs["states"], "two_states": False, "threshold_ns": math.nan},
+             True: {**blocks.attrs["states"], "two_states": True, "apart": 0.2,
+                    "threshold_ns": float(a.median())}}
+    for two, states in cases.items():
+        blocks.attrs["states"] = states
+        fig = rate_report.untraced_blocks_figure(blocks, "local")
+        caption = fig._supxlabel.get_text().replace("\n", " ")
+        dashed = [ln for ln in fig.axes[0].lines if ln.get_linestyle() == "--"]
+        assert len(dashed) == int(two)
+        assert ("dashed line is left out of the CI, as is one whose both lie above it"
+                in caption) == two
+        assert ("one speed state (no dashed line)" in caption) == (not two)
+        plt.close(fig)

@@ -193,8 +193,11 @@ def untraced_blocks_figure(blocks: pd.DataFrame, target: str):
                  f"(its windows within {_rate.ratemeter.FAST_TOLERANCE:.0%} of its "
                  f"{_rate.ratemeter.FAST_QUANTILE:.0f}th-percentile window: their time / "
                  "iterations), grey: the same block over every window; no error bars; flagged "
-                 "blocks are kept; a pair whose two untraced neighbours lie on either side of "
-                 "the dashed line is left out of the CI")
+                 "blocks are kept; " + (
+                     "a pair whose two untraced neighbours lie on either side of the dashed "
+                     "line is left out of the CI, as is one whose both lie above it"
+                     if st.get("two_states") else "one speed state (no dashed line): no "
+                     "pair is left out of the CI for its state"))
         return fig
 
 
