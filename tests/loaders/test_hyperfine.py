@@ -212,3 +212,36 @@ def test_fuzz_damaged_real_files(tmp_path, source, cut, pos, byte):
         assert str(p) in str(exc)
         return
     assert len(df) > 0
+
+
+@pytest.mark.parametrize("folder, campaign, benchmark, controls", [
+    ("dd-campaign-v1/raw", "dd-fixture", "dd", ["01-control"]),
+    ("looper/data/raw", "t1", "looper", ["none", "startup"]),
+    ("kbuild/data/raw", "kb-fixture", "kbuild", ["00"]),
+])
+def test_a_campaign_without_its_controls_runs_is_told_as_not_yet_far_enough(
+        tmp_path, folder, campaign, benchmark, controls):
+    """Every benchmark timed by hyperfine measures each cost against its control(s); a
+    campaign cut off before they ran (real recorded campaigns, their control runs taken
+    out) is told as such by the shared loader, naming what did finish, not with the
+    statistics' 'control is not among the experiments'."""
+    import importlib
+    import shutil
+
+    from analysis.campaign import Campaign
+    from analysis.errors import CampaignError
+    shutil.copytree(FIXTURES / folder / campaign, tmp_path / "raw" / campaign)
+    load_runs = importlib.import_module(f"analysis.benchmarks.{benchmark}").load_runs
+    assert set(controls) <= set(load_runs(Campaign.open(campaign, data_dir=tmp_path),
+                                          "local")["experiment"])
+    path = tmp_path / "raw" / campaign / "manifest.json"
+    manifest = json.loads(path.read_text())
+    runs = manifest["runs"]["local"]
+    for run_id in [r for r, e in runs.items() if e["experiment"] in controls[-1:]]:
+        del runs[run_id]
+        shutil.rmtree(path.parent / "local" / run_id)
+    path.write_text(json.dumps(manifest))
+    with pytest.raises(CampaignError, match=rf"campaign {campaign} has no finished .* of "
+                       rf"'{controls[-1]}' on local yet \(finished: .*\)") as err:
+        load_runs(Campaign.open(campaign, data_dir=tmp_path), "local")
+    assert "resume" in str(err.value)

@@ -228,7 +228,7 @@ class Looper(Benchmark):
 
 def load_runs(camp: Campaign, target: str) -> pd.DataFrame:
     """Every timed run: configuration (``experiment``), round, position, run, time_s."""
-    runs = load_blocks(camp, target)
+    runs = load_blocks(camp, target, controls=("none", "startup"))
     runs["order"] = np.arange(len(runs))
     return runs
 

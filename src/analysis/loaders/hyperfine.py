@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import DataFormatError
+from ..errors import CampaignError, DataFormatError
 from .jsonio import read_json, require
 
 COLUMNS = ["command", "run", "time_s", "user_s", "system_s", "exit_code", "memory_bytes"]
@@ -58,7 +58,7 @@ def load_hyperfine_many(
 
 
 def load_blocks(camp, target: str, *, keep=None, label=None, extra=None,
-                what: str = "runs") -> pd.DataFrame:
+                what: str = "runs", controls: tuple[str, ...] = ()) -> pd.DataFrame:
     """Every timed run of a campaign's finished blocks (one ``hyperfine.json`` per run of
     the campaign): experiment, round, position, block (the run id), run, time_s, ...,
     in the order they ran. ``camp``: an :class:`analysis.campaign.Campaign`.
@@ -66,7 +66,9 @@ def load_blocks(camp, target: str, *, keep=None, label=None, extra=None,
     ``keep(record)``: which finished runs are blocks (default: all); ``label(record)``: the
     experiment column (default: the run's experiment); ``extra(record, frame)``: columns
     added after ``experiment`` (before ``round``); ``what``: the runs named in the error
-    when there is none."""
+    when there is none; ``controls``: the experiments every cost is measured against,
+    without which the campaign is told as not yet far enough, e.g. one cut off
+    in its first round (:class:`analysis.errors.CampaignError`)."""
     rows = []
     for run_id, entry in sorted(camp.run_records(target).items()):
         if entry.get("status") != "done" or (keep is not None and not keep(entry)):
@@ -81,6 +83,14 @@ def load_blocks(camp, target: str, *, keep=None, label=None, extra=None,
         rows.append(df)
     if not rows:
         raise ValueError(f"campaign {camp.name} has no finished {what} on {target}")
+    done = list(dict.fromkeys(df["experiment"].iat[0] for df in rows if len(df)))
+    missing = [c for c in controls if c not in done]
+    if missing:
+        raise CampaignError(f"campaign {camp.name} has no finished {what} of "
+                            f"{', '.join(map(repr, missing))} on {target} yet (finished: "
+                            f"{', '.join(done)}), and every cost is measured against "
+                            f"{'it' if len(missing) == 1 else 'them'}: run the campaign again "
+                            "under the same name to resume it")
     runs = pd.concat(rows, ignore_index=True)
     return runs.sort_values(["round", "position", "run"], kind="stable").reset_index(drop=True)
 

@@ -97,6 +97,6 @@ def test_a_campaign_cut_off_before_its_control_ran_says_so(tmp_path, capsys):
     assert main(["report", CAMPAIGN, "--data-dir", str(tmp_path), "--figures-dir",
                  str(tmp_path / "figures")]) == 2
     err = capsys.readouterr().err
-    assert ("campaign dd-fixture has no finished run of the control '01-control' on local "
-            "yet (finished: aa-control, 04-tracepoint-entry, 05-tracepoint-return)") in err
+    assert ("campaign dd-fixture has no finished timed runs of '01-control' on local yet "
+            "(finished: aa-control, 04-tracepoint-entry, 05-tracepoint-return)") in err
     assert "resume" in err and not (tmp_path / "figures").exists()

@@ -285,7 +285,7 @@ def _observed(tracer: str, staging: Path) -> dict:
 
 def load_runs(camp: Campaign, target: str) -> pd.DataFrame:
     """Every timed build: experiment (scenario), round, position, run, time_s."""
-    return load_blocks(camp, target)
+    return load_blocks(camp, target, controls=(K.experiment(0),))
 
 
 def tracer_frame(camp: Campaign, target: str) -> pd.DataFrame:
