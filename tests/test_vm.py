@@ -477,3 +477,20 @@ def test_the_rt_image_boots_a_preempt_rt_kernel_and_runs_cyclictest(tmp_path):
     finally:
         vm.stop("ci-rt")
     assert _qemus("ci-rt") == []
+
+
+def test_a_process_gone_between_its_two_proc_reads_is_not_alive(monkeypatch):
+    """`alive` reads /proc/PID/cmdline, then /proc/PID/stat; a process reaped in between
+    (seen once in a `make test` after `make demo`: FileNotFoundError out of wait_gone) is
+    gone, not an error. The second read is made to fail as the race makes it fail."""
+    real = Path.read_text
+
+    def stat_vanishes(self, *a, **k):
+        if self.name == "stat" and self.parent.name == str(os.getpid()):
+            raise FileNotFoundError(2, "No such file or directory", str(self))
+        return real(self, *a, **k)
+
+    assert _qemu.alive(os.getpid())
+    monkeypatch.setattr(Path, "read_text", stat_vanishes)
+    assert not _qemu.alive(os.getpid())
+    assert _qemu.wait_gone(os.getpid(), 1)

@@ -98,11 +98,11 @@ def alive(pid: int | None, marker: str | None = None) -> bool:
     """Is ``pid`` a live process (whose command line holds ``marker``, if given)?"""
     if not pid:
         return False
-    try:
+    try:  # both reads: the process may be gone (and reaped) between them
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        stat = Path(f"/proc/{pid}/stat").read_text(errors="replace")
     except OSError:
         return False
-    stat = Path(f"/proc/{pid}/stat").read_text(errors="replace")
     if stat.rsplit(")", 1)[-1].split()[0] == "Z":
         return False
     return marker is None or marker.encode() in cmdline
