@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.benchmarks import dd
+from analysis.benchmarks import dd, ratemethod
 from analysis.benchmarks.dd import rate
 from analysis.campaign import Campaign
 from analysis.overhead import overhead_table
@@ -59,13 +59,13 @@ def _hyperfine_curve(camp: Campaign, target: str, exp: str, rounds: int):
 def _rate_curve(camp: Campaign, target: str, exp: str, rounds: int):
     entries = camp.run_records(target)
     fixed = sum(e.get("duration_s") or 0 for e in entries.values()
-                if e["params"].get("kind") == rate.COUNT_KIND)
+                if e["params"].get("kind") == ratemethod.COUNT_KIND)
     out = []
     for k in range(3, rounds + 1):
         # as the report computes it, on the first k rounds
-        t = rate.rate_table(camp, target, before_round=k).set_index("experiment").loc[exp]
+        t = ratemethod.rate_table(camp, target, before_round=k).set_index("experiment").loc[exp]
         spent = fixed + sum(e.get("duration_s") or 0 for e in entries.values()
-                            if e["params"].get("kind") in (rate.KIND, rate.BRACKET_KIND)
+                            if e["params"].get("kind") in (ratemethod.KIND, ratemethod.BRACKET_KIND)
                             and e["params"]["round"] < k)
         out.append((k, spent, _rel(t["per_event_ns"], t["per_event_ns_ci_low"],
                                    t["per_event_ns_ci_high"]), t["per_event_ns"]))

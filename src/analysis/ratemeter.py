@@ -332,7 +332,7 @@ def simulate_coverage(*, cost_ns: float = 0.0, rounds: int = 5, campaigns: int =
     (1 + N(0, block_noise))``, ``cost_ns`` added to traced blocks (0: the A/A check, an
     untraced block in the traced slot). Each round is ``A B A``; rounds follow each other
     in one chain. ``leave_out_mixed``: leave out the pairs whose two untraced blocks fall
-    on either side of the detected states (as :mod:`analysis.benchmarks.dd.rate` does).
+    on either side of the detected states (as :mod:`analysis.benchmarks.ratemethod` does).
     ``disturb``: the share of untraced blocks slowed by a further 1-5 % (uniform), traced
     blocks never: the extreme of what the 2-vCPU VM showed (16 % and 31 % of the untraced
     blocks over 1 % slow in two campaigns, 8 % and 25 % of the traced ones).

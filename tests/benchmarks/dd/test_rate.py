@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from analysis import ratemeter
-from analysis.benchmarks import dd
+from analysis.benchmarks import dd, ratemethod
 from analysis.benchmarks.dd import rate, rate_report
 from analysis.campaign import Campaign
 from analysis.errors import ParameterError
@@ -27,8 +27,8 @@ def test_method_defaults_to_the_seeds_hyperfine():
 
 
 def test_a_round_is_a_bracket_per_experiment_the_control_and_the_aa_slot():
-    runs = rate.round_runs(["04-tracepoint-entry", "09-map"], "01-control", 3, "seed")
-    assert [r.params["kind"] for r in runs] == [rate.BRACKET_KIND] * 4
+    runs = ratemethod.round_runs(["04-tracepoint-entry", "09-map"], "01-control", 3, "seed")
+    assert [r.params["kind"] for r in runs] == [ratemethod.BRACKET_KIND] * 4
     assert [r.params["position"] for r in runs] == [0, 1, 2, 3]
     assert {r.params["round"] for r in runs} == {3}
     slots = sorted(r.run_id.split("-", 2)[2] for r in runs)
@@ -38,13 +38,13 @@ def test_a_round_is_a_bracket_per_experiment_the_control_and_the_aa_slot():
                  if r.experiment == "01-control")
     assert ctl == [("01-control", False), ("aa-control", True)]
     # deterministic per seed and round, shuffled between rounds
-    assert [r.run_id for r in runs] == [r.run_id for r in rate.round_runs(
+    assert [r.run_id for r in runs] == [r.run_id for r in ratemethod.round_runs(
         ["04-tracepoint-entry", "09-map"], "01-control", 3, "seed")]
-    orders = {tuple(r.run_id[5:] for r in rate.round_runs(
+    orders = {tuple(r.run_id[5:] for r in ratemethod.round_runs(
         ["04-tracepoint-entry", "09-map", "13-kernel-stack"], "01-control", k, "seed"))
         for k in range(8)}
     assert len(orders) > 1
-    later = rate.round_runs(["09-map"], "01-control", 9, "seed", aa=False)
+    later = ratemethod.round_runs(["09-map"], "01-control", 9, "seed", aa=False)
     assert sorted(r.run_id[8:] for r in later) == ["01-control", "09-map"]
 
 
@@ -56,20 +56,20 @@ def test_the_loop_is_read_alone_or_dds_pair_in_counting_and_timed_runs_alike():
     for loop, flag in (("read", []), ("read+write", ["-w"])):
         q = {**rate.settings({"rate_loop": loop}), "workload_cpu": 1}
         assert q["rate_loop"] == loop
-        count = rate.workload("/m", rate.COUNT_KIND, q, {"iterations": 10})
-        timed = rate.workload("/m", rate.BRACKET_KIND, q, {})
+        count = rate.workload("/m", ratemethod.COUNT_KIND, q, {"iterations": 10})
+        timed = rate.workload("/m", ratemethod.BRACKET_KIND, q, {})
         assert count == ["/m", *flag, "-n", "10"]
-        assert timed == ["/m", *flag, "-s", str(rate.WARMUP_MS), str(rate.WINDOW_MS)]
+        assert timed == ["/m", *flag, "-s", str(ratemethod.WARMUP_MS), str(ratemethod.WINDOW_MS)]
 
 
 @pytest.fixture
 def short_blocks(monkeypatch):
     # seconds, not minutes: 20 ms windows, 0.2 s untraced before and after 0.3 s traced
-    monkeypatch.setattr(rate, "WARMUP_MS", 20)
-    monkeypatch.setattr(rate, "WINDOW_MS", 20)
-    monkeypatch.setattr(rate, "UNTRACED_S", 0.2)
-    monkeypatch.setattr(rate, "TRACED_S", 0.3)
-    monkeypatch.setattr(rate, "COUNT_ITERATIONS", 20_000)
+    monkeypatch.setattr(ratemethod, "WARMUP_MS", 20)
+    monkeypatch.setattr(ratemethod, "WINDOW_MS", 20)
+    monkeypatch.setattr(ratemethod, "UNTRACED_S", 0.2)
+    monkeypatch.setattr(ratemethod, "TRACED_S", 0.3)
+    monkeypatch.setattr(ratemethod, "COUNT_ITERATIONS", 20_000)
 
 
 def _raw_bracket(path):
@@ -108,12 +108,12 @@ def test_rate_campaign_on_local(tmp_path, short_blocks):
     q = b.campaign.parameters
     assert q["method"] == "rate" and q["rate_design"] == "bracket"
     assert (q["rate_untraced_s"], q["rate_traced_s"]) == (0.2, 0.3)
-    blocks = rate.load_blocks(b.campaign, "local")
+    blocks = ratemethod.load_blocks(b.campaign, "local")
     # 3 rounds x (04, the control and the A/A slot) brackets, each three blocks
     assert len(blocks) == 3 * 3 * 3 and (blocks["windows"] >= 1).all()
     assert set(blocks.loc[blocks["role"] == "A", "label"]) == {"untraced"}
     # events per iteration measured: one read tracepoint hit per read of the meter
-    ev = rate.events_per_iteration(b.campaign, "local")
+    ev = ratemethod.events_per_iteration(b.campaign, "local")
     assert ev["04-tracepoint-entry"] == pytest.approx(1.0, abs=0.01)
     rep = dd.report(b.campaign, data_dir=tmp_path, figures_dir=tmp_path / "fig",
                     n_resamples=499)
@@ -173,7 +173,7 @@ def test_under_both_the_two_methods_rounds_alternate(tmp_path, short_blocks, cou
     assert b.result.complete, b.result
     rounds: dict = {}
     for e in b.campaign.run_records("local").values():
-        kind = {rate.BRACKET_KIND: "rate", "timed": "hyperfine"}.get(e["params"]["kind"])
+        kind = {ratemethod.BRACKET_KIND: "rate", "timed": "hyperfine"}.get(e["params"]["kind"])
         if kind:
             rounds.setdefault((e["params"]["round"], kind), []).append(
                 (e["started"], e["finished"]))
@@ -185,15 +185,18 @@ def test_under_both_the_two_methods_rounds_alternate(tmp_path, short_blocks, cou
 
 
 def test_agreement_says_whether_cis_overlap():
-    h = pd.DataFrame({"experiment": ["04-a", "13-b", "09-c"],
-                      "per_event_ns": [35.0, 281.0, 40.0],
-                      "per_event_ns_ci_low": [32.0, 279.0, 38.0],
-                      "per_event_ns_ci_high": [40.0, 287.0, 42.0]})
-    r = pd.DataFrame({"experiment": ["04-a", "13-b", "09-c", "aa-control"],
-                      "per_event_ns": [33.0, 264.0, 60.0, 0.1],
-                      "per_event_ns_ci_low": [31.5, 262.0, -np.inf, -1],
-                      "per_event_ns_ci_high": [34.5, 266.0, np.inf, 1]})
-    ag = rate.agreement(h, r).set_index("experiment")
+    h = pd.DataFrame({"experiment": ["04-a", "13-b", "09-c", "01-control"],
+                      "per_event_ns": [35.0, 281.0, 40.0, 0.0],
+                      "per_event_ns_ci_low": [32.0, 279.0, 38.0, -1.0],
+                      "per_event_ns_ci_high": [40.0, 287.0, 42.0, 1.0]})
+    r = pd.DataFrame({"experiment": ["04-a", "13-b", "09-c", "aa-control", "01-control"],
+                      "per_event_ns": [33.0, 264.0, 60.0, 0.1, 0.2],
+                      "per_event_ns_ci_low": [31.5, 262.0, -np.inf, -1, -1],
+                      "per_event_ns_ci_high": [34.5, 266.0, np.inf, 1, 1]})
+    ag = ratemethod.agreement(h, r, "01-control").set_index("experiment")
+    # the control and the A/A slot are references, not costs to compare
+    assert sorted(ag.index) == ["04-a", "09-c", "13-b"]
+    assert ratemethod.agreement(h, r, "01-control", "iterations").columns[1] == "iterations_ns"
     assert ag.loc["04-a", "agree"] is True and ag.loc["13-b", "agree"] is False
     # too few brackets for a finite CI: no verdict, not a vacuous "agree"
     assert ag.loc["09-c", "agree"] is None
@@ -208,12 +211,12 @@ def test_a_campaign_of_the_earlier_design_reports_and_is_not_continued(fixtures,
     neighbours (recomputed here from the raw windows), and going on with it is refused."""
     shutil.copytree(fixtures / "rate-v1/data/raw/rate-v1", tmp_path / "raw" / "rate-v1")
     camp = Campaign.open("rate-v1", data_dir=tmp_path)
-    blocks = rate.load_blocks(camp, "local")
+    blocks = ratemethod.load_blocks(camp, "local")
     assert len(blocks) == 4 * 5 and set(blocks["role"]) == {"A", "B"}
     runs = camp.run_records("local")
     time, every = {}, {}
     for rid, e in runs.items():
-        if e["params"].get("kind") == rate.KIND:
+        if e["params"].get("kind") == ratemethod.KIND:
             w = np.array([x.split()[2:4] for x in (camp.run_dir("local", rid) /
                                                    "workload.stdout").read_text().splitlines()
                           if x.startswith("w ")], float)  # iterations, ns
@@ -227,8 +230,8 @@ def test_a_campaign_of_the_earlier_design_reports_and_is_not_continued(fixtures,
         return np.array([t[(r, p)] - (t[(r, p - 1)] + t[(r, p + 1)]) / 2
                          for (r, p), (_, rid) in time.items()
                          if rid.endswith("-04-tracepoint-entry")])
-    table = rate.rate_table(camp, "local", n_resamples=199).set_index("experiment")
-    ev = rate.events_per_iteration(camp, "local")["04-tracepoint-entry"]
+    table = ratemethod.rate_table(camp, "local", n_resamples=199).set_index("experiment")
+    ev = ratemethod.events_per_iteration(camp, "local")["04-tracepoint-entry"]
     # no control brackets in that design (its untraced blocks ran the control's script):
     # the one-sample Hodges-Lehmann estimate, the median of the Walsh averages
     assert not table.loc["04-tracepoint-entry", "control_subtracted"]
@@ -240,7 +243,7 @@ def test_a_campaign_of_the_earlier_design_reports_and_is_not_continued(fixtures,
             np.median((d[i] + d[j]) / 2) / ev)
     p = {"precision": 0.1, "budget": None}
     with pytest.raises(ParameterError, match="earlier design"):
-        rate.more(camp, "local", ["01-control", "04-tracepoint-entry"], "01-control", p,
+        ratemethod.more(camp, "local", ["01-control", "04-tracepoint-entry"], "01-control", p,
                   "rate-v1", 4)
 
 
@@ -254,16 +257,16 @@ def test_a_later_round_holds_the_experiments_short_of_the_target_and_the_control
                     tmp_path / "raw" / "rate-bracket")
     camp = Campaign("rate-bracket", data_dir=tmp_path)  # for writing: more() records why
     ids, control = ["01-control", "04-tracepoint-entry"], "01-control"
-    table = rate.rate_table(camp, "local", n_resamples=199).set_index("experiment")
+    table = ratemethod.rate_table(camp, "local", n_resamples=199).set_index("experiment")
     assert table.loc["04-tracepoint-entry", "control_subtracted"]
     reached = table.loc["04-tracepoint-entry", "precision_reached"]
     assert 0 < reached < 1
-    nxt = rate.more(camp, "local", ids, control, {"precision": reached / 10, "budget": None},
+    nxt = ratemethod.more(camp, "local", ids, control, {"precision": reached / 10, "budget": None},
                     "rate-bracket", 4)
     assert sorted(r.run_id[8:] for r in nxt) == ["01-control", "04-tracepoint-entry"]
     assert {r.params["round"] for r in nxt} == {4}
     assert not any(r.params.get("aa") for r in nxt)
-    assert rate.more(camp, "local", ids, control, {"precision": reached * 2, "budget": None},
+    assert ratemethod.more(camp, "local", ids, control, {"precision": reached * 2, "budget": None},
                      "rate-bracket", 4) is None
 
 
@@ -292,7 +295,7 @@ def test_a_cost_without_a_finite_ci_says_so_in_the_summary(fixtures, tmp_path):
     assert "no CI" in line and "inf" not in line and f"{est:.1f} ns" in line
     # the control's own line, its one-sample estimate: four brackets are too few for a
     # finite signed-rank CI (smallest two-sided p 2/16), which printed '[-inf, +inf]'
-    fast = ratemeter.paired_differences(out["rate_blocks"], value=rate.VALUE)
+    fast = ratemeter.paired_differences(out["rate_blocks"], value=ratemethod.VALUE)
     ctl = fast.loc[fast["label"] == "01-control", "diff_ns"]
     est, lo, hi = ratemeter.shift_ci(ctl, ())
     assert len(ctl) == 4 and not (math.isfinite(lo) or math.isfinite(hi))
@@ -310,8 +313,8 @@ def test_the_blocks_figure_names_the_dashed_line_only_when_it_draws_it(fixtures,
     import matplotlib.pyplot as plt
     shutil.copytree(fixtures / "rate-bracket/data/raw/rate-bracket",
                     tmp_path / "raw" / "rate-bracket")
-    blocks = rate.load_blocks(Campaign.open("rate-bracket", data_dir=tmp_path), "local")
-    a = blocks.loc[blocks["role"] == "A", rate.VALUE]
+    blocks = ratemethod.load_blocks(Campaign.open("rate-bracket", data_dir=tmp_path), "local")
+    a = blocks.loc[blocks["role"] == "A", ratemethod.VALUE]
     cases = {False: {**blocks.attrs["states"], "two_states": False, "threshold_ns": math.nan},
              True: {**blocks.attrs["states"], "two_states": True, "apart": 0.2,
                     "threshold_ns": float(a.median())}}

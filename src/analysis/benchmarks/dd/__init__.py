@@ -20,6 +20,7 @@ from ... import _params, precision
 from ...campaign import Campaign, RunSpec, open_for_report
 from ...errors import ParameterError
 from ...preflight import Preflight
+from .. import ratemethod as _rm
 from ..base import Benchmark, Param, Plan, register
 from ..report import Report
 from ..run import run_benchmark
@@ -168,17 +169,17 @@ class DD(Benchmark):
             runs = _rounds.counting_and_rounds({e: p["count"] for e in ids}, CONTROL,
                                                p["rounds"], campaign, stats=with_stats)
         if method == "rate":
-            runs = _rate.first_runs(ids, CONTROL, p["rounds"], campaign)
+            runs = _rm.first_runs(ids, CONTROL, p["rounds"], campaign)
         elif method == "both":  # without a count the rate rounds wait for the calibration
-            runs = _by_round((_rate.first_runs(ids, CONTROL, p["rounds"], campaign)
-                              if p["count"] else _rate.counting_runs(ids)) + runs)
+            runs = _by_round((_rm.first_runs(ids, CONTROL, p["rounds"], campaign)
+                              if p["count"] else _rm.counting_runs(ids)) + runs)
         return Plan(runs, params, {x.id: x.skipped for x in planned if x.skipped}, table,
                     {"planned": planned, "os": pf.os, "ids": ids, "seed": campaign,
                      "target": target, "stats": with_stats})
 
     def more(self, campaign: Campaign, plan: Plan, p: dict):
         st, method = plan.state, plan.parameters.get("method", "hyperfine")
-        rate = None if method == "hyperfine" else _rate.more(
+        rate = None if method == "hyperfine" else _rm.more(
             campaign, st["target"], st["ids"], CONTROL, p, st["seed"], plan.parameters["rounds"])
         hyper = None if method == "rate" else self._more_hyperfine(campaign, plan, p)
         return _by_round((rate or []) + (hyper or [])) or None

@@ -1,450 +1,57 @@
-"""Benchmark 1 by the rate method: dd's read in a tight loop, iterations per window.
+"""Benchmark 1 by the rate method (:mod:`analysis.benchmarks.ratemethod`): dd's read in a loop.
 
 Beside the seeds' method (whole ``dd`` processes under hyperfine), ``method="rate"``
-runs ``remote/workloads/rate-meter.c`` (built on the target with its ``cc``): one
-process, pinned to the workload CPU, issuing ``read(2)`` of one byte from
-``/dev/zero`` through libc (dd's read; libc's ``__read`` for the uprobes) after a
-warm-up, counting completed iterations per fixed window (``CLOCK_MONOTONIC``).
-
-One run is one *bracket* (``traced-run.sh --bracket``): the meter starts first and
-measures ``UNTRACED_S`` untraced; the experiment's script is then attached exactly as
-the hyperfine method attaches it (the same scripts and substitutes), measured for
-``TRACED_S``, stopped, and the meter measures ``UNTRACED_S`` untraced again. The
-runner marks the meter (SIGUSR2) when it starts the tracer, sees it attached, stops it
-and has stopped it, so every window is known to be untraced (A), traced (B) or in a
-transition (left out: the tracer's compile and attach, its stop). A run thus gives
-three blocks ``A B A`` of one process on one CPU a few seconds apart: its difference
-``B - (A_before + A_after) / 2`` cancels the process's own speed (page placement,
-cache colouring) and a linear drift, and needs one attach, not three processes.
-
-Every round also holds a bracket with the control's script (BEGIN only: the tracer's
-process alive, no probe on the path), and an experiment's cost is the shift of its
-brackets' differences against the control's brackets' (Hodges-Lehmann, with the exact
-rank CI: :func:`analysis.ratemeter.shift_ci`), as the seeds' method compares with the
-control's runs: what the tracer's mere presence does to the meter is not charged to the
-probe (measured on the 2-vCPU VM in two campaigns: 16 % and 31 % of the untraced blocks
-ran over 1 % slower than their median, by 2.5-2.8 % on average, against 8 % and 25 % of
-the traced blocks, the tracer's process alive). The A/A slot is a second control
-bracket, so the A/A estimate is two exchangeable slots' difference. The rank estimate
-keeps its coverage whatever the noise's shape, and a bracket in which the machine changed
-speed (a difference tens of ns off) moves it little, where it would move a mean.
-
-Plan: a counting run per experiment (``rcount-<id>``: the meter doing exactly
-``COUNT_ITERATIONS`` reads under the counting script, events per iteration measured
-as for dd), then rounds of one bracket per experiment and one with the control's script
-(``q<round>-<pos>-<label>``), shuffled per round, the first rounds with one A/A slot (a
-second control bracket: the noise floor). Statistics: :mod:`analysis.ratemeter`. Adaptive rounds use
-:class:`analysis.precision.Rule` like the hyperfine rounds. Campaigns made with the
-earlier design (every block its own run, ``A B1 A B2 ... A``) still load and report.
+runs the rate meter with dd's read as its iteration: ``read(2)`` of one byte from
+``/dev/zero`` through libc (dd's read; libc's ``__read`` for the uprobes), or with
+``rate_loop="read+write"`` dd's whole pair. Each experiment's script is attached exactly
+as the hyperfine method attaches it (the same scripts and substitutes); the control's
+script (BEGIN only) makes the control brackets; a counting run per experiment counts its
+events per read, as for dd.
 """
 
 from __future__ import annotations
 
-import math
-import random
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
-from ... import precision, ratemeter
-from ...campaign import Campaign, RunSpec
-from ...deploy import build_workload
-from ...errors import ParameterError, TargetError
-from . import rounds as _rounds
-from .experiments import CONTROL
+from ..ratemethod import COUNT_KIND, METER, meter_argv
+from ..ratemethod import make_execute as _make_execute
+from ..ratemethod import settings as _settings
 
 METHODS = ("hyperfine", "rate", "both")
 LOOPS = ("read", "read+write")  # the meter's iteration (read+write: its -w)
-COUNT_ITERATIONS = 200_000
-WARMUP_MS = 200
-WINDOW_MS = 100
-UNTRACED_S = 1.0  # before and after the tracer, per bracket
-TRACED_S = 2.0
-WINDOWS = 5  # the earlier design's windows per block (campaigns made before)
-METER = "tracelab-rate"  # the meter's name (comm) on the target
-DESIGN = "bracket"
-#: a block's value: its time per iteration in the machine's fast state
-#: (:func:`analysis.ratemeter.block_values`); ``ns_per_iter`` is every window's
-VALUE = "fast_ns_per_iter"
-#: runs: a counting run, a bracket (A B A in one meter), an earlier design's block
-COUNT_KIND, BRACKET_KIND, KIND = "rate-count", "rate-bracket", "rate"
 
 
 def settings(p: dict) -> dict:
     """The rate method's parameters as stored in a campaign's manifest."""
-    return {"rate_design": DESIGN, "rate_warmup_ms": WARMUP_MS, "rate_window_ms": WINDOW_MS,
-            "rate_untraced_s": float(UNTRACED_S), "rate_traced_s": float(TRACED_S),
-            "rate_loop": p.get("rate_loop") or LOOPS[0]}
-
-
-def build_meter(transport) -> str:
-    """Compile the rate meter on the target once per content of ``remote/``; its path."""
-    return build_workload(transport, "build-rate-meter.sh", "rate-meter", METER) + f"/{METER}"
-
-
-def counting_runs(ids: list[str]) -> list[RunSpec]:
-    return [RunSpec(f"rcount-{e}", e, {"kind": COUNT_KIND, "iterations": COUNT_ITERATIONS})
-            for e in ids]
-
-
-def round_runs(experiments: list[str], control: str, r: int, seed, aa: bool = True
-               ) -> list[RunSpec]:
-    """One round: a bracket per experiment, one with the control's script (subtracted from
-    every experiment) and, with ``aa``, the A/A slot (a second control bracket), shuffled
-    by ``seed`` and round."""
-    slots = [e for e in dict.fromkeys(experiments) if e != control] + [control] + (
-        [_rounds.AA] if aa else [])
-    random.Random(f"{seed}-rate-{r}").shuffle(slots)
-    out = []
-    for pos, slot in enumerate(slots):
-        params = {"kind": BRACKET_KIND, "round": r, "position": pos}
-        if slot == _rounds.AA:
-            params["aa"] = True
-        out.append(RunSpec(f"q{r:03d}-{pos:02d}-{slot}", control if slot == _rounds.AA
-                           else slot, params))
-    return out
-
-
-def first_runs(ids: list[str], control: str, rounds: int, seed) -> list[RunSpec]:
-    runs = counting_runs(ids)
-    for r in range(rounds):
-        runs += round_runs(ids, control, r, seed)
-    return runs
+    return _settings(p.get("rate_loop") or LOOPS[0])
 
 
 def workload(meter: str, kind: str, q: dict, params: dict) -> list[str]:
     """The meter's argv: read alone, or with ``rate_loop="read+write"`` dd's pair (``-w``),
     in the counting runs too (so events per iteration are those of the same loop)."""
     loop = ["-w"] if q.get("rate_loop", LOOPS[0]) == "read+write" else []
-    if kind == COUNT_KIND:
-        return [meter, *loop, "-n", str(int(params["iterations"]))]
-    return [meter, *loop, "-s", str(int(q["rate_warmup_ms"])), str(int(q["rate_window_ms"]))]
-
-
-def bracket(q: dict) -> tuple[float, float, float]:
-    """The runner's bracket: untraced, traced, untraced seconds."""
-    return (q["rate_untraced_s"], q["rate_traced_s"], q["rate_untraced_s"])
-
-
-def timeout(kind: str, q: dict, params: dict) -> float:
-    if kind == COUNT_KIND:
-        return 60.0 + params["iterations"] * 50e-6
-    return 60.0 + 5 * (q["rate_warmup_ms"] / 1000 + sum(bracket(q)))
-
-
-def check_run(kind: str, staging: Path, name: str, transport_name: str) -> dict:
-    """What a finished rate run adds to its info (and a clear error if its output is bad):
-    a bracket's three blocks' values (``before_``, ``traced_``, ``after_``)."""
-    text = (staging / "workload.stdout").read_text()
-    if kind == COUNT_KIND:
-        return {}
-    try:
-        parts = ratemeter.bracket_blocks(text, staging / "workload.stdout")
-    except ValueError as exc:
-        raise TargetError(f"{transport_name}: rate bracket {name}: {exc}") from exc
-    return {f"{part}_{k}": v for part, values in parts.items() for k, v in values.items()
-            if k in ("ns_per_iter", "windows", "cpu_share")}
-
-
-# --------------------------------------------------------------------------- #
-# from raw files
-
-
-def _entries(campaign: Campaign, target: str, kind: str):
-    for rid, e in campaign.run_records(target).items():
-        if e.get("status") == "done" and e.get("params", {}).get("kind") == kind:
-            yield rid, e
-
-
-def load_blocks(campaign: Campaign, target: str) -> pd.DataFrame:
-    """Every finished rate block: run id, experiment, label (``aa-control`` for the A/A
-    slot, ``untraced`` for A blocks), round, position, role, order, time per iteration,
-    the thread's CPU time per iteration and CPU share, the windows' CV, whether an untraced
-    block is an outlier, its speed state, and whether the meter was preempted (another task
-    took its CPU: its CPU share under :data:`analysis.ratemeter.MIN_CPU_SHARE`)."""
-    rows = []
-    for rid, e in _entries(campaign, target, BRACKET_KIND):
-        # one bracket, three blocks: positions 3k, 3k + 1, 3k + 2 pair it with itself
-        path = campaign.run_dir(target, rid) / "workload.stdout"
-        p = e["params"]
-        label = _rounds.AA if p.get("aa") else e["experiment"]
-        parts = ratemeter.bracket_blocks(path.read_text(), path)
-        for i, (part, role) in enumerate((("before", "A"), ("traced", "B"), ("after", "A"))):
-            rows.append({"run_id": rid, "experiment": e["experiment"],
-                         "label": label if role == "B" else "untraced",
-                         "round": int(p["round"]), "position": 3 * int(p["position"]) + i,
-                         "role": role, **parts[part]})
-    for rid, e in _entries(campaign, target, KIND):  # the earlier design: a block a run
-        path = campaign.run_dir(target, rid) / "workload.stdout"
-        w = ratemeter.parse_windows(path.read_text(), path)
-        p = e["params"]
-        label = "untraced" if p["role"] == "A" else (_rounds.AA if p.get("aa")
-                                                    else e["experiment"])
-        rows.append({"run_id": rid, "experiment": e["experiment"], "label": label,
-                     "round": int(p["round"]), "position": int(p["position"]),
-                     "role": p["role"], **ratemeter.block_values(w)})
-    cols = ["run_id", "experiment", "label", "round", "position", "role", "ns_per_iter",
-            VALUE, "fast_windows", "cpu_ns_per_iter", "median_ns_per_iter", "cpu_share",
-            "window_cv", "windows", "iterations"]
-    df = pd.DataFrame(rows, columns=cols).sort_values(["round", "position"]).reset_index(
-        drop=True)
-    df["order"] = np.arange(len(df))
-    a = df["role"] == "A"
-    df["outlier"] = False
-    df.loc[a, "outlier"] = ratemeter.outlier_blocks(df.loc[a, VALUE].to_numpy())
-    states = ratemeter.speed_states(df.loc[a, VALUE].to_numpy())
-    df["state"] = np.where(~a, "", np.where(df[VALUE] > states["threshold_ns"], "slow",
-                                           "fast") if states["two_states"] else "one")
-    df["preempted"] = df["cpu_share"] < ratemeter.MIN_CPU_SHARE
-    df.attrs["states"] = states
-    return df
-
-
-def events_per_iteration(campaign: Campaign, target: str) -> dict[str, float]:
-    """Events per meter iteration per experiment, from its counting run."""
-    from ...lifecycle import parse_meta
-    from ...tracers import parse_count
-    out = {}
-    for rid, e in _entries(campaign, target, COUNT_KIND):
-        folder = campaign.run_dir(target, rid)
-        if parse_meta((folder / "meta").read_text()).get("stop_killed") == "1":
-            continue
-        n = parse_count((folder / "tracer.stdout").read_text())
-        if n:
-            out[e["experiment"]] = n / e["params"]["iterations"]
-    return out
-
-
-def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999,
-               before_round: int | None = None) -> pd.DataFrame:
-    """Per experiment (and the A/A slot): per-event cost by the rate method with its 95 %
-    CI: the Hodges-Lehmann shift of its brackets' differences (each block's time per
-    iteration in the fast state, :data:`VALUE`) against the reference brackets' (the
-    control's and the A/A slot's, both the control's script; the A/A slot's own row
-    against the control's alone), the median of all pairwise differences
-    (``control_subtracted``; a campaign without control brackets: the one-sample
-    estimate, nothing subtracted), the CI the exact Mann-Whitney (one-sample: signed-rank)
-    inversion (:func:`analysis.ratemeter.shift_ci`), pairs across a speed-state change
-    and pairs wholly in the slow state left out and counted (``pairs_mixed_state``,
-    ``pairs_slow_state``). The control's own row is its brackets' one-sample estimate per
-    read: what the tracer's presence alone did to the meter. Also, each as a shift against
-    the reference: the estimate with every pair, without the rounds holding a flagged
-    (outlier) untraced block, from the meter's CPU time instead of wall time (insensitive
-    to preemption), from every window instead of the fast state's
-    (``per_event_ns_all_windows``), from the pairs in the fast and in the slow speed state
-    apart (NaN: no such pair); the traced blocks that were preempted, rounds, the untraced
-    time per iteration, precision. ``before_round``: the rounds before it only (the speed
-    script's precision after k rounds). ``n_resamples`` is not used (the CIs are exact);
-    kept for callers."""
-    blocks = load_blocks(campaign, target)
-    states = blocks.attrs["states"]
-    if before_round is not None:
-        blocks = blocks[blocks["round"] < before_round]
-    diffs, every, cpu = _pairs(blocks, states)
-    preempted = blocks.groupby("label")["preempted"].sum()
-    per_iter = events_per_iteration(campaign, target)
-    control = _control(campaign)
-    per_iter[_rounds.AA] = per_iter.get(control, math.nan)
-    flagged = set(blocks.loc[blocks["outlier"], "round"])
-    # the control's brackets (BEGIN only) and the A/A slot's (the same): the experiments
-    # are compared with both, the A/A slot with the control's alone
-    def reference(labels) -> dict:
-        ctl = diffs[diffs["label"].isin(labels)]
-        return {"use": ctl.loc[~ctl["mixed"] & ~ctl["slow"], "diff_ns"],
-                "states": ctl.loc[~ctl["mixed"], "diff_ns"], "every": ctl["diff_ns"],
-                "cpu": cpu.loc[cpu["label"].isin(labels), "diff_ns"],
-                "windows": every.loc[every["label"].isin(labels), "diff_ns"]}
-
-    ctl = diffs[diffs["label"] == control]
-    # without control brackets (the earlier design) every estimate is one-sample
-    pooled, alone = (reference([control, _rounds.AA]) if len(ctl) else reference([]),
-                     reference([control]))
-    rows = []
-    for label, g in diffs.groupby("label", sort=True):
-        own = label == control  # the control's own row: its one-sample estimate
-        ref = {k: () for k in pooled} if own else alone if label == _rounds.AA else pooled
-        row = _rate_row(g, {"cpu": cpu.loc[cpu["label"] == label, "diff_ns"],
-                            "windows": every.loc[every["label"] == label, "diff_ns"]},
-                        ref, flagged, per_iter.get(label, math.nan))
-        rows.append({"experiment": label, "method": "rate",
-                     "events_per_iter": per_iter.get(label, math.nan),
-                     "control_subtracted": bool(len(ctl)) and not own, **row,
-                     "blocks_preempted": int(preempted.get(label, 0))})
-    return pd.DataFrame(rows)
-
-
-def _pairs(blocks: pd.DataFrame, states: dict):
-    """The brackets' differences in the fast state (``slow``: the pair's untraced blocks
-    both ran in the slow state), and from every window and from CPU time, those two
-    without the pairs across a change or in the slow state."""
-    def pairs(value: str) -> pd.DataFrame:
-        return ratemeter.paired_differences(blocks, states["threshold_ns"], value, VALUE)
-
-    diffs, every, cpu = pairs(VALUE), pairs("ns_per_iter"), pairs("cpu_ns_per_iter")
-    # a pair in the slow state (its untraced blocks both slow: the whole bracket was) is,
-    # like one across a change, left out of the estimate: it is measured in the fast state
-    diffs["slow"] = ~diffs["mixed"] & (diffs["untraced_ns"] > states["threshold_ns"]
-                                       if states["two_states"] else False)
-    keys = ["label", "round", "position"]  # one traced block, one pair
-    fast = diffs.loc[~diffs["mixed"] & ~diffs["slow"], keys]
-    return diffs, every.merge(fast, on=keys), cpu.merge(fast, on=keys)
-
-
-def _rate_row(g: pd.DataFrame, other: dict, ref: dict, flagged: set, ev: float) -> dict:
-    """One label's columns of :func:`rate_table`: each estimate the shift of its brackets'
-    differences (``g``; ``other``: from the CPU time, from every window) against ``ref``
-    (the reference brackets': ``use``, ``states``, ``every``, ``cpu``, ``windows``;
-    empty: the one-sample estimate), per event."""
-    scale = 1 / ev if ev and math.isfinite(ev) else math.nan
-
-    def shift(x, part: str) -> float:
-        x = np.asarray(x, float)
-        return ratemeter.shift_ci(x, ref[part])[0] * scale if x.size else math.nan
-
-    use = g[~g["mixed"] & ~g["slow"]]
-    est, lo, hi = (v * scale for v in ratemeter.shift_ci(use["diff_ns"], ref["use"]))
-    return {"rounds": int(g["round"].nunique()), "pairs_used": int(len(use)),
-            "pairs_mixed_state": int(g["mixed"].sum()),
-            "pairs_slow_state": int(g["slow"].sum()),
-            "untraced_ns_per_iter": float(g["untraced_ns"].mean()),
-            "traced_ns_per_iter": float(g["traced_ns"].mean()),
-            "per_event_ns": est, "per_event_ns_ci_low": lo, "per_event_ns_ci_high": hi,
-            "per_event_ns_all_pairs": shift(g["diff_ns"], "every"),
-            "per_event_ns_unflagged": shift(use[~use["round"].isin(flagged)]["diff_ns"], "use"),
-            "per_event_ns_cpu_time": shift(other["cpu"], "cpu"),
-            "per_event_ns_all_windows": shift(other["windows"], "windows"),
-            "per_event_ns_fast_state": shift(use["diff_ns"], "use"),
-            "per_event_ns_slow_state": shift(g.loc[g["slow"], "diff_ns"], "states"),
-            "precision_reached": (hi - lo) / 2 / abs(est) if est else math.inf}
-
-
-def _seed(label: str) -> int:
-    return sum(ord(c) * (i + 1) for i, c in enumerate(label)) % (2**31)
-
-
-def _control(campaign: Campaign) -> str:
-    return campaign.parameters.get("plan", [{}])[0].get("experiment", "01-control")
-
-
-# --------------------------------------------------------------------------- #
-# adaptive rounds
-
-
-def more(campaign: Campaign, target: str, ids: list[str], control: str, p: dict, seed,
-         min_rounds: int) -> list[RunSpec] | None:
-    """The rate method's next runs: what is missing of the planned ones first, then (with
-    a precision or budget) the rule's next round, else ``None``."""
-    if campaign.parameters.get("rate_design") != DESIGN:
-        raise ParameterError("method", campaign.parameters.get("method"),
-                             f"campaign {campaign.name!r} was made with the rate method's "
-                             "earlier design (every block its own run); it reports as it is, "
-                             "but goes on only in a new campaign")
-    entries = campaign.run_records(target)
-    planned = first_runs(ids, control, min_rounds, seed)
-    known = {r.run_id for r in planned}
-    later = [RunSpec(rid, e["experiment"], e["params"]) for rid, e in sorted(entries.items())
-             if e.get("params", {}).get("kind") == BRACKET_KIND and rid not in known]
-    pending = [r for r in planned + later if not campaign.is_done(target, r.run_id)]
-    if pending or (p["precision"] is None and p["budget"] is None):
-        return pending or None
-    table = rate_table(campaign, target, n_resamples=999)
-    widths = dict(zip(table["experiment"], table["precision_reached"]))
-    widths.pop(_rounds.AA, None)
-    widths.pop(control, None)  # the control's presence is subtracted, not a cost to refine
-    brackets = [e for e in entries.values() if e.get("params", {}).get("kind") == BRACKET_KIND]
-    rounds = sorted({e["params"]["round"] for e in brackets})
-    dur: dict = {}
-    for e in brackets:
-        if not e["params"].get("aa"):
-            dur.setdefault(e["experiment"], []).append(e.get("duration_s") or 0.0)
-    block_s = {k: float(np.mean(v)) for k, v in dur.items()}
-    block_s.setdefault(control, 0.0)  # (a campaign without control brackets)
-    rule = precision.Rule(target=p["precision"], min_rounds=min_rounds, budget_s=p["budget"],
-                          max_rounds=_rounds.MAX_ROUNDS)
-    decision = rule.decide(widths, len(rounds), control=control, next_round=rounds[-1] + 1,
-                           block_s=block_s,
-                           spent_s=sum(e.get("duration_s") or 0 for e in entries.values()))
-    campaign.record_adaptive({**campaign.adaptive, "precision": p["precision"],
-                              "budget_s": p["budget"], "rate_last_decision": decision.reason})
-    if decision.experiments is None:
-        return None
-    # a later round: the experiments still short of the target and the control, no A/A
-    return round_runs(decision.experiments[1:], control, rounds[-1] + 1, seed, aa=False)
-
-
-# --------------------------------------------------------------------------- #
-# both methods
-
-
-def agreement(hyperfine: pd.DataFrame, rate: pd.DataFrame) -> pd.DataFrame:
-    """Per experiment the two methods' per-event costs with their CIs, the difference, and
-    whether the CIs overlap (``agree``; None when either has no finite CI: nothing to tell)."""
-    h = hyperfine.set_index("experiment")
-    rows = []
-    for _, r in rate.iterrows():
-        e = r["experiment"]
-        if e not in h.index or e in (_rounds.AA, CONTROL):
-            continue
-        hr = h.loc[e]
-        bounds = [r["per_event_ns_ci_low"], r["per_event_ns_ci_high"],
-                  hr["per_event_ns_ci_low"], hr["per_event_ns_ci_high"]]
-        agree = None if not np.isfinite(np.asarray(bounds, float)).all() else not (
-            r["per_event_ns_ci_high"] < hr["per_event_ns_ci_low"]
-            or hr["per_event_ns_ci_high"] < r["per_event_ns_ci_low"])
-        rows.append({"experiment": e, "hyperfine_ns": hr["per_event_ns"],
-                     "hyperfine_ci_low": hr["per_event_ns_ci_low"],
-                     "hyperfine_ci_high": hr["per_event_ns_ci_high"],
-                     "rate_ns": r["per_event_ns"], "rate_ci_low": r["per_event_ns_ci_low"],
-                     "rate_ci_high": r["per_event_ns_ci_high"],
-                     "difference_ns": hr["per_event_ns"] - r["per_event_ns"],
-                     "agree": agree})
-    return pd.DataFrame(rows)
-
-
-# --------------------------------------------------------------------------- #
-# execution
+    return meter_argv(meter, loop, kind, q, params)
 
 
 def make_execute(planned, q: dict, fallback, *, os_name: str | None, scratch: Path,
                  attach_timeout: float = 120.0, stop_timeout: float = 120.0):
-    """The ``execute`` of a campaign with rate runs: rate counting runs and rate blocks
-    here, every other run by ``fallback`` (the hyperfine method's)."""
-    from ...lifecycle import TracerSpec, traced_execute
-    from ...tracers import parse_count
+    """The ``execute`` of a campaign with rate runs: each experiment's own script (its
+    counting script in a counting run), the meter pinned to the workload CPU."""
     from .experiments import counting_script, pinned
 
     by_id = {x.id: x for x in planned}
-    built: dict[str, str] = {}
 
-    def execute(transport, run: RunSpec, staging: Path) -> dict:
-        kind = run.params.get("kind")
-        if kind not in (BRACKET_KIND, COUNT_KIND):
-            return fallback(transport, run, staging)
-        if transport.name not in built:
-            built[transport.name] = build_meter(transport)
+    def scripts(transport, meter: str, run, kind: str):
         x = by_id[run.experiment]
-        script = x.script
-        if kind == COUNT_KIND:
-            script = scratch / f"rcount-{x.id}.bt"
-            script.parent.mkdir(parents=True, exist_ok=True)
-            script.write_text(counting_script(x, METER))
-        argv = pinned(workload(built[transport.name], kind, q, run.params), q["workload_cpu"],
-                      os_name)
-        spec = TracerSpec(x.tracer, script=script, tracer_cpu=q["tracer_cpu"],
-                          bracket=None if kind == COUNT_KIND else bracket(q))
-        info = traced_execute(spec, argv, attach_timeout=attach_timeout,
-                              stop_timeout=stop_timeout,
-                              workload_timeout=timeout(kind, q, run.params))(
-                                  transport, run, staging)
-        info["tracer_output_lost"] = bool(info.get("stop_killed"))
-        if kind == COUNT_KIND:
-            events = parse_count((staging / "tracer.stdout").read_text())
-            if info["tracer_output_lost"] or not events:
-                raise TargetError(f"{transport.name}: the rate count of {x.id} was lost; the "
-                                  "run will be repeated")
-            info["events"] = events
-        info.update(check_run(kind, staging, run.run_id, transport.name))
-        return info
+        if kind != COUNT_KIND:
+            return x.tracer, x.script
+        script = scratch / f"rcount-{x.id}.bt"
+        script.parent.mkdir(parents=True, exist_ok=True)
+        script.write_text(counting_script(x, METER))
+        return x.tracer, script
 
-    return execute
+    def argv(meter: str, kind: str, run) -> list[str]:
+        return pinned(workload(meter, kind, q, run.params), q["workload_cpu"], os_name)
+
+    return _make_execute(scripts, argv, q, fallback, tracer_cpu=q["tracer_cpu"],
+                         attach_timeout=attach_timeout, stop_timeout=stop_timeout)

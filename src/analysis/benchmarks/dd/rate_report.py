@@ -16,7 +16,7 @@ import pandas as pd
 
 from ... import plots
 from ...plots.style import _caption, _figure, thesis_style
-from . import rate as _rate
+from .. import ratemethod as _rm
 from . import rounds as _rounds
 from .experiments import CONTROL
 from .figures import SUBSTITUTE_NOTE
@@ -29,8 +29,8 @@ METHOD_NAMES = {"hyperfine": "hyperfine method (whole dd processes)",
 def rate_outputs(camp, target: str, planned, *, n_resamples: int) -> dict:
     """``rate_table`` (with names), ``rate_blocks``, ``speed_states``, ``rate_loop`` (the
     meter's iteration: ``read`` or dd's ``read+write``)."""
-    table = _rate.rate_table(camp, target, n_resamples=n_resamples)
-    blocks = _rate.load_blocks(camp, target)
+    table = _rm.rate_table(camp, target, n_resamples=n_resamples)
+    blocks = _rm.load_blocks(camp, target)
     names = {p.id: p for p in planned}
     table.insert(1, "name", [names[e].experiment.name if e in names else "Control (A/A)"
                              for e in table["experiment"]])
@@ -91,7 +91,7 @@ def _flags(r) -> list[str]:
                    f"cost: {r['per_event_ns_slow_state']:,.1f} ns)")
     if r["blocks_preempted"]:
         out.append(f"{r['blocks_preempted']} traced block(s) preempted (CPU share < "
-                   f"{_rate.ratemeter.MIN_CPU_SHARE:.0%})")
+                   f"{_rm.ratemeter.MIN_CPU_SHARE:.0%})")
     return out
 
 
@@ -111,13 +111,13 @@ def summary_lines(out) -> list[str]:
     b = blocks[blocks["role"] == "B"]
     lines = [f"rate method (iteration: {out.get('rate_loop', 'read')}): {len(blocks)} blocks of "
              f"{int(blocks['windows'].median())} windows; "
-             f"untraced {a[_rate.VALUE].median():.1f} ns per iteration in the fast state "
+             f"untraced {a[_rm.VALUE].median():.1f} ns per iteration in the fast state "
              f"(median of {len(a)} blocks; every window: {a['ns_per_iter'].median():.1f}), "
              f"{int(a['outlier'].sum())} flagged as outliers, "
              f"{int(blocks['preempted'].sum())} preempted",
              f"rate method: each block measured in the fast state (its windows within "
-             f"{_rate.ratemeter.FAST_TOLERANCE:.0%} of its "
-             f"{_rate.ratemeter.FAST_QUANTILE:.0f}th-percentile window): "
+             f"{_rm.ratemeter.FAST_TOLERANCE:.0%} of its "
+             f"{_rm.ratemeter.FAST_QUANTILE:.0f}th-percentile window): "
              f"{1 - a['fast_windows'].sum() / a['windows'].sum():.0%} of the untraced and "
              f"{1 - b['fast_windows'].sum() / b['windows'].sum():.0%} of the traced windows "
              "left out"]
@@ -133,7 +133,7 @@ def summary_lines(out) -> list[str]:
                      f"probe on the path) moved the meter by {r['per_event_ns']:+.2f} ns per "
                      f"read {_ci(r, '+.2f')} ({r['pairs_used']} brackets); subtracted from "
                      "every experiment")
-    if out.get("rate_design") != _rate.DESIGN:
+    if out.get("rate_design") != _rm.DESIGN:
         lines.append("rate method, earlier design: the untraced blocks ran the control's "
                      "script, so every difference is against it")
     elif not len(table) or not table["control_subtracted"].any():
@@ -162,43 +162,9 @@ def summary_lines(out) -> list[str]:
 
 
 def untraced_blocks_figure(blocks: pd.DataFrame, target: str):
-    """The machine's state through the campaign: every untraced (A) block's time per
-    iteration in run order, flagged ones circled, preempted ones crossed, the value between
-    the two speed states dashed (if detected); traced blocks as ticks at the bottom."""
-    st = blocks.attrs.get("states") or {}
-    with thesis_style():
-        fig, ax = _figure()
-        a, b = blocks[blocks["role"] == "A"], blocks[blocks["role"] == "B"]
-        v = _rate.VALUE
-        ax.plot(a["order"], a["ns_per_iter"], ".", ms=3, color="0.7",
-                label="its mean over every window")
-        ax.plot(a["order"], a[v], "o-", ms=3, lw=0.5, color="0.3",
-                label="untraced block (A), fast state")
-        o, p = a[a["outlier"]], a[a["preempted"]]
-        ax.plot(o["order"], o[v], "o", ms=8, mfc="none", color="C3",
-                label="flagged (MAD outlier), kept")
-        ax.plot(p["order"], p[v], "x", ms=6, color="C1", label="preempted")
-        if st.get("two_states"):
-            ax.axhline(st["threshold_ns"], ls="--", lw=0.8, color="0.5",
-                       label=f"between the speed states ({st['apart']:+.1%})")
-        ax.plot(b["order"], np.full(len(b), a[v].min() * 0.995), "|", ms=6,
-                color=plots.tracer_color("bpftrace"), label="a traced block (B) ran here")
-        ax.set_xlabel("block, in the order it ran")
-        ax.set_ylabel("untraced time per iteration (ns)")
-        ax.set_title(f"Benchmark 1, rate method: the machine's state, {target}")
-        lo, hi = ax.get_ylim()
-        ax.set_ylim(lo, hi + 0.3 * (hi - lo))  # room for the legend above every block
-        ax.legend(frameon=False, fontsize=7, ncols=2, loc="upper left")
-        _caption(fig, "rate method; dark points: one untraced block each in the fast state "
-                 f"(its windows within {_rate.ratemeter.FAST_TOLERANCE:.0%} of its "
-                 f"{_rate.ratemeter.FAST_QUANTILE:.0f}th-percentile window: their time / "
-                 "iterations), grey: the same block over every window; no error bars; flagged "
-                 "blocks are kept; " + (
-                     "a pair whose two untraced neighbours lie on either side of the dashed "
-                     "line is left out of the CI, as is one whose both lie above it"
-                     if st.get("two_states") else "one speed state (no dashed line): no "
-                     "pair is left out of the CI for its state"))
-        return fig
+    """The machine's state through a rate campaign (:func:`.ratemethod.untraced_blocks_figure`)."""
+    return _rm.untraced_blocks_figure(
+        blocks, f"Benchmark 1, rate method: the machine's state, {target}")
 
 
 def methods_figure(agreement: pd.DataFrame, labels: dict, target: str):

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from ... import plots
 from ...campaign import Campaign, open_for_report
+from .. import ratemethod as _rm
 from ..report import Report, with_caveat, write_report
-from . import rate as _rate
 from . import rate_report as _rr
 from . import rounds as _rounds
 from .experiments import CONTROL
@@ -61,7 +61,7 @@ def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None
     out["method"] = method
     if method == "both":
         out.values.update(_rr.rate_outputs(camp, target, planned, n_resamples=n_resamples))
-        out["agreement"] = _rate.agreement(table, out["rate_table"])
+        out["agreement"] = _rm.agreement(table, out["rate_table"], CONTROL)
     out.summary = summary(out)
     out.flags = [f"{e}: {f}" for e, fs in zip(table["experiment"], table["flags"]) for f in fs]
     _outputs(out, camp, target)
@@ -82,7 +82,7 @@ def _rate_report(camp: Campaign, target: str, planned, n_resamples: int, data_di
         "noise_floor_ns_per_read": float(table["noise_floor_ns"].iloc[0])
         if len(table) else float("nan"),
         "emulated": bool(camp.preflight_of(target).get("emulated"))})
-    out["tracer_times"] = tracer_times(camp, target, kind=(_rate.BRACKET_KIND, _rate.KIND))
+    out["tracer_times"] = tracer_times(camp, target, kind=(_rm.BRACKET_KIND, _rm.KIND))
     out.summary = "\n".join(_rr.summary_lines(out))
     out.flags = [f"{e}: {f}" for e, fs in zip(table["experiment"], table["flags"]) for f in fs]
     stem = plots.figure_stem("dd", camp.name)

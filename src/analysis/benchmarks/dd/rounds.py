@@ -30,13 +30,13 @@ import random
 from collections.abc import Sequence
 
 from ...campaign import RunSpec
+from ..ratemethod import AA  # the A/A block's label: the control measured as an experiment
 
 CAL_COUNT = 100_000
 MIN_COUNT = 10_000
 #: sizes are calibrated with this margin: the control on a 2-vCPU VM switches between a
 #: fast and a slow mode 1.4x apart, and a run must last at least run_s in either
 MARGIN = 1.5
-AA = "aa-control"  # the A/A block's label in tables: the control measured as an experiment
 STATS = "-stats"  # run-id suffix of a block with kernel.bpf_stats_enabled=1
 STATS_LABEL = "+stats"  # its experiment's label in the runs table: ``04-tracepoint-entry+stats``
 MAX_ROUNDS = 200
