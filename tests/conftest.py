@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 import pytest
 
 matplotlib.use("Agg")
@@ -220,3 +221,49 @@ def truncated_outputs(executed: dict) -> list[str]:
                 found += [text[max(0, m.start() - 40):m.end() + 5]
                           for m in _TRUNCATED.finditer(text)]
     return found
+
+
+
+def build_here(script: str, out: Path) -> Path:
+    """Build workloads with ``remote/workloads/<script>`` on this machine, into ``out``."""
+    need_tool("cc")
+    subprocess.run(["sh", str(ROOT / "remote" / "workloads" / script), str(out)],
+                   check=True, capture_output=True, timeout=300)
+    return out
+
+@pytest.fixture
+def short_blocks(monkeypatch):
+    """The rate method in seconds, not minutes (:mod:`analysis.benchmarks.ratemethod`)."""
+    from analysis.benchmarks import ratemethod
+
+    # 20 ms windows, 0.2 s untraced before and after 0.3 s traced
+    monkeypatch.setattr(ratemethod, "WARMUP_MS", 20)
+    monkeypatch.setattr(ratemethod, "WINDOW_MS", 20)
+    monkeypatch.setattr(ratemethod, "UNTRACED_S", 0.2)
+    monkeypatch.setattr(ratemethod, "TRACED_S", 0.3)
+    monkeypatch.setattr(ratemethod, "COUNT_ITERATIONS", 20_000)
+
+
+def raw_bracket(path):
+    """A bracket's (traced, untraced before, untraced after) ns per iteration in the fast
+    state, read from the meter's raw output here, without the package: the windows wholly
+    inside each part; of those, the ones at most 5 % above the part's 10th-percentile
+    window (time per iteration); their total ns over their total iterations."""
+    lines = path.read_text().splitlines()
+    t = int(next(x for x in lines if x.startswith("# measuring")).split("t0=")[1])
+    marks = [int(x.split()[2]) for x in lines if x.startswith("m ")]
+    parts: dict = {"b": [], "t": [], "a": []}
+    for x in lines:
+        if x.startswith("w "):
+            _, _, its, ns, _ = x.split()
+            start, t = t, t + int(ns)
+            key = ("b" if t <= marks[0] else "t" if start >= marks[1] and t <= marks[2]
+                   else "a" if start >= marks[3] else None)
+            if key:
+                parts[key].append((int(ns), int(its)))
+    out = []
+    for k in ("t", "b", "a"):
+        w = np.array(parts[k], float)
+        keep = w[:, 0] / w[:, 1] <= np.percentile(w[:, 0] / w[:, 1], 10) * 1.05
+        out.append(w[keep, 0].sum() / w[keep, 1].sum())
+    return out

@@ -8,11 +8,17 @@
  * reports its exact length in ns, so a window that ran a little long is not
  * miscounted.
  *
- * usage: rate-meter [-w] WARMUP_MS WINDOW_MS WINDOWS  timed: prints one line per window
- *        rate-meter [-w] -s WARMUP_MS WINDOW_MS      signalled: windows until SIGUSR1
- *        rate-meter [-w] -n ITERATIONS               exactly ITERATIONS iterations (counting)
+ * usage: rate-meter [-w|-u] WARMUP_MS WINDOW_MS WINDOWS  timed: prints one line per window
+ *        rate-meter [-w|-u] -s WARMUP_MS WINDOW_MS      signalled: windows until SIGUSR1
+ *        rate-meter [-w|-u] -n ITERATIONS               exactly ITERATIONS iterations (counting)
  *   -w: each iteration also writes the byte to /dev/null: dd's whole read + write pair
  *       (to tell what the second syscall changes; the benchmark's blocks read only)
+ *   -u: each iteration calls tracelab_probed(), a function of its own (not inlined) that
+ *       fires the USDT probe tracelab:event (sys/sdt.h: a nop until a tracer attaches),
+ *       and makes no syscall: the USDT microbenchmark's probe site, for its rate method
+ *       (usdt:...:tracelab:event and uprobe:...:tracelab_probed fire once per iteration;
+ *       tracelab:never sits in a function that is never called: case 2's attach point).
+ *       Built without sys/sdt.h, -u exits with status 2.
  * output (timed): "# rate-meter 1 cpu=C warmup_ms=W window_ms=M windows=N check=K"
  *                 then "w INDEX ITERATIONS NANOSECONDS CPU_NANOSECONDS" per window (the
  *                 window's wall time and the time this thread ran in it, from
@@ -37,6 +43,12 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__has_include)
+#if __has_include(<sys/sdt.h>)
+#include <sys/sdt.h>
+#define HAVE_SDT 1
+#endif
+#endif
 
 #define CHECK 64
 #define MAX_WINDOWS 100000
@@ -79,10 +91,38 @@ on_mark(int sig)
 	}
 }
 
+static int usdt_loop;
+static volatile long seq;
+
+#ifdef HAVE_SDT
+__attribute__((noinline)) void
+tracelab_probed(long i)
+{
+	DTRACE_PROBE1(tracelab, event, i);
+	__asm__ __volatile__("" ::: "memory");
+}
+
+/* never called: the attach point of a tracer whose probe is not on the path */
+__attribute__((noinline, used)) void
+tracelab_never(long i)
+{
+	DTRACE_PROBE1(tracelab, never, i);
+	__asm__ __volatile__("" ::: "memory");
+}
+#endif
+
 static int
 one(void)
 {
 	ssize_t r;
+
+#ifdef HAVE_SDT
+	if (usdt_loop) {
+		tracelab_probed(seq);
+		seq = seq + 1;
+		return (0);
+	}
+#endif
 
 	while ((r = read(fd, buf, 1)) < 0 && errno == EINTR)
 		;
@@ -127,6 +167,13 @@ main(int argc, char **argv)
 		out_fd = open("/dev/null", O_WRONLY);
 		if (out_fd < 0)
 			return (3);
+		argc--;
+		argv++;
+	} else if (argc > 1 && argv[1][0] == '-' && argv[1][1] == 'u' && argv[1][2] == 0) {
+#ifndef HAVE_SDT
+		return (2);
+#endif
+		usdt_loop = 1;
 		argc--;
 		argv++;
 	}

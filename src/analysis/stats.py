@@ -80,6 +80,23 @@ def welch(x, y) -> tuple[float, float]:
     return float(res.statistic), float(res.pvalue)
 
 
+
+def welch_ci(b: np.ndarray, a: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    """mean(b) - mean(a): the Welch CI at ``confidence`` and the two-sided p of no
+    difference (NaN with fewer than two values on a side)."""
+    d = float(b.mean() - a.mean())
+    if a.size < 2 or b.size < 2:
+        return float("nan"), float("nan"), float("nan")
+    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+    se = float(np.sqrt(va + vb))
+    if se == 0:
+        return d, d, 0.0 if d else 1.0
+    df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
+    q = float(_st.t.ppf(0.5 + confidence / 2, df))
+    p = float(2 * _st.t.sf(abs(d) / se, df))
+    return d - q * se, d + q * se, p
+
+
 def cliffs_delta(x, y) -> float:
     """Cliff's delta, P(X > Y) - P(X < Y), in O((n + m) log m)."""
     x, y = _clean(x, "x"), _clean(y, "y")

@@ -60,6 +60,11 @@ def ftrace_buffer_kb(events: int, bytes_per_event: int = 64) -> int:
     return max(1024, int(events * bytes_per_event / 1024) + 4096)
 
 
+def usdt_bpftrace_script(attach: str) -> str:
+    """The USDT microbenchmark's bpftrace script: every hit of ``attach`` printed (its arg0)."""
+    return f'{attach} {{ printf("%d\\n", arg0); }}\n'
+
+
 def usdt_spec(tracer: str, *, binary: str, local_binary: Path, provider: str, probe: str,
               events: int, scratch: Path, lttng_subbufs: int = 32) -> TracerSpec:
     """Record every hit of the USDT probe ``provider:probe`` of ``binary`` (a path on the
@@ -73,7 +78,7 @@ def usdt_spec(tracer: str, *, binary: str, local_binary: Path, provider: str, pr
                           ftrace_buffer_kb=ftrace_buffer_kb(events))
     if tracer == "bpftrace":
         script = scratch / f"usdt-{provider}-{probe}.bt"
-        script.write_text(f'usdt:{binary}:{provider}:{probe} {{ printf("%d\\n", arg0); }}\n')
+        script.write_text(usdt_bpftrace_script(f"usdt:{binary}:{provider}:{probe}"))
         return TracerSpec("bpftrace", script=script)
     if tracer == "lttng":
         return lttng_ust_spec(lttng_subbufs)

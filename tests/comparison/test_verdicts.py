@@ -6,7 +6,8 @@ import pytest
 from scipy import stats as st
 
 from analysis.comparison import verdicts
-from analysis.comparison.verdicts import Blocks, compare_blocks, decide, welch_ci
+from analysis.comparison.verdicts import Blocks, compare_blocks, decide
+from analysis.stats import welch_ci
 
 
 def test_welch_ci_matches_scipy():

@@ -326,7 +326,10 @@ def _seed(label: str) -> int:
 
 
 def _control(campaign: Campaign) -> str:
-    return campaign.parameters.get("plan", [{}])[0].get("experiment", "01-control")
+    """The campaign's control: as recorded (``rate_control``), else benchmark 1's, the first
+    of its plan table."""
+    q = campaign.parameters
+    return q.get("rate_control") or q.get("plan", [{}])[0].get("experiment", "01-control")
 
 
 # --------------------------------------------------------------------------- #

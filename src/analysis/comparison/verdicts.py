@@ -26,7 +26,6 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as _st
 
 from .. import stats
 
@@ -65,22 +64,6 @@ class Blocks:
         return np.take_along_axis(per_round, pick, axis=1).mean(axis=1)
 
 
-def welch_ci(b: np.ndarray, a: np.ndarray, confidence: float) -> tuple[float, float, float]:
-    """mean(b) - mean(a): the Welch CI at ``confidence`` and the two-sided p of no
-    difference (NaN with fewer than two values on a side)."""
-    d = float(b.mean() - a.mean())
-    if a.size < 2 or b.size < 2:
-        return float("nan"), float("nan"), float("nan")
-    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
-    se = float(np.sqrt(va + vb))
-    if se == 0:
-        return d, d, 0.0 if d else 1.0
-    df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
-    q = float(_st.t.ppf(0.5 + confidence / 2, df))
-    p = float(2 * _st.t.sf(abs(d) / se, df))
-    return d - q * se, d + q * se, p
-
-
 def compare_blocks(a: Blocks, b: Blocks, *, unit: str = "rounds", confidence: float = 0.95,
                    n_resamples: int = 2000, seed: int = 0) -> dict:
     """Every figure of one row (before Holm and the verdict): see the module's docstring."""
@@ -89,8 +72,8 @@ def compare_blocks(a: Blocks, b: Blocks, *, unit: str = "rounds", confidence: fl
     va, vb = (a.round_values(), b.round_values()) if unit == "rounds" else \
         (a.run_values(), b.run_values())
     alpha = 1 - confidence
-    low, high, p = welch_ci(vb, va, confidence)
-    tlow, thigh, _ = welch_ci(vb, va, 1 - 2 * alpha)  # the TOST interval
+    low, high, p = stats.welch_ci(vb, va, confidence)
+    tlow, thigh, _ = stats.welch_ci(vb, va, 1 - 2 * alpha)  # the TOST interval
     mean_a, mean_b = float(va.mean()), float(vb.mean())
     rng = np.random.default_rng(seed)
     ba, bb = a.bootstrap(rng, n_resamples), b.bootstrap(rng, n_resamples)

@@ -15,7 +15,7 @@ from analysis.benchmarks import dd, ratemethod
 from analysis.benchmarks.dd import rate, rate_report
 from analysis.campaign import Campaign
 from analysis.errors import ParameterError
-from conftest import need_tool
+from conftest import need_tool, raw_bracket
 
 
 def test_method_defaults_to_the_seeds_hyperfine():
@@ -62,41 +62,6 @@ def test_the_loop_is_read_alone_or_dds_pair_in_counting_and_timed_runs_alike():
         assert timed == ["/m", *flag, "-s", str(ratemethod.WARMUP_MS), str(ratemethod.WINDOW_MS)]
 
 
-@pytest.fixture
-def short_blocks(monkeypatch):
-    # seconds, not minutes: 20 ms windows, 0.2 s untraced before and after 0.3 s traced
-    monkeypatch.setattr(ratemethod, "WARMUP_MS", 20)
-    monkeypatch.setattr(ratemethod, "WINDOW_MS", 20)
-    monkeypatch.setattr(ratemethod, "UNTRACED_S", 0.2)
-    monkeypatch.setattr(ratemethod, "TRACED_S", 0.3)
-    monkeypatch.setattr(ratemethod, "COUNT_ITERATIONS", 20_000)
-
-
-def _raw_bracket(path):
-    """A bracket's (traced, untraced before, untraced after) ns per iteration in the fast
-    state, read from the meter's raw output here, without the package: the windows wholly
-    inside each part; of those, the ones at most 5 % above the part's 10th-percentile
-    window (time per iteration); their total ns over their total iterations."""
-    lines = path.read_text().splitlines()
-    t = int(next(x for x in lines if x.startswith("# measuring")).split("t0=")[1])
-    marks = [int(x.split()[2]) for x in lines if x.startswith("m ")]
-    parts: dict = {"b": [], "t": [], "a": []}
-    for x in lines:
-        if x.startswith("w "):
-            _, _, its, ns, _ = x.split()
-            start, t = t, t + int(ns)
-            key = ("b" if t <= marks[0] else "t" if start >= marks[1] and t <= marks[2]
-                   else "a" if start >= marks[3] else None)
-            if key:
-                parts[key].append((int(ns), int(its)))
-    out = []
-    for k in ("t", "b", "a"):
-        w = np.array(parts[k], float)
-        keep = w[:, 0] / w[:, 1] <= np.percentile(w[:, 0] / w[:, 1], 10) * 1.05
-        out.append(w[keep, 0].sum() / w[keep, 1].sum())
-    return out
-
-
 @pytest.mark.slow
 def test_rate_campaign_on_local(tmp_path, short_blocks):
     need_tool("bpftrace")
@@ -130,7 +95,7 @@ def test_rate_campaign_on_local(tmp_path, short_blocks):
     for rid in sorted(b.campaign.run_records("local")):
         slot = rid[8:]
         if rid.startswith("q") and slot in diffs:
-            tr, before, after = _raw_bracket(b.campaign.run_dir("local", rid) /
+            tr, before, after = raw_bracket(b.campaign.run_dir("local", rid) /
                                              "workload.stdout")
             if not st["two_states"] or max(before, after) <= st["threshold_ns"]:
                 diffs[slot].append(tr - (before + after) / 2)

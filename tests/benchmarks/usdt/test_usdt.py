@@ -14,16 +14,12 @@ from analysis.benchmarks import usdt
 from analysis.campaign import Campaign
 from analysis.elf import find_probe, usdt_probes
 from analysis.loaders.samples import load_sample_ticks
-from conftest import ROOT, need_tool
+from conftest import ROOT, build_here, need_tool
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    need_tool("cc")
-    out = tmp_path_factory.mktemp("usdt-build")
-    subprocess.run(["sh", str(ROOT / "remote" / "workloads" / "build-usdt-bench.sh"), str(out)],
-                   check=True, capture_output=True, timeout=300)
-    return out
+    return build_here("build-usdt-bench.sh", tmp_path_factory.mktemp("usdt-build"))
 
 
 def test_stapsdt_notes_match_readelf(built):

@@ -6,6 +6,9 @@ instrumented, no tracer. The C workload (``remote/workloads/usdt-bench.c``) is
 built on the target and writes one duration per iteration (``.tsmp``); each
 traced invocation checks that the tracer recorded exactly one event per
 iteration and reports lost events.
+
+``method="rate"`` (or ``"both"``, to compare the two) measures bpftrace's case 1 and a
+uprobe by the rate method instead: :mod:`.rate`.
 """
 
 from __future__ import annotations
@@ -16,16 +19,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import plots, tracers
-from ..campaign import Campaign, RunSpec, open_for_report
-from ..deploy import build_workloads
-from ..lifecycle import TracerSpec, run_and_fetch
-from ..loaders.samples import summarize_samples
-from ..published import load_reference
-from ..transport import Transport
-from .base import Benchmark, Param, Plan, register
-from .report import Report, with_caveat, write_report
-from .run import run_benchmark
+from ... import plots, tracers
+from ...campaign import Campaign, RunSpec, open_for_report
+from ...deploy import build_workloads
+from ...errors import ParameterError
+from ...lifecycle import TracerSpec, run_and_fetch
+from ...loaders.samples import summarize_samples
+from ...published import load_reference
+from ...transport import Transport
+from ..base import Benchmark, Param, Plan, register
+from ..report import Report, with_caveat, write_report
+from ..run import run_benchmark
+from . import rate as _rate
 
 TRACERS = tracers.USER_SPACE
 
@@ -114,6 +119,11 @@ class Microbenchmark(Benchmark):
         Param.integer("invocations", 3, "invocations of every configuration, interleaved", 1),
         Param.integer("cpu", None, "CPU the workload is pinned to (None = the last one)", 0),
         Param.names("tracers", list(TRACERS), "tracers to compare", TRACERS),
+        Param.choice("method", "iterations", "iterations: every iteration timed (Letaief's "
+                     "method, table 3.1); rate: bpftrace's case 1 and a uprobe by the rate "
+                     "method (the probe site in a tight loop, iterations per window, "
+                     "invocations = rounds); both: each way, and whether they agree",
+                     _rate.METHODS),
     )
 
     def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
@@ -125,7 +135,11 @@ class Microbenchmark(Benchmark):
                 usable.append(tracer)
             else:
                 not_run[tracer] = f"no {need} on this target"
-        cfgs = configs(usable)
+        method = p["method"]
+        if method != "iterations" and "bpftrace" not in usable:
+            raise ParameterError("method", method, "the rate method runs with bpftrace only: "
+                                 + not_run.get("bpftrace", "bpftrace is not among the tracers"))
+        cfgs = configs(usable) if method != "rate" else []
         cpu = (pf.cpus or 1) - 1 if p["cpu"] is None else p["cpu"]
         params = {"target": target, "iterations": p["iterations"],
                   "invocations": p["invocations"], "cpu": cpu, "tracers": usable,
@@ -133,12 +147,18 @@ class Microbenchmark(Benchmark):
         runs = [RunSpec(f"i{k:02d}-{c.id}", c.id, {"case": c.case, "tracer": c.tracer,
                                                   "invocation": k})
                 for k in range(p["invocations"]) for c in cfgs]
+        if method != "iterations":  # absent = iterations: campaigns made before resume
+            params.update({"method": method, **_rate.settings()})
+            runs = _rate.plan_runs(runs, p["invocations"], campaign)
         return Plan(runs, params, not_run, state={"configs": cfgs})
 
     def execute(self, plan: Plan, p: dict, scratch: Path):
-        return make_execute({c.id: c for c in plan.state["configs"]},
-                            iterations=plan.parameters["iterations"],
-                            cpu=plan.parameters["cpu"], scratch=scratch)
+        q = plan.parameters
+        timed = make_execute({c.id: c for c in plan.state["configs"]},
+                             iterations=q["iterations"], cpu=q["cpu"], scratch=scratch)
+        if q.get("method", "iterations") == "iterations":
+            return timed
+        return _rate.make_execute(q, timed, scratch=scratch)
 
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
         return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
@@ -161,8 +181,8 @@ def invocation_table(camp: Campaign, target: str | None = None) -> pd.DataFrame:
     target = target or camp.first_target()
     rows = []
     for run_id, entry in sorted(camp.run_records(target).items()):
-        if entry.get("status") != "done":
-            continue
+        if entry.get("status") != "done" or "invocation" not in entry.get("params", {}):
+            continue  # (the rate method's runs: .rate)
         folder = camp.run_dir(target, run_id)
         s = summarize_samples(folder / "samples.tsmp.gz")
         info = entry.get("info", {})
@@ -207,41 +227,72 @@ def with_thesis(t31: pd.DataFrame, reference_dir=None) -> pd.DataFrame:
 def report(camp: Campaign | str, target: str | None = None, *, data_dir=None, figures_dir=None,
            write: bool = True, skip_runs=()) -> Report:
     """Table 3.1, figures 3.1 (box plot, case 1) and 3.2 (frequency polygon, case 1), from raw
-    (every file checked against the manifest first; ``skip_runs`` leaves runs out).
+    (every file checked against the manifest first; ``skip_runs`` leaves runs out); with
+    the rate method (``method="rate"`` or ``"both"``) its table, the machine's state and,
+    with both, whether the two methods agree (:mod:`.rate`).
 
     Full tables as CSV + Parquet in ``data/processed/<campaign>/``; for print, table 3.1
-    (<= 7 columns) and its comparison with the thesis."""
+    (<= 7 columns) and its comparison with the thesis, and the rate method's costs."""
     camp = open_for_report(camp, data_dir, skip_runs)
     target = target or camp.first_target()
     inv = invocation_table(camp, target)
+    method = camp.parameters.get("method", "iterations")
+    # a part this campaign did not run reads as an empty table, so one notebook serves all
+    out = Report(camp, {"invocations": inv, "method": method, "table31": pd.DataFrame(),
+                        "with_thesis": pd.DataFrame(), "rate_table": pd.DataFrame(),
+                        "agreement": pd.DataFrame()})
+    stem = plots.figure_stem("usdt", camp.name)  # usdt-<campaign>, never usdt-usdt-...
+    if len(inv):
+        _iterations_part(out, camp, target, inv, stem)
+    if method != "iterations":
+        _rate_part(out, camp, target, inv, stem)
+    return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
+
+
+def _iterations_part(out: Report, camp: Campaign, target: str, inv: pd.DataFrame,
+                     stem: str) -> None:
+    """Table 3.1 and its two figures (the iterations method)."""
     t31 = table31(inv)
-    out = Report(camp, {"invocations": inv, "table31": t31, "with_thesis": with_thesis(t31)})
+    out.values.update({"table31": t31, "with_thesis": with_thesis(t31)})
     out.frame("microbenchmark", inv)
     out.frame("table31", t31)
     first = {}
     for _, r in inv[(inv["case"] == 1) & (inv["invocation"] == 0)].iterrows():
         first[r["tracer"]] = summarize_samples(camp.run_dir(target, r["run_id"]) / "samples.tsmp.gz")
-    stem = plots.figure_stem("usdt", camp.name)  # usdt-<campaign>, never usdt-usdt-...
     if first:
         n = next(iter(first.values())).count
         fig = plots.box_plot({t: s.box_stats(t) for t, s in first.items()},
                              ylabel="duration of one iteration (ns)", show_fliers=False,
                              title=f"Probe duration, case 1 (invocation 0), {target}",
-                             caption=f"each box: the {n:,} iterations of invocation 0; "
-                                     + plots.BOX_CAPTION + "; outliers not drawn")
+                             caption=f"iterations method; each box: the {n:,} iterations of "
+                                     "invocation 0; " + plots.BOX_CAPTION
+                                     + "; outliers not drawn")
         out.figure(f"{stem}-case1-box", fig)
         beyond = ", ".join(f"{t} {s.above_range:,}" for t, s in first.items())
         fig = plots.frequency_polygon(
             {t: (s.bin_edges_ns, s.bin_counts) for t, s in first.items()},
             xlabel="duration of one iteration (ns)", separate=True,
             title=f"Probe duration frequency, case 1 (invocation 0), {target}",
-            caption="frequency polygons: share of the iterations per bin, drawn through the "
-                    "bin centres, from the minimum to p99.9, each tracer on its own linear "
-                    f"scale (beyond p99.9, not drawn: {beyond}); no error bars")
+            caption="iterations method; frequency polygons: share of the iterations per bin, "
+                    "drawn through the bin centres, from the minimum to p99.9, each tracer on "
+                    f"its own linear scale (beyond p99.9, not drawn: {beyond}); no error bars")
         out.figure(f"{stem}-case1-frequency", fig)
     for name, frame, formats, caption in _print_tables(out["with_thesis"], target):
         out.table(f"{stem}-{name}", frame, formats=formats, floatfmt=",.1f", caption=caption)
-    return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
+
+
+def _rate_part(out: Report, camp: Campaign, target: str, inv: pd.DataFrame, stem: str) -> None:
+    """The rate method's table, blocks figure, agreement and summary lines."""
+    parts = _rate.outputs(camp, target, inv)
+    out.values.update(parts)
+    out.frame("usdt-rate", parts["rate_table"])
+    out.frame("rate_blocks", parts["rate_blocks"])
+    if "agreement" in parts:
+        out.frame("agreement", parts["agreement"])
+    out.figure(f"{stem}-rate-blocks", _rate.blocks_figure(parts["rate_blocks"], target))
+    frame, caption = _rate.print_table(parts["rate_table"], target)
+    out.table(f"{stem}-rate", frame, floatfmt=",.1f", caption=caption)
+    out.summary = "\n".join(_rate.summary_lines(parts))
 
 
 def _print_tables(wt: pd.DataFrame, target: str) -> list:

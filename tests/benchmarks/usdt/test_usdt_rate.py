@@ -1,0 +1,139 @@
+"""The USDT microbenchmark by the rate method: the meter's -u loop, plan, a real campaign."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+import analysis
+from analysis import tracers
+from analysis.benchmarks import ratemethod
+from analysis.benchmarks.usdt import rate
+from analysis.campaign import Campaign, RunSpec
+from analysis.elf import usdt_probes
+from analysis.errors import ParameterError
+from conftest import build_here, need_tool, raw_bracket
+
+
+@pytest.fixture(scope="module")
+def meter(tmp_path_factory):
+    return build_here("build-rate-meter.sh", tmp_path_factory.mktemp("meter")) / ratemethod.METER
+
+
+def test_the_meter_carries_the_probe_on_the_path_and_one_never_hit(meter):
+    names = {(p.provider, p.name) for p in usdt_probes(meter)}
+    assert {("tracelab", "event"), ("tracelab", "never")} <= names
+    # -u counts like the read loop: exactly the iterations asked for
+    out = subprocess.run([str(meter), "-u", "-n", "1234"], capture_output=True, text=True,
+                         check=True, timeout=60).stdout
+    assert out.strip() == "# rate-meter 1 iterations=1234"
+
+
+@pytest.mark.slow
+def test_the_probe_fires_once_per_iteration_and_never_fires_not_at_all(meter, tmp_path):
+    """What the counting runs rely on, seen by bpftrace itself: 5,000 iterations, 5,000
+    hits of tracelab:event and of the uprobe, none of tracelab:never."""
+    need_tool("bpftrace")
+    bt = tmp_path / "c.bt"
+    bt.write_text(f"usdt:{meter}:tracelab:event {{ @e = count(); }}\n"
+                  f"usdt:{meter}:tracelab:never {{ @n = count(); }}\n"
+                  f"uprobe:{meter}:tracelab_probed {{ @u = count(); }}\n")
+    out = subprocess.run(["bpftrace", str(bt), "-c", f"{meter} -u -n 5000"],
+                         capture_output=True, text=True, timeout=120)
+    maps = dict(re.findall(r"^@(\w+): (\d+)$", out.stdout, re.M))
+    assert maps == {"e": "5000", "n": "0", "u": "5000"}, out.stdout + out.stderr
+
+
+def test_under_both_each_invocation_is_followed_by_its_rate_round():
+    inv = [RunSpec(f"i{k:02d}-{c}", c, {"case": 0, "tracer": "x", "invocation": k})
+           for k in range(2) for c in ("a", "b")]
+    runs = rate.plan_runs(inv, 2, "camp")
+    ids = [r.run_id for r in runs]
+    assert ids[:4] == [f"rcount-{e}" for e in (rate.CONTROL, *rate.EXPERIMENTS)]
+    kinds = ["i" if r.run_id.startswith("i") else r.params.get("round") for r in runs[4:]]
+    # invocation 0, round 0 (3 experiments, the control, the A/A slot), invocation 1, round 1
+    assert kinds == ["i", "i"] + [0] * 5 + ["i", "i"] + [1] * 5
+    assert sum(1 for r in runs if r.params.get("aa")) == 2
+
+
+def test_scripts_attach_where_the_docstring_says():
+    assert rate.script("/m", "case1-bpftrace", False) == tracers.usdt_bpftrace_script(
+        "usdt:/m:tracelab:event")
+    assert "tracelab:never" in rate.script("/m", rate.CONTROL, False)
+    assert rate.script("/m", "uprobe-count-bpftrace", True).startswith(
+        "uprobe:/m:tracelab_probed ")
+    # the control's counting run counts the probe on the path: per iteration, like the others
+    assert rate.script("/m", rate.CONTROL, True) == rate.script("/m", "usdt-count-bpftrace", True)
+
+
+def test_the_rate_method_without_bpftrace_is_refused(tmp_path):
+    with pytest.raises(ParameterError, match="bpftrace only"):
+        analysis.run_benchmark("usdt", "local", method="rate", tracers=["ftrace"],
+                               data_dir=tmp_path, campaign="no-bt", progress=False)
+    assert not (tmp_path / "raw" / "no-bt").exists()
+
+
+def test_iterations_costs_is_case1_minus_case3_with_welchs_interval():
+    import pandas as pd
+    from scipy import stats
+
+    inv = pd.DataFrame({"case": [1, 1, 1, 3, 3, 3, 1], "tracer": ["b"] * 6 + ["f"],
+                        "mean_ns": [510.0, 530.0, 520.0, 10.0, 12.0, 11.0, 900.0]})
+    c = rate.iterations_costs(inv).set_index("experiment")
+    assert c.loc["case1-b", "per_event_ns"] == pytest.approx(509.0)
+    ci = stats.ttest_ind([510, 530, 520], [10, 12, 11], equal_var=False).confidence_interval()
+    assert (c.loc["case1-b", "per_event_ns_ci_low"], c.loc["case1-b", "per_event_ns_ci_high"]
+            ) == pytest.approx((ci.low, ci.high))
+    assert "case1-f" not in c.index  # no case 3 of that tracer: nothing to subtract
+
+
+@pytest.mark.slow
+def test_both_methods_in_one_campaign(tmp_path, short_blocks, nothing_left_behind):
+    for tool in ("bpftrace", "cc"):
+        need_tool(tool)
+    res = analysis.run_benchmark("usdt", "local", iterations=20000, invocations=2,
+                                 tracers=["bpftrace"], method="both", campaign="both",
+                                 data_dir=tmp_path, progress=False)
+    assert res.complete, res
+    camp = Campaign("both", data_dir=tmp_path)
+    q = camp.parameters
+    assert q["method"] == "both" and q["rate_control"] == rate.CONTROL
+    assert (q["rate_untraced_s"], q["rate_traced_s"], q["rate_loop"]) == (0.2, 0.3, "usdt")
+    ev = ratemethod.events_per_iteration(camp, "local")
+    assert ev == {e: 1.0 for e in (rate.CONTROL, *rate.EXPERIMENTS)}  # exact: counted
+    rep = analysis.report(res, figures_dir=tmp_path / "fig")
+    rt = rep["rate_table"].set_index("experiment")
+    # recomputed from the raw files: each bracket's traced - mean(untraced around it); the
+    # cost is the median of all differences experiment - reference (control, A/A slot)
+    diffs: dict = {}
+    for rid in sorted(camp.run_records("local")):
+        if rid.startswith("q"):
+            tr, before, after = raw_bracket(camp.run_dir("local", rid) / "workload.stdout")
+            diffs.setdefault(rid[8:], []).append(tr - (before + after) / 2)
+    assert sorted(diffs) == sorted([rate.CONTROL, ratemethod.AA, *rate.EXPERIMENTS])
+    assert all(len(v) == 2 for v in diffs.values())  # two rounds
+    ref = np.concatenate([diffs[rate.CONTROL], diffs[ratemethod.AA]])
+    one_state = not rep["speed_states"]["two_states"]
+    for e in rate.EXPERIMENTS:
+        raw = np.median(np.subtract.outer(diffs[e], ref))
+        assert rt.loc[e, "per_event_ns_all_pairs"] == pytest.approx(raw)
+        if one_state:  # else a pair across a change of state is left out of the estimate
+            assert rt.loc[e, "per_event_ns"] == pytest.approx(raw)
+        # a probe's trap costs far more than the untraced iteration (a call and a nop, ~2 ns)
+        assert raw > 20 * rt.loc[e, "untraced_ns_per_iter"]
+    # the iterations method's cost beside it: case 1's mean iteration - case 3's
+    ag = rep["agreement"].set_index("experiment")
+    inv = rep["invocations"]
+    mean = {c: inv.loc[inv["case"] == c, "mean_ns"].mean() for c in (1, 3)}
+    assert list(ag.index) == ["case1-bpftrace"]
+    assert ag.loc["case1-bpftrace", "iterations_ns"] == pytest.approx(mean[1] - mean[3])
+    # (NaN when both of case 1's brackets are left out for a change of speed state)
+    assert ag.loc["case1-bpftrace", "rate_ns"] == pytest.approx(
+        rt.loc["case1-bpftrace", "per_event_ns"], nan_ok=True)
+    assert "table31" in rep.values and "rate method" in rep.summary
+    names = {p.name for p in rep.written}
+    assert {"usdt-both-rate-blocks.png", "usdt-both-rate.tex",
+            "usdt-both-case1-box.png"} <= names
