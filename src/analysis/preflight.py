@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from .deploy import deploy
+from .locks import TargetLock
 from .targets import connect
 from .transport import Transport
 
@@ -222,14 +223,27 @@ def _read_list(value: str | None) -> str | None:
 
 def preflight(target: str | Transport = "local", *, trust_new_host_keys: bool = False,
               ssh_config=None, timeout: float = 120.0) -> Preflight:
-    """Ask a target what it can do (copies ``remote/`` there first if needed)."""
+    """Ask a target what it can do (copies ``remote/`` there first if needed).
+
+    Given a target's name, it connects and takes the target's lock for the moment it asks
+    (the preflight starts bpftrace, which a campaign running there would count as a
+    foreign tracer): on a target in use it raises :class:`~analysis.errors.LockError`
+    naming the holder, and runs nothing there. Given a transport (a campaign's, which
+    holds the lock already), it asks at once."""
     own = isinstance(target, str)
     transport = connect(target, trust_new_host_keys=trust_new_host_keys,
                         ssh_config=ssh_config) if own else target
     try:
-        remote = deploy(transport)
-        out = transport.run(["sh", f"{remote}/bin/preflight.sh"], timeout=timeout)
-        return Preflight.from_lines(transport.name, out.stdout)
+        if own:
+            with TargetLock(transport, "preflight"):
+                return _ask(transport, timeout)
+        return _ask(transport, timeout)
     finally:
         if own:
             transport.close()
+
+
+def _ask(transport: Transport, timeout: float) -> Preflight:
+    remote = deploy(transport)
+    out = transport.run(["sh", f"{remote}/bin/preflight.sh"], timeout=timeout)
+    return Preflight.from_lines(transport.name, out.stdout)

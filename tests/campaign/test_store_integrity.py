@@ -28,6 +28,7 @@ from analysis.errors import (
 )
 from analysis.lifecycle import TracerSpec
 from analysis.locks import TargetLock
+from analysis.preflight import preflight
 from analysis.storage import sha256_file
 from analysis.transport import LocalTransport
 from conftest import ROOT, leftovers, need_tool, wait_until_clean
@@ -301,19 +302,23 @@ def _exec_watcher() -> subprocess.Popen:
     raise AssertionError(f"the exec watcher did not attach: {w.communicate()}")
 
 
-def test_a_campaign_refused_on_a_busy_target_runs_no_tracer_there(tmp_path, nothing_left_behind):
+@pytest.mark.parametrize("what", ["campaign", "standalone preflight"])
+def test_refused_on_a_busy_target_runs_no_tracer_there(what, tmp_path, nothing_left_behind):
     # the target's lock is asked for before the preflight, which runs bpftrace: a campaign
     # running there counts any other bpftrace as a foreign tracer and fails its next round
     # (seen under CPU load in the test above, when the refused campaign's preflight came
-    # between two rounds)
+    # between two rounds); so is a preflight asked for alone (python -m analysis preflight)
     need_tool("bpftrace")
     holder = TargetLock(LocalTransport(), "running").acquire()
     try:
         watcher = _exec_watcher()
         try:
             with pytest.raises(LockError, match="target 'local' is in use.*campaign running"):
-                dd.run_benchmark1("local", campaign="refused", data_dir=tmp_path, progress=False,
-                                  **SMALL)
+                if what == "campaign":
+                    dd.run_benchmark1("local", campaign="refused", data_dir=tmp_path,
+                                      progress=False, **SMALL)
+                else:
+                    preflight("local")
             subprocess.run(["true"], check=True)  # a mark: the watcher saw this far
             time.sleep(0.5)
         finally:

@@ -137,3 +137,33 @@ def test_both_methods_in_one_campaign(tmp_path, short_blocks, nothing_left_behin
     names = {p.name for p in rep.written}
     assert {"usdt-both-rate-blocks.png", "usdt-both-rate.tex",
             "usdt-both-case1-box.png"} <= names
+
+
+def test_precision_and_budget_belong_to_the_rate_method(tmp_path):
+    with pytest.raises(ParameterError, match="precision and budget are the rate method's"):
+        analysis.run_benchmark("usdt", "local", precision=0.02, data_dir=tmp_path,
+                               campaign="fixed", progress=False)
+    assert not (tmp_path / "raw" / "fixed").exists()
+
+
+@pytest.mark.slow
+def test_rate_rounds_are_added_until_the_budget(tmp_path, short_blocks, nothing_left_behind):
+    """An unreachable precision: rounds beyond the 2 planned ones, each of the experiments
+    still short and the control (no A/A slot), until the budget says stop."""
+    for tool in ("bpftrace", "cc"):
+        need_tool(tool)
+    res = analysis.run_benchmark("usdt", "local", invocations=2, method="rate",
+                                 precision=1e-6, budget="45 s", campaign="adaptive",
+                                 data_dir=tmp_path, progress=False)
+    assert res.complete, res
+    camp = Campaign("adaptive", data_dir=tmp_path)
+    rounds: dict = {}
+    for rid, e in camp.run_records("local").items():
+        if e["params"].get("kind") == ratemethod.BRACKET_KIND:
+            rounds.setdefault(e["params"]["round"], []).append(rid[8:])
+    assert len(rounds) > 2, rounds
+    for r in range(2, len(rounds)):  # the added rounds: the control, no A/A slot
+        assert rate.CONTROL in rounds[r] and ratemethod.AA not in rounds[r], rounds[r]
+        assert set(rounds[r]) <= {rate.CONTROL, *rate.EXPERIMENTS}
+    assert "budget" in camp.adaptive["rate_last_decision"]
+    assert not any(rid.startswith("i") for rid in camp.run_records("local"))  # rate only

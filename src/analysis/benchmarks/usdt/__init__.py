@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ... import plots, tracers
+from ... import plots, precision, tracers
 from ...campaign import Campaign, RunSpec, open_for_report
 from ...deploy import build_workloads
 from ...errors import ParameterError
@@ -27,6 +27,7 @@ from ...lifecycle import TracerSpec, run_and_fetch
 from ...loaders.samples import summarize_samples
 from ...published import load_reference
 from ...transport import Transport
+from .. import ratemethod
 from ..base import Benchmark, Param, Plan, register
 from ..report import Report, with_caveat, write_report
 from ..run import run_benchmark
@@ -124,6 +125,11 @@ class Microbenchmark(Benchmark):
                      "method (the probe site in a tight loop, iterations per window, "
                      "invocations = rounds); both: each way, and whether they agree",
                      _rate.METHODS),
+        Param("precision", None, "the rate method: target relative 95 % CI half-width of "
+              "every per-event cost, e.g. 0.02: rounds are added until it is reached (None: "
+              "invocations rounds)", "fraction", precision.parse_precision),
+        Param("budget", None, "the rate method: wall time the whole campaign may use, e.g. "
+              "'10 min' (None: no limit)", "duration", precision.parse_budget),
     )
 
     def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
@@ -139,6 +145,11 @@ class Microbenchmark(Benchmark):
         if method != "iterations" and "bpftrace" not in usable:
             raise ParameterError("method", method, "the rate method runs with bpftrace only: "
                                  + not_run.get("bpftrace", "bpftrace is not among the tracers"))
+        for name in ("precision", "budget"):
+            if method == "iterations" and p[name] is not None:
+                raise ParameterError(name, p[name], "the iterations method runs its fixed "
+                                     "invocations: precision and budget are the rate "
+                                     "method's (method='rate' or 'both')")
         cfgs = configs(usable) if method != "rate" else []
         cpu = (pf.cpus or 1) - 1 if p["cpu"] is None else p["cpu"]
         params = {"target": target, "iterations": p["iterations"],
@@ -150,7 +161,16 @@ class Microbenchmark(Benchmark):
         if method != "iterations":  # absent = iterations: campaigns made before resume
             params.update({"method": method, **_rate.settings()})
             runs = _rate.plan_runs(runs, p["invocations"], campaign)
-        return Plan(runs, params, not_run, state={"configs": cfgs})
+        return Plan(runs, params, not_run, state={"configs": cfgs, "target": target,
+                                                  "seed": campaign})
+
+    def more(self, campaign: Campaign, plan: Plan, p: dict):
+        """The rate method's adaptive rounds (``precision``, ``budget``), else None."""
+        if plan.parameters.get("method", "iterations") == "iterations":
+            return None
+        st = plan.state
+        return ratemethod.more(campaign, st["target"], [_rate.CONTROL, *_rate.EXPERIMENTS],
+                               _rate.CONTROL, p, st["seed"], plan.parameters["invocations"])
 
     def execute(self, plan: Plan, p: dict, scratch: Path):
         q = plan.parameters
