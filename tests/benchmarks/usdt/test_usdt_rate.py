@@ -167,3 +167,20 @@ def test_rate_rounds_are_added_until_the_budget(tmp_path, short_blocks, nothing_
         assert set(rounds[r]) <= {rate.CONTROL, *rate.EXPERIMENTS}
     assert "budget" in camp.adaptive["rate_last_decision"]
     assert not any(rid.startswith("i") for rid in camp.run_records("local"))  # rate only
+
+
+def test_the_table_for_print_says_each_costs_half_width():
+    import pandas as pd
+
+    t = pd.DataFrame({"experiment": [ratemethod.AA, "usdt-count-bpftrace", rate.CONTROL,
+                                     "case1-bpftrace"],
+                      "per_event_ns": [0.1, 500.0, 0.0, 8000.0],
+                      "per_event_ns_ci_low": [-0.2, 490.0, -np.inf, 7800.0],
+                      "per_event_ns_ci_high": [0.3, 515.0, np.inf, 8400.0],
+                      "precision_reached": [2.5, 0.025, np.inf, 0.0375],
+                      "pairs_used": [3, 8, 8, 8], "events_per_iter": [1.0] * 4})
+    frame, caption = rate.print_table(t, "lab")
+    assert len(frame.columns) <= 7 and "rate method" in caption
+    assert list(frame["Half-width"]) == ["-", "+-2.5%", "-", "+-3.8%"]
+    assert list(frame["95 % CI"]) == ["[-0.2, 0.3]", "[490.0, 515.0]", "no CI",
+                                      "[7,800.0, 8,400.0]"]

@@ -177,6 +177,10 @@ def print_table(table: pd.DataFrame, target: str) -> tuple[pd.DataFrame, str]:
         "Experiment": [what.get(e, e) for e in table["experiment"]],
         "Cost (ns per event)": table["per_event_ns"].to_numpy(float),
         "95 % CI": [ci(r) for _, r in table.iterrows()],
+        # relative to a cost; the references' own rows are about 0 ns: no ratio
+        "Half-width": [f"+-{r['precision_reached']:.1%}" if r["experiment"] not in
+                       (CONTROL, ratemethod.AA) and np.isfinite(r["precision_reached"])
+                       else "-" for _, r in table.iterrows()],
         "Brackets": table["pairs_used"].to_numpy(int),
         "Events per iteration": table["events_per_iter"].to_numpy(float)})
     return frame, (f"USDT microbenchmark on {target}, rate method (bpftrace): per-event cost = "
