@@ -80,7 +80,6 @@ def welch(x, y) -> tuple[float, float]:
     return float(res.statistic), float(res.pvalue)
 
 
-
 def welch_ci(b: np.ndarray, a: np.ndarray, confidence: float) -> tuple[float, float, float]:
     """mean(b) - mean(a): the Welch CI at ``confidence`` and the two-sided p of no
     difference (NaN with fewer than two values on a side)."""

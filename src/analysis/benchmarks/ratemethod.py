@@ -378,6 +378,15 @@ def more(campaign: Campaign, target: str, ids: list[str], control: str, p: dict,
     return round_runs(decision.experiments[1:], control, rounds[-1] + 1, seed, aa=False)
 
 
+def ci_text(r, fmt: str, none: str = "no CI (too few brackets for a 95 % rank CI)") -> str:
+    """A rate-table row's 95 % CI as ``[low, high]``; ``none`` when it has no finite
+    bounds (too few brackets for the exact rank CI at 95 %)."""
+    lo, hi = r["per_event_ns_ci_low"], r["per_event_ns_ci_high"]
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return none
+    return f"[{lo:{fmt}}, {hi:{fmt}}]"
+
+
 # --------------------------------------------------------------------------- #
 # both methods
 

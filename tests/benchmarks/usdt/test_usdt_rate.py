@@ -184,3 +184,19 @@ def test_the_table_for_print_says_each_costs_half_width():
     assert list(frame["Half-width"]) == ["-", "+-2.5%", "-", "+-3.8%"]
     assert list(frame["95 % CI"]) == ["[-0.2, 0.3]", "[490.0, 515.0]", "no CI",
                                       "[7,800.0, 8,400.0]"]
+
+
+def test_the_summary_says_no_ci_where_the_brackets_cannot_give_one():
+    import pandas as pd
+
+    t = pd.DataFrame({"experiment": [ratemethod.AA, "usdt-count-bpftrace"],
+                      "per_event_ns": [0.1, 500.0], "per_event_ns_ci_low": [-np.inf, 490.0],
+                      "per_event_ns_ci_high": [np.inf, 515.0],
+                      "per_event_ns_all_windows": [0.1, 501.0], "pairs_used": [2, 8],
+                      "events_per_iter": [1.0, 1.0]})
+    blocks = pd.DataFrame({"role": ["A", "B", "A"], ratemethod.VALUE: [2.2, 500.0, 2.2]})
+    lines = rate.summary_lines({"rate_table": t, "rate_blocks": blocks,
+                                "speed_states": {"two_states": False}})
+    assert "0.1 ns no CI (too few brackets for a 95 % rank CI)" in lines[1]
+    assert "500.0 ns [490.0, 515.0] (8 brackets" in lines[2]
+    assert not any("inf" in x for x in lines)

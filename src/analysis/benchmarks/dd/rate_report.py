@@ -95,14 +95,6 @@ def _flags(r) -> list[str]:
     return out
 
 
-def _ci(r, fmt: str) -> str:
-    """A row's 95 % CI as ``[low, high]``; said in words when it has no finite bounds."""
-    lo, hi = r["per_event_ns_ci_low"], r["per_event_ns_ci_high"]
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return "no CI (too few brackets for a 95 % rank CI)"
-    return f"[{lo:{fmt}}, {hi:{fmt}}]"
-
-
 def summary_lines(out) -> list[str]:
     """The rate method's lines of the summary: the machine's states, the A/A noise floor,
     each cost with its CI, and (both methods) their agreement."""
@@ -131,7 +123,7 @@ def summary_lines(out) -> list[str]:
     for _, r in table[table["experiment"] == CONTROL].iterrows():
         lines.append(f"rate method: the control's script alone (the tracer's process, no "
                      f"probe on the path) moved the meter by {r['per_event_ns']:+.2f} ns per "
-                     f"read {_ci(r, '+.2f')} ({r['pairs_used']} brackets); subtracted from "
+                     f"read {_rm.ci_text(r, '+.2f')} ({r['pairs_used']} brackets); subtracted from "
                      "every experiment")
     if out.get("rate_design") != _rm.DESIGN:
         lines.append("rate method, earlier design: the untraced blocks ran the control's "
@@ -140,7 +132,7 @@ def summary_lines(out) -> list[str]:
         lines.append("rate method: no control brackets in this campaign (made before they "
                      "were added): nothing subtracted")
     for _, r in table[table["experiment"] != CONTROL].iterrows():
-        ci = _ci(r, ".1f") + (f"  +-{r['precision_reached']:.1%}"
+        ci = _rm.ci_text(r, ".1f") + (f"  +-{r['precision_reached']:.1%}"
                               if math.isfinite(r["precision_reached"]) else "")
         lines.append(f"rate {r['experiment']:<17} {r['per_event_ns']:>9.1f} ns {ci} "
                      f"({r['pairs_used']} rounds)")

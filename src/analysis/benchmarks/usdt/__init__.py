@@ -7,8 +7,8 @@ built on the target and writes one duration per iteration (``.tsmp``); each
 traced invocation checks that the tracer recorded exactly one event per
 iteration and reports lost events.
 
-``method="rate"`` (or ``"both"``, to compare the two) measures bpftrace's case 1 and a
-uprobe by the rate method instead: :mod:`.rate`.
+``method="rate"`` (or ``"both"``, to compare the two) measures bpftrace's case 1, a
+``count()`` on the USDT probe and one on a uprobe by the rate method: :mod:`.rate`.
 """
 
 from __future__ import annotations
@@ -121,9 +121,10 @@ class Microbenchmark(Benchmark):
         Param.integer("cpu", None, "CPU the workload is pinned to (None = the last one)", 0),
         Param.names("tracers", list(TRACERS), "tracers to compare", TRACERS),
         Param.choice("method", "iterations", "iterations: every iteration timed (Letaief's "
-                     "method, table 3.1); rate: bpftrace's case 1 and a uprobe by the rate "
-                     "method (the probe site in a tight loop, iterations per window, "
-                     "invocations = rounds); both: each way, and whether they agree",
+                     "method, table 3.1); rate: bpftrace's case 1, a count() on the USDT probe "
+                     "and one on a uprobe by the rate method (the probe site in a tight "
+                     "loop, iterations per window, invocations = rounds); both: each way, "
+                     "and whether they agree",
                      _rate.METHODS),
         Param("precision", None, "the rate method: target relative 95 % CI half-width of "
               "every per-event cost, e.g. 0.02: rounds are added until it is reached (None: "

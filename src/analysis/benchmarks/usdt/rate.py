@@ -140,8 +140,7 @@ def summary_lines(out: dict) -> list[str]:
                 ratemethod.AA: "A/A: the control against itself (the noise floor)"}.get(
                     r["experiment"], f"{r['events_per_iter']:.3f} events per iteration")
         lines.append(f"rate {r['experiment']:<21} {r['per_event_ns']:>9.1f} ns "
-                     f"[{r['per_event_ns_ci_low']:.1f}, {r['per_event_ns_ci_high']:.1f}] "
-                     f"({r['pairs_used']} brackets; {what})")
+                     f"{ratemethod.ci_text(r, '.1f')} ({r['pairs_used']} brackets; {what})")
         every = r["per_event_ns_all_windows"]
         if np.isfinite(every) and not (r["per_event_ns_ci_low"] <= every
                                        <= r["per_event_ns_ci_high"]):
@@ -165,10 +164,6 @@ def blocks_figure(blocks: pd.DataFrame, target: str):
 
 def print_table(table: pd.DataFrame, target: str) -> tuple[pd.DataFrame, str]:
     """The rate method's costs for print (<= 7 columns) and the table's caption."""
-    def ci(r) -> str:
-        lo, hi = r["per_event_ns_ci_low"], r["per_event_ns_ci_high"]
-        return f"[{lo:,.1f}, {hi:,.1f}]" if np.isfinite([lo, hi]).all() else "no CI"
-
     what = {CONTROL: "tracer on a probe never hit (case 2)", ratemethod.AA: "A/A (noise floor)",
             "case1-bpftrace": "USDT probe, printf (case 1)",
             "usdt-count-bpftrace": "USDT probe, count()",
@@ -176,7 +171,7 @@ def print_table(table: pd.DataFrame, target: str) -> tuple[pd.DataFrame, str]:
     frame = pd.DataFrame({
         "Experiment": [what.get(e, e) for e in table["experiment"]],
         "Cost (ns per event)": table["per_event_ns"].to_numpy(float),
-        "95 % CI": [ci(r) for _, r in table.iterrows()],
+        "95 % CI": [ratemethod.ci_text(r, ",.1f", "no CI") for _, r in table.iterrows()],
         # relative to a cost; the references' own rows are about 0 ns: no ratio
         "Half-width": [f"+-{r['precision_reached']:.1%}" if r["experiment"] not in
                        (CONTROL, ratemethod.AA) and np.isfinite(r["precision_reached"])
