@@ -13,6 +13,12 @@ Printed per experiment and method: the half-width reached at the end and the tim
 took; the time each method first reached a common half-width (the wider of the two
 final ones) on its own rounds; and the extrapolated ratio of times to any common
 half-width, ``(T_h * w_h^2) / (T_r * w_r^2)`` (a half-width shrinks as 1/sqrt(time)).
+That ratio is given twice: with hyperfine's half-width as the report computes it (the
+round as the unit, :func:`analysis.stats.cluster_bootstrap_ci`; the rate method's CI
+takes one value per bracket, one tracer session, likewise) and as the report computed it
+before 25 Nov 2026 (a bootstrap of runs, too narrow: the runs of one block share a tracer
+session and a moment, and on this machine blocks differ by 3-4 % where runs within a
+block differ by about 1 %).
 
 usage: python speed/bench_rate.py [ROUNDS] [EXPERIMENTS] [--campaign NAME --data-dir DIR]
                                   [--rate-loop read|read+write]
@@ -46,13 +52,17 @@ def _hyperfine_curve(camp: Campaign, target: str, exp: str, rounds: int):
     out = []
     for k in range(3, rounds + 1):
         sub = runs[(runs["round"] < k) & runs["experiment"].isin([dd.CONTROL, exp])]
-        t = overhead_table(sub, control=dd.CONTROL, events={exp: per_read}, estimator="median",
-                           n_resamples=999, value="s_per_read").set_index("experiment").loc[exp]
+        width = {}
+        for unit in ("round", "run"):  # the report's, and the report's before 25 Nov 2026
+            t = overhead_table(sub, control=dd.CONTROL, events={exp: per_read},
+                               estimator="median", n_resamples=999, value="s_per_read",
+                               unit=unit).set_index("experiment").loc[exp]
+            width[unit] = _rel(t["per_event_ns"], t["per_event_ns_ci_low"],
+                               t["per_event_ns_ci_high"])
         spent = fixed + sum(e.get("duration_s") or 0 for e in entries.values()
                             if e["params"].get("kind") == "timed" and not e["params"].get(
                                 "bpf_stats") and e["params"].get("round", 99) < k)
-        out.append((k, spent, _rel(t["per_event_ns"], t["per_event_ns_ci_low"],
-                                   t["per_event_ns_ci_high"]), t["per_event_ns"]))
+        out.append((k, spent, width["round"], t["per_event_ns"], width["run"]))
     return out
 
 
@@ -77,7 +87,7 @@ def _rel(est, lo, hi) -> float:
 
 
 def _first(curve, width):
-    return next((s for _, s, w, _ in curve if w <= width), math.nan)
+    return next((s for _, s, w, *_ in curve if w <= width), math.nan)
 
 
 def main() -> None:
@@ -107,7 +117,7 @@ def main() -> None:
           f"{camp.parameters.get('rate_loop', 'read')}), wall {wall:.0f} s")
     print(f"{'experiment':<22} {'method':<9} {'cost ns':>8} {'+-final':>8} {'time s':>7}"
           f" {'time to common +-':>18}")
-    ratios = []
+    ratios, by_runs = [], []
     for exp in [e for e in camp.parameters["experiments"] if e != dd.CONTROL]:
         h = _hyperfine_curve(camp, target, exp, rounds)
         r = _rate_curve(camp, target, exp, rounds)
@@ -115,13 +125,21 @@ def main() -> None:
         for name, c in (("hyperfine", h), ("rate", r)):
             print(f"{exp:<22} {name:<9} {c[-1][3]:8.1f} {c[-1][2]:8.1%} {c[-1][1]:7.0f} "
                   f"{_first(c, common):10.0f} (+-{common:.1%})")
-        ratio = (h[-1][1] * h[-1][2] ** 2) / (r[-1][1] * r[-1][2] ** 2)
+        ratios.append(_ratio(h[-1][1], h[-1][2], r[-1]))
+        by_runs.append(_ratio(h[-1][1], h[-1][4], r[-1]))
         direct = _first(h, common) / _first(r, common)
-        ratios.append(ratio)
-        print(f"{exp:<22} rate is {ratio:.1f}x faster to a common half-width (extrapolated), "
-              f"{direct:.1f}x (first reached, on these rounds)")
-    print(f"geometric mean over experiments: {math.exp(np.mean(np.log(ratios))):.1f}x")
+        print(f"{exp:<22} rate is {ratios[-1]:.1f}x faster to a common half-width "
+              f"(extrapolated), {direct:.1f}x (first reached, on these rounds)")
+        print(f"{exp:<22} hyperfine with the run as the unit (the report before 25 Nov 2026): "
+              f"+-{h[-1][4]:.1%}; rate is {by_runs[-1]:.1f}x faster against it")
+    for what, v in (("the report's CIs", ratios), ("hyperfine's by runs", by_runs)):
+        print(f"geometric mean over experiments ({what}): {math.exp(np.mean(np.log(v))):.1f}x")
 
+
+def _ratio(t_h: float, w_h: float, rate_end) -> float:
+    """How many times sooner the rate method reaches a common half-width, extrapolated
+    (a half-width shrinks as 1/sqrt(time))."""
+    return (t_h * w_h ** 2) / (rate_end[1] * rate_end[2] ** 2)
 
 if __name__ == "__main__":
     main()

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import overhead_table, per_event_cost_ns, relative_slowdown
+from analysis import overhead_table, per_event_cost_ns, relative_slowdown, stats
 
 
 def test_per_event_cost_and_slowdown_by_hand_on_greggs_kprobe():
@@ -96,3 +96,29 @@ def test_unknown_events_give_nan_cost_and_bad_arguments_are_refused():
         overhead_table(runs, control="nope")
     with pytest.raises(ValueError, match="no 'time_s' column"):
         overhead_table(runs.rename(columns={"time_s": "t"}), control="control")
+
+
+def test_the_round_as_the_unit_of_the_tables_cis():
+    """``unit="round"``: every CI is the cluster bootstrap over the rounds the experiment
+    and its control share (the control restricted to the experiment's rounds), the
+    estimates unchanged; without a round column, or another unit, refused."""
+    runs = _runs(seed=1, rounds=10)
+    late = runs[(runs.experiment != "map") | (runs["round"] >= 4)]
+    args = dict(control="control", events={"tracepoint": 1e6, "map": 2e6}, estimator="median",
+                n_resamples=999)
+    by_runs = overhead_table(late, **args).set_index("experiment")
+    table = overhead_table(late, unit="round", **args).set_index("experiment")
+    est = ["runtime_s", "control_s", "per_event_ns", "slowdown", "mwu_p"]
+    pd.testing.assert_frame_equal(table[est], by_runs[est])
+    x, y = (late[(late.experiment == e) & (late["round"] >= 4)] for e in ("map", "control"))
+    _, (lo, hi) = stats.cluster_bootstrap_ci(x.time_s, y.time_s, x["round"], y["round"],
+                                             n_resamples=999)
+    assert (table.loc["map", "per_event_ns_ci_low"], table.loc["map", "per_event_ns_ci_high"]) \
+        == pytest.approx((lo / 2e6 * 1e9, hi / 2e6 * 1e9))
+    _, (lo, hi) = stats.cluster_bootstrap_ci(x.time_s, y.time_s, x["round"], y["round"],
+                                             "ratio", n_resamples=999)
+    assert table.loc["map", "slowdown_ci_low"] == pytest.approx(lo - 1)
+    with pytest.raises(ValueError, match="unit"):
+        overhead_table(late.drop(columns="round"), unit="round", **args)
+    with pytest.raises(ValueError, match="unit"):
+        overhead_table(late, unit="block", **args)

@@ -275,6 +275,22 @@ def test_the_fast_state_estimate_keeps_coverage_window_by_window(cost_ns, rounds
     assert cov >= 0.93, cov
 
 
+@pytest.mark.parametrize("cost_ns,rounds", [(0.0, 8), (160.0, 4)])
+def test_the_benchmarks_own_bracket_keeps_coverage(cost_ns, rounds):
+    """The same model in the bracket the benchmarks use (``ratemethod``'s window and
+    block lengths; the bursts keep their length in seconds, so per window of W ms they
+    are entered and left with probabilities scaled by W / 100), with the tracer's attach
+    and stop (about 0.3 s) between blocks."""
+    from analysis.benchmarks import ratemethod as m
+
+    per = m.WINDOW_MS / 100
+    n = (round(m.UNTRACED_S * 1000 / m.WINDOW_MS), round(m.TRACED_S * 1000 / m.WINDOW_MS))
+    cov = rm.simulate_window_coverage(cost_ns=cost_ns, rounds=rounds, campaigns=600, seed=11,
+                                      windows=(n[0], n[1], n[0]), gap=round(300 / m.WINDOW_MS),
+                                      enter=0.03 * per, leave=0.2 * per)
+    assert cov >= 0.93, (cov, n)
+
+
 def test_the_fast_state_is_the_windows_near_the_blocks_low_percentile():
     # recomputed by hand: 10 windows of 100 ms, two in a burst 25 % slower
     per = np.array([230.0, 231, 229, 230, 287.5, 288, 232, 230, 229, 231])

@@ -20,6 +20,8 @@ import pandas as pd
 from . import stats
 
 ESTIMATORS = ("min", "median", "mean")
+#: what a caption says of the CIs of a table made with ``unit="round"``
+ROUND_CI = "95 % CI with the round as the unit (bootstrap of rounds, Student t)"
 
 
 def per_event_cost_ns(runtime_s, control_s, events):
@@ -48,11 +50,28 @@ def _estimate(values: np.ndarray, estimator: str) -> float:
     return float({"min": np.min, "median": np.median, "mean": np.mean}[estimator](values))
 
 
-def _one_sample_ci(values, estimator, confidence, n_resamples, seed):
+def _one_sample_ci(values, estimator, confidence, n_resamples, seed, groups=None):
     if estimator == "min" or values.size < 2 or np.ptp(values) == 0:
         return float("nan"), float("nan")
+    if groups is not None:
+        _, (low, high) = stats.cluster_bootstrap_ci(values, values, groups, groups, "x",
+                                                    estimator, confidence, n_resamples, seed)
+        return low, high
     _, (low, high) = stats.bootstrap_ci(values, estimator, confidence, n_resamples, seed)
     return low, high
+
+
+def _two_sample_cis(x, y, groups, estimator, confidence, n_resamples, seed):
+    """(difference CI, ratio CI) of the centres: runs as the unit (``groups`` None), or
+    rounds (``groups``: the rounds of ``x`` and of ``y``)."""
+    if estimator == "min":
+        return (np.nan, np.nan), (np.nan, np.nan)
+    if groups is None:
+        return (stats.bootstrap_difference_ci(x, y, estimator, confidence, n_resamples, seed)[1],
+                stats.bootstrap_ratio_ci(x, y, estimator, confidence, n_resamples, seed)[1])
+    return tuple(stats.cluster_bootstrap_ci(x, y, *groups, what, estimator, confidence,
+                                            n_resamples, seed)[1]
+                 for what in ("difference", "ratio"))
 
 
 TABLE_COLUMNS = [
@@ -62,10 +81,13 @@ TABLE_COLUMNS = [
 ]
 
 
-def _row(name, x, y, ev, is_control, estimator, confidence, n_resamples, seed) -> dict:
-    """One experiment's row of :func:`overhead_table` (``x`` its runs, ``y`` the control's)."""
+def _row(name, x, y, ev, is_control, estimator, confidence, n_resamples, seed,
+         groups=None) -> dict:
+    """One experiment's row of :func:`overhead_table` (``x`` its runs, ``y`` the control's;
+    ``groups``: their rounds, when the round is the CIs' unit)."""
     rt, ct = _estimate(x, estimator), _estimate(y, estimator)
-    rt_ci = _one_sample_ci(x, estimator, confidence, n_resamples, seed)
+    rt_ci = _one_sample_ci(x, estimator, confidence, n_resamples, seed,
+                           None if groups is None else groups[0])
     row = {
         "experiment": name, "n_runs": int(x.size), "estimator": estimator,
         "runtime_s": rt, "runtime_ci_low": rt_ci[0], "runtime_ci_high": rt_ci[1],
@@ -78,10 +100,7 @@ def _row(name, x, y, ev, is_control, estimator, confidence, n_resamples, seed) -
                    cliffs_delta=np.nan, flags=stats.flags(x))
         return row
     cost = per_event_cost_ns(rt, ct, ev) if np.isfinite(ev) and ev > 0 else np.nan
-    dci = rci = (np.nan, np.nan)
-    if estimator != "min":
-        _, dci = stats.bootstrap_difference_ci(x, y, estimator, confidence, n_resamples, seed)
-        _, rci = stats.bootstrap_ratio_ci(x, y, estimator, confidence, n_resamples, seed)
+    dci, rci = _two_sample_cis(x, y, groups, estimator, confidence, n_resamples, seed)
     scale = 1e9 / ev if np.isfinite(ev) and ev > 0 else np.nan
     _, p = stats.mann_whitney(x, y)
     row.update(
@@ -104,6 +123,7 @@ def overhead_table(
     confidence: float = 0.95,
     n_resamples: int = 9999,
     seed: int = 0,
+    unit: str = "run",
 ) -> pd.DataFrame:
     """Per experiment: runtime, per-event cost and slowdown against ``control``.
 
@@ -113,11 +133,16 @@ def overhead_table(
     (interleaving against drift). ``events`` is one count for all, or a
     mapping experiment -> count (NaN cost where unknown). Confidence intervals
     (bootstrap, BCa) are given for the median and mean estimators; for ``min``
-    they are NaN. ``p_holm`` is the Mann-Whitney p-value, Holm-adjusted across
+    they are NaN. ``unit``: what the CIs take as independent: ``"run"`` (each run;
+    BCa) or ``"round"`` (the rounds, with the ``round`` column: runs of one block share
+    a tracer session and a moment; :func:`analysis.stats.cluster_bootstrap_ci`).
+    ``p_holm`` is the Mann-Whitney p-value (over runs), Holm-adjusted across
     the table. ``flags`` lists warnings from :func:`analysis.stats.flags`.
     """
     if estimator not in ESTIMATORS:
         raise ValueError(f"estimator must be one of {ESTIMATORS}, not {estimator!r}")
+    if unit not in ("run", "round") or (unit == "round" and "round" not in runs.columns):
+        raise ValueError(f"unit must be 'run' or 'round' (with a 'round' column), not {unit!r}")
     for col in (group, value):
         if col not in runs.columns:
             raise ValueError(f"runs has no {col!r} column (columns: {list(runs.columns)})")
@@ -137,8 +162,10 @@ def overhead_table(
             raise ValueError(f"no control runs in the rounds of {name!r}")
         ev = events.get(name, np.nan) if isinstance(events, Mapping) else events
         ev = np.nan if ev is None else float(ev)
+        groups = None if unit == "run" else (runs.loc[mask, "round"].to_numpy(),
+                                             runs.loc[ctrl_mask, "round"].to_numpy())
         rows.append(_row(name, x, y, ev, name == control, estimator, confidence, n_resamples,
-                         seed))
+                         seed, groups))
     table = pd.DataFrame(rows)
     table["p_holm"] = stats.holm(table["mwu_p"].to_numpy())
     return table[TABLE_COLUMNS]

@@ -21,6 +21,7 @@ import pandas as pd
 from .. import plots, rules
 from .._progress import _in_kernel
 from ..campaign import CampaignResult, open_for_report
+from ..overhead import ROUND_CI
 from .base import Benchmark, Param, Plan, get, register
 from .report import Report, with_caveat, write_report
 from .run import run_benchmark
@@ -184,7 +185,7 @@ def report(campaign, *, data_dir=None, figures_dir=None, skip_runs=(),
                 series="series", ci=("per_event_ns_ci_low", "per_event_ns_ci_high"),
                 title="What one event costs",
                 caption="(median time per read - no tracer's) / events per read; whiskers: "
-                        "95 % bootstrap CI (BCa)"),
+                        + ROUND_CI),
             "rules": rules.figure(thumb, title="What it would cost at your event rate")}
     out = Report(camp, {"table": table, "rules": _rules_text(thumb)}, summary=_summary(table))
     for name, fig in figs.items():

@@ -1,14 +1,20 @@
 """A dd campaign recorded by the code before the restructuring (issue 21) is reported by
-today's code with the same tables, value for value, and the same files, in the same order.
-The report's bootstrap is seeded (seed 0, n_resamples 4999), so its CIs are deterministic."""
+today's code with the same tables, value for value, and the same files, in the same order,
+except the CIs: since 25 Nov 2026 (issue 24) they take the round, not the run, as the unit
+(``docs/reference/statistics.md``); those columns are recomputed here from the recorded
+runs. The report's bootstrap is seeded (seed 0, n_resamples 4999), so its CIs are
+deterministic."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import pytest
 
+from analysis import stats
 from analysis.__main__ import main
 from conftest import ROOT
 
@@ -16,6 +22,10 @@ FIXTURE = ROOT / "tests" / "fixtures" / "dd-campaign-v1"
 CAMPAIGN = "dd-fixture"
 ADDED_SINCE = {"bpf_ns_ci_low", "bpf_ns_ci_high", "bpf_stats_ns", "bpf_stats_ns_ci_low",
                "bpf_stats_ns_ci_high", "bpf_split", "runtime_ns_per_read"}
+# what the round as the CIs' unit changed (everything else is as recorded)
+BY_ROUNDS = ["runtime_ci_low", "runtime_ci_high", "per_event_ns_ci_low", "per_event_ns_ci_high",
+             "slowdown_pct_ci_low", "slowdown_pct_ci_high", "precision_reached_pct",
+             "noise_floor_ns"]
 
 
 def test_a_campaign_recorded_before_the_restructuring_reports_the_same_tables(tmp_path, capsys):
@@ -39,6 +49,8 @@ def test_a_campaign_recorded_before_the_restructuring_reports_the_same_tables(tm
             # per read; every old column is kept
             assert set(frame.columns) - set(before.columns) == ADDED_SINCE
             frame = frame[list(before.columns)]
+            _cis_by_rounds(frame, pd.read_csv(FIXTURE / "processed" / "runs.csv"))
+            frame, before = frame.drop(columns=BY_ROUNDS), before.drop(columns=BY_ROUNDS)
         else:
             assert new.read_bytes() == old.read_bytes(), old.name
         pd.testing.assert_frame_equal(frame, before, check_exact=True)
@@ -51,6 +63,33 @@ def test_a_campaign_recorded_before_the_restructuring_reports_the_same_tables(tm
         if f.is_file():
             assert (tmp_path / "raw" / f.relative_to(FIXTURE / "raw")).read_bytes() == \
                 f.read_bytes()
+
+
+def _cis_by_rounds(table: pd.DataFrame, runs: pd.DataFrame) -> None:
+    """The per-event CIs, the precision and the noise floor (the A/A slot's half-width per
+    read, over events per read) recomputed from the recorded runs, per read, each
+    experiment against the control's runs of its rounds, the round as the unit."""
+    ctl = runs[runs["experiment"] == "01-control"]
+
+    def ci(experiment: str, per_read: float) -> tuple[float, float]:
+        x = runs[runs["experiment"] == experiment]
+        _, (lo, hi) = stats.cluster_bootstrap_ci(x["s_per_read"], ctl["s_per_read"], x["round"],
+                                                 ctl["round"], n_resamples=4999, seed=0)
+        return lo * 1e9 / per_read, hi * 1e9 / per_read
+
+    lo, hi = ci("aa-control", 1.0)
+    floor = (hi - lo) / 2
+    for _, row in table.iterrows():
+        per_read = row["events"] / row["count"]
+        assert row["noise_floor_ns"] == pytest.approx(floor / per_read)
+        if row["experiment"] == "01-control":
+            assert np.isnan(row["per_event_ns_ci_low"])
+            continue
+        lo, hi = ci(row["experiment"], per_read)
+        assert (row["per_event_ns_ci_low"], row["per_event_ns_ci_high"]) == pytest.approx((lo, hi))
+        assert row["precision_reached_pct"] == pytest.approx(
+            100 * (hi - lo) / 2 / abs(row["per_event_ns"]))
+        assert row["runtime_ci_low"] < row["runtime_s"] < row["runtime_ci_high"]
 
 
 def test_every_public_report_of_an_emulated_campaign_writes_with_the_caveat(tmp_path):

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ... import plots
+from ...overhead import ROUND_CI
 from . import rounds as _rounds
 from .experiments import CONTROL
 from .results import long_for_bars
@@ -75,7 +76,7 @@ def _cost_figure(out: dict, target: str, tracer: str):
         emulated=[label] if out.get("emulated") else (), measured=[label],
         caption="this machine, hyperfine method (whole dd processes): median per-event cost "
                 "((median time per read - the "
-                "control's) / events per read), whiskers: 95 % bootstrap CI (BCa); "
+                f"control's) / events per read), whiskers: {ROUND_CI}; "
                 "published: as printed, no CI")
     return fig
 
@@ -147,8 +148,8 @@ def _latex_tables(out, table, published, times, target):
                   if np.isfinite(floor) else "")
     tables = [("bpf-split", *_split_table(rows, labels, target))] \
         if "bpf_split" in rows and rows["bpf_split"].ne("no BPF statistics").any() else []
-    return tables + [("table", main, f"Benchmark 1 on {target}: per-event cost, median with 95 % "
-             "bootstrap CI (BCa); fastest run: the cost from the fastest run of the experiment and "
+    return tables + [("table", main, f"Benchmark 1 on {target}: per-event cost, median with "
+             f"{ROUND_CI}; fastest run: the cost from the fastest run of the experiment and "
              "of the control, as published (the least disturbed run, so often below the "
              "median); slowdown of the median; precision: "
              f"the CI's half-width relative to the cost (above ±{plots.LOW_PRECISION * 100:.0f} % "

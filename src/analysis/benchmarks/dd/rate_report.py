@@ -190,7 +190,7 @@ def methods_figure(agreement: pd.DataFrame, labels: dict, target: str):
         ax.set_title(f"Benchmark 1, both methods, {target}")
         ax.legend(frameon=False, fontsize=7)
         _caption(fig, "marks: per-event cost by each method (labels: ns); whiskers: 95 % CIs "
-                 "(hyperfine: median difference, BCa bootstrap; rate: Hodges-Lehmann shift of "
+                 "(hyperfine: median difference, the round as the unit; rate: Hodges-Lehmann shift of "
                  "the brackets' paired differences, blocks in the fast state, against the "
                  "control's, exact Mann-Whitney CI); no whisker: no finite CI (too few usable brackets)"
                  + ("; " + SUBSTITUTE_NOTE if any("*" in str(n) for n in names) else ""))

@@ -113,7 +113,7 @@ def results_table(campaign: Campaign, target: str, planned: Sequence[PlannedExpe
     per_read = {e: events[e] / counts[e] for e in events if counts.get(e)}
     per_read[_rounds.AA] = 1.0
     table = overhead_table(runs, control=CONTROL, events=per_read, estimator=estimator,
-                           n_resamples=n_resamples, value="s_per_read")
+                           n_resamples=n_resamples, value="s_per_read", unit="round")
     reads = {e: counts.get(e) or int(runs.loc[runs["experiment"] == e, "reads"].iloc[0])
              for e in table["experiment"]}
     reads[_rounds.AA] = reads[CONTROL]
