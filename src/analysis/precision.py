@@ -72,7 +72,7 @@ from .errors import ParameterError
 __all__ = [
     "ControlModel", "Decision", "Rule", "block_durations", "next_round", "parse_budget",
     "parse_precision", "percentile_difference_ci", "relative_half_width", "relative_widths",
-    "simulate_coverage",
+    "rounds_difference_ci", "simulate_coverage",
 ]
 
 DEFAULT_MIN_ROUNDS = 5
