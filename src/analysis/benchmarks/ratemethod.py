@@ -77,6 +77,13 @@ VALUE = "fast_ns_per_iter"
 #: runs: a counting run, a bracket (A B A in one meter), an earlier design's block
 COUNT_KIND, BRACKET_KIND, KIND = "rate-count", "rate-bracket", "rate"
 AA = "aa-control"  # the A/A slot's label in tables: the control measured as an experiment
+#: A traced block whose windows are mostly outside the fast state varies by itself: the
+#: probe's cost, not the machine (benchmark 1's 18, printf per event: a median 26-45 % of
+#: a traced block's windows in the fast state, where every other experiment's are at
+#: 82-100 %). Below this median share, an experiment's cost comes from every window
+#: (``estimate_from``), which the fast state would understate and make noisier (18 in
+#: campaign r7: 8,037 ns, sd 800 per bracket, against 8,491 ns, sd 496, from every window).
+SELF_VARYING_SHARE = 0.6
 MAX_ROUNDS = precision.DEFAULT_MAX_ROUNDS
 
 
@@ -235,7 +242,10 @@ def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999,
     estimate, nothing subtracted), the CI the exact Mann-Whitney (one-sample: signed-rank)
     inversion (:func:`analysis.ratemeter.shift_ci`), pairs across a speed-state change
     and pairs wholly in the slow state left out and counted (``pairs_mixed_state``,
-    ``pairs_slow_state``). The control's own row is its brackets' one-sample estimate per
+    ``pairs_slow_state``). An experiment whose traced blocks vary by themselves (the
+    median share of their windows in the fast state, ``traced_fast_share``, below
+    :data:`SELF_VARYING_SHARE`) is estimated from every window instead, the references
+    too (``estimate_from``). The control's own row is its brackets' one-sample estimate per
     read: what the tracer's presence alone did to the meter. Also, each as a shift against
     the reference: the estimate with every pair, without the rounds holding a flagged
     (outlier) untraced block, from the meter's CPU time instead of wall time (insensitive
@@ -255,6 +265,7 @@ def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999,
     control = _control(campaign)
     per_iter[AA] = per_iter.get(control, math.nan)
     flagged = set(blocks.loc[blocks["outlier"], "round"])
+    share = traced_fast_share(blocks)
     # the control's brackets (BEGIN only) and the A/A slot's (the same): the experiments
     # are compared with both, the A/A slot with the control's alone
     def reference(labels) -> dict:
@@ -274,8 +285,10 @@ def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999,
         ref = {k: () for k in pooled} if own else alone if label == AA else pooled
         row = _rate_row(g, {"cpu": cpu.loc[cpu["label"] == label, "diff_ns"],
                             "windows": every.loc[every["label"] == label, "diff_ns"]},
-                        ref, flagged, per_iter.get(label, math.nan))
+                        ref, flagged, per_iter.get(label, math.nan),
+                        share.get(label, 1.0) < SELF_VARYING_SHARE)
         rows.append({"experiment": label, "method": "rate",
+                     "traced_fast_share": float(share.get(label, math.nan)),
                      "events_per_iter": per_iter.get(label, math.nan),
                      "control_subtracted": bool(len(ctl)) and not own, **row,
                      "blocks_preempted": int(preempted.get(label, 0))})
@@ -299,11 +312,20 @@ def _pairs(blocks: pd.DataFrame, states: dict):
     return diffs, every.merge(fast, on=keys), cpu.merge(fast, on=keys)
 
 
-def _rate_row(g: pd.DataFrame, other: dict, ref: dict, flagged: set, ev: float) -> dict:
+def traced_fast_share(blocks: pd.DataFrame) -> pd.Series:
+    """Per label: the median share of a traced block's windows in the fast state (below
+    :data:`SELF_VARYING_SHARE`: a cost that varies by itself)."""
+    b = blocks[blocks["role"] == "B"]
+    return (b["fast_windows"] / b["windows"]).groupby(b["label"]).median()
+
+
+def _rate_row(g: pd.DataFrame, other: dict, ref: dict, flagged: set, ev: float,
+              every_window: bool = False) -> dict:
     """One label's columns of :func:`rate_table`: each estimate the shift of its brackets'
     differences (``g``; ``other``: from the CPU time, from every window) against ``ref``
     (the reference brackets': ``use``, ``states``, ``every``, ``cpu``, ``windows``;
-    empty: the one-sample estimate), per event."""
+    empty: the one-sample estimate), per event; the estimate and its CI from the fast
+    state, or with ``every_window`` (a cost that varies by itself) from every window."""
     scale = 1 / ev if ev and math.isfinite(ev) else math.nan
 
     def shift(x, part: str) -> float:
@@ -311,8 +333,10 @@ def _rate_row(g: pd.DataFrame, other: dict, ref: dict, flagged: set, ev: float) 
         return ratemeter.shift_ci(x, ref[part])[0] * scale if x.size else math.nan
 
     use = g[~g["mixed"] & ~g["slow"]]
-    est, lo, hi = (v * scale for v in ratemeter.shift_ci(use["diff_ns"], ref["use"]))
-    return {"rounds": int(g["round"].nunique()), "pairs_used": int(len(use)),
+    x, r = (other["windows"], ref["windows"]) if every_window else (use["diff_ns"], ref["use"])
+    est, lo, hi = (v * scale for v in ratemeter.shift_ci(np.asarray(x, float), r))
+    return {"rounds": int(g["round"].nunique()), "pairs_used": int(len(x)),
+            "estimate_from": "every window" if every_window else "fast state",
             "pairs_mixed_state": int(g["mixed"].sum()),
             "pairs_slow_state": int(g["slow"].sum()),
             "untraced_ns_per_iter": float(g["untraced_ns"].mean()),

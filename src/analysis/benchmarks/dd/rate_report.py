@@ -77,8 +77,16 @@ def as_results_table(rate: pd.DataFrame, planned, columns: list[str], goal) -> p
     return out
 
 
+def _every(r) -> str:
+    """What the summary adds to a cost estimated from every window."""
+    if r.get("estimate_from") != "every window":
+        return ""
+    return (f"; from every window: {r['traced_fast_share']:.0%} of a traced block's windows "
+            "in the fast state, a cost that varies by itself")
+
+
 def _flags(r) -> list[str]:
-    out = []
+    out = [_every(r)[2:]] if _every(r) else []
     every = r.get("per_event_ns_all_windows", math.nan)
     if math.isfinite(every) and not (r["per_event_ns_ci_low"] <= every
                                      <= r["per_event_ns_ci_high"]):
@@ -135,7 +143,7 @@ def summary_lines(out) -> list[str]:
         ci = _rm.ci_text(r, ".1f") + (f"  +-{r['precision_reached']:.1%}"
                               if math.isfinite(r["precision_reached"]) else "")
         lines.append(f"rate {r['experiment']:<17} {r['per_event_ns']:>9.1f} ns {ci} "
-                     f"({r['pairs_used']} rounds)")
+                     f"({r['pairs_used']} rounds{_every(r)})")
     if (out.get("adaptive") or {}).get("rate_last_decision"):
         lines.append(f"rate rounds: {out['adaptive']['rate_last_decision']}")
     ag = out.get("agreement")

@@ -139,6 +139,9 @@ def summary_lines(out: dict) -> list[str]:
         what = {CONTROL: "the tracer on a probe never hit (case 2), subtracted",
                 ratemethod.AA: "A/A: the control against itself (the noise floor)"}.get(
                     r["experiment"], f"{r['events_per_iter']:.3f} events per iteration")
+        if r.get("estimate_from") == "every window":
+            what += (f"; from every window: {r['traced_fast_share']:.0%} of a traced "
+                     "block's windows in the fast state, a cost that varies by itself")
         lines.append(f"rate {r['experiment']:<21} {r['per_event_ns']:>9.1f} ns "
                      f"{ratemethod.ci_text(r, '.1f')} ({r['pairs_used']} brackets; {what})")
         every = r["per_event_ns_all_windows"]
