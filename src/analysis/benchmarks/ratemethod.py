@@ -266,19 +266,12 @@ def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999,
     per_iter[AA] = per_iter.get(control, math.nan)
     flagged = set(blocks.loc[blocks["outlier"], "round"])
     share = traced_fast_share(blocks)
-    # the control's brackets (BEGIN only) and the A/A slot's (the same): the experiments
-    # are compared with both, the A/A slot with the control's alone
-    def reference(labels) -> dict:
-        ctl = diffs[diffs["label"].isin(labels)]
-        return {"use": ctl.loc[~ctl["mixed"] & ~ctl["slow"], "diff_ns"],
-                "states": ctl.loc[~ctl["mixed"], "diff_ns"], "every": ctl["diff_ns"],
-                "cpu": cpu.loc[cpu["label"].isin(labels), "diff_ns"],
-                "windows": every.loc[every["label"].isin(labels), "diff_ns"]}
-
     ctl = diffs[diffs["label"] == control]
-    # without control brackets (the earlier design) every estimate is one-sample
-    pooled, alone = (reference([control, AA]) if len(ctl) else reference([]),
-                     reference([control]))
+    # the experiments are compared with the control's brackets (BEGIN only) and the A/A
+    # slot's (the same), the A/A slot with the control's alone; without control brackets
+    # (the earlier design) every estimate is one-sample
+    pooled = _reference(diffs, every, cpu, [control, AA] if len(ctl) else [])
+    alone = _reference(diffs, every, cpu, [control])
     rows = []
     for label, g in diffs.groupby("label", sort=True):
         own = label == control  # the control's own row: its one-sample estimate
@@ -293,6 +286,16 @@ def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999,
                      "control_subtracted": bool(len(ctl)) and not own, **row,
                      "blocks_preempted": int(preempted.get(label, 0))})
     return pd.DataFrame(rows)
+
+
+def _reference(diffs, every, cpu, labels) -> dict:
+    """The reference brackets' differences (those of ``labels``) as :func:`_rate_row`
+    takes them."""
+    ctl = diffs[diffs["label"].isin(labels)]
+    return {"use": ctl.loc[~ctl["mixed"] & ~ctl["slow"], "diff_ns"],
+            "states": ctl.loc[~ctl["mixed"], "diff_ns"], "every": ctl["diff_ns"],
+            "cpu": cpu.loc[cpu["label"].isin(labels), "diff_ns"],
+            "windows": every.loc[every["label"].isin(labels), "diff_ns"]}
 
 
 def _pairs(blocks: pd.DataFrame, states: dict):
