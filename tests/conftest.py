@@ -244,11 +244,9 @@ def short_blocks(monkeypatch):
     monkeypatch.setattr(ratemethod, "COUNT_ITERATIONS", 20_000)
 
 
-def raw_bracket(path):
-    """A bracket's (traced, untraced before, untraced after) ns per iteration in the fast
-    state, read from the meter's raw output here, without the package: the windows wholly
-    inside each part; of those, the ones at most 5 % above the part's 10th-percentile
-    window (time per iteration); their total ns over their total iterations."""
+def _raw_parts(path) -> dict:
+    """The meter's windows (ns, iterations) wholly inside each part of a bracket: before
+    (``b``), traced (``t``), after (``a``), read from its raw output without the package."""
     lines = path.read_text().splitlines()
     t = int(next(x for x in lines if x.startswith("# measuring")).split("t0=")[1])
     marks = [int(x.split()[2]) for x in lines if x.startswith("m ")]
@@ -261,9 +259,28 @@ def raw_bracket(path):
                    else "a" if start >= marks[3] else None)
             if key:
                 parts[key].append((int(ns), int(its)))
+    return {k: np.array(v, float) for k, v in parts.items()}
+
+
+def _fast(w):  # the windows at most 5 % above the part's 10th-percentile window
+    return w[:, 0] / w[:, 1] <= np.percentile(w[:, 0] / w[:, 1], 10) * 1.05
+
+
+def raw_bracket(path, every: bool = False):
+    """A bracket's (traced, untraced before, untraced after) ns per iteration in the fast
+    state, read from the meter's raw output here, without the package: the windows wholly
+    inside each part; of those, the ones at most 5 % above the part's 10th-percentile
+    window (time per iteration); their total ns over their total iterations. ``every``:
+    from every window of each part instead."""
+    parts = _raw_parts(path)
     out = []
     for k in ("t", "b", "a"):
-        w = np.array(parts[k], float)
-        keep = w[:, 0] / w[:, 1] <= np.percentile(w[:, 0] / w[:, 1], 10) * 1.05
+        w = parts[k]
+        keep = np.ones(len(w), bool) if every else _fast(w)
         out.append(w[keep, 0].sum() / w[keep, 1].sum())
     return out
+
+
+def raw_fast_share(path) -> float:
+    """The share of a bracket's traced windows in the fast state (as :func:`raw_bracket`)."""
+    return float(_fast(_raw_parts(path)["t"]).mean())
