@@ -2,7 +2,8 @@
 
 One benchmark-1 campaign on `local` with ``method="both"`` (default experiments 4, 6, 9,
 13: tracepoint, uprobe, map, kernel stack; ``bpf_stats="off"``), a fixed number of
-rounds, the two methods' rounds in the same session. Then, for each method and
+rounds (20 by default, about 7 min here: with 8 or 10 the ratios below are not known to
+within a factor of ten), the two methods' rounds alternating. Then, for each method and
 experiment, the 95 % CI half-width after the first k rounds (k = 3 ... rounds) against
 the measurement time those rounds took: the whole campaign's blocks of that method (every
 experiment, the control and the A/A blocks; hyperfine's -stats blocks excluded), each
@@ -19,6 +20,24 @@ takes one value per bracket, one tracer session, likewise) and as the report com
 before 25 Nov 2026 (a bootstrap of runs, too narrow: the runs of one block share a tracer
 session and a moment, and on this machine blocks differ by 3-4 % where runs within a
 block differ by about 1 %).
+
+That ratio rests on two half-widths from a few rounds each, and swings by ten times
+between runs of this script (26 Nov 2026: 04 from 1.6x to 53x, 09 from 0.1x to 21x). So
+the script also measures it by sessions, with its own 95 % CI: per round, each method's
+cost of the experiment against its control in the same round (hyperfine: the block's
+median time per read minus the control block's; rate: the experiment's bracket
+difference minus the round's reference brackets', per event), and the ratio of precision
+per minute ``(t_h * var_h) / (t_r * var_r)``, ``t`` a method's measurement seconds per
+round (its timed blocks or brackets, the tracer's attach and stop included; calibration
+and counting left out), ``var`` the squared spread of its per-round costs, each measured
+as that method's CI weighs it: hyperfine's CI is Student's t on a bootstrap of rounds
+(the standard deviation), the rate method's an exact rank CI, which a bracket far off (a
+burst of the host, 20-30 % slower, over a whole traced block) barely moves (the MAD,
+scaled to a standard deviation: a rank CI's width over a t interval's is 1.02 for normal
+noise and below 1 for heavier tails). Its CI comes from a bootstrap of rounds, the same
+rounds drawn for both methods (they alternate in time), for each experiment and for the
+geometric mean over experiments. Printed too, with the standard deviation for both (a
+variance the rank CI does not have: it leans against the rate method).
 
 usage: python speed/bench_rate.py [ROUNDS] [EXPERIMENTS] [--campaign NAME --data-dir DIR]
                                   [--rate-loop read|read+write]
@@ -82,6 +101,66 @@ def _rate_curve(camp: Campaign, target: str, exp: str, rounds: int):
     return out
 
 
+def _round_costs(camp: Campaign, target: str, exp: str):
+    """Per round, each method's cost of ``exp`` against its control in that round (ns per
+    event): (hyperfine Series, rate Series), and each method's measurement seconds per
+    round."""
+    runs = dd.load_runs(camp, target)
+    runs = runs[~runs["experiment"].str.endswith("+stats")]
+    events, counts = dd.load_events(camp, target), dd.load_counts(camp, target)
+    med = runs.groupby(["experiment", "round"])["s_per_read"].median()
+    h = (med.loc[exp] - med.loc[dd.CONTROL]).dropna() * 1e9 / (events[exp] / counts[exp])
+    d = ratemethod.bracket_differences(camp, target)
+    per_iter = ratemethod.events_per_iteration(camp, target)
+    ref = d[d["label"].isin([dd.CONTROL, ratemethod.AA])].groupby("round")["diff_ns"].mean()
+    r = (d[d["label"] == exp].groupby("round")["diff_ns"].mean() - ref).dropna() / per_iter[exp]
+    entries = camp.run_records(target).values()
+    t_h = [e.get("duration_s") or 0 for e in entries if e["params"].get("kind") == "timed"
+           and not e["params"].get("bpf_stats")]
+    t_r = [e.get("duration_s") or 0 for e in entries
+           if e["params"].get("kind") == ratemethod.BRACKET_KIND]
+    rounds = int(camp.parameters["rounds"])
+    return h, r, sum(t_h) / rounds, sum(t_r) / rounds
+
+
+def _sd(v: np.ndarray) -> float:
+    return float(np.std(v, ddof=1))
+
+
+def _mad_sd(v: np.ndarray) -> float:
+    return float(1.4826 * np.median(np.abs(v - np.median(v))))
+
+
+def session_ratios(costs: dict, rate_scale=_mad_sd, n_resamples: int = 4000, seed: int = 0):
+    """Precision per minute, rate over hyperfine, from per-round costs: per experiment
+    ``(t_h * sd_h**2) / (t_r * rate_scale**2)`` and the geometric mean over experiments,
+    each with a 95 % percentile CI from a bootstrap of rounds (the same rounds for both
+    methods and every experiment). ``costs``: experiment -> (hyperfine Series, rate
+    Series, t_h, t_r), the Series indexed by round. Returns {experiment or "geometric
+    mean": (ratio, low, high)}."""
+    rounds = sorted(set.intersection(*(set(h.index) & set(r.index)
+                                       for h, r, _, _ in costs.values())))
+    if len(rounds) < 3:
+        raise ValueError(f"too few rounds with both methods ({len(rounds)}) for a spread")
+    rng = np.random.default_rng(seed)
+    draws = [np.arange(len(rounds))] + [rng.integers(0, len(rounds), len(rounds))
+                                        for _ in range(n_resamples)]
+    logs = {}
+    for exp, (h, r, t_h, t_r) in costs.items():
+        hv, rv = h.loc[rounds].to_numpy(), r.loc[rounds].to_numpy()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logs[exp] = np.array([2 * np.log(_sd(hv[i])) + np.log(t_h)
+                                  - 2 * np.log(rate_scale(rv[i])) - np.log(t_r)
+                                  for i in draws])
+    logs["geometric mean"] = np.mean(list(logs.values()), axis=0)
+    out = {}
+    for k, v in logs.items():
+        v = v[np.isfinite(v)]  # a resample of one round repeated has no spread
+        lo, hi = np.quantile(v[1:], [0.025, 0.975])
+        out[k] = (float(np.exp(v[0])), float(np.exp(lo)), float(np.exp(hi)))
+    return out
+
+
 def _rel(est, lo, hi) -> float:
     return (hi - lo) / 2 / abs(est) if est and math.isfinite(lo) else math.inf
 
@@ -92,7 +171,7 @@ def _first(curve, width):
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("rounds", nargs="?", type=int, default=8)
+    ap.add_argument("rounds", nargs="?", type=int, default=20)
     ap.add_argument("experiments", nargs="?", default="4,6,9,13")
     ap.add_argument("--campaign")
     ap.add_argument("--data-dir")
@@ -134,6 +213,23 @@ def main() -> None:
               f"+-{h[-1][4]:.1%}; rate is {by_runs[-1]:.1f}x faster against it")
     for what, v in (("the report's CIs", ratios), ("hyperfine's by runs", by_runs)):
         print(f"geometric mean over experiments ({what}): {math.exp(np.mean(np.log(v))):.1f}x")
+    costs = {exp: _round_costs(camp, target, exp)
+             for exp in camp.parameters["experiments"] if exp != dd.CONTROL}
+    h0, r0, t_h, t_r = next(iter(costs.values()))
+    print(f"by sessions (per-round costs, {len(r0)} rounds; measurement per round: hyperfine "
+          f"{t_h:.1f} s, rate {t_r:.1f} s), precision per minute, rate over hyperfine, "
+          "95 % CI by a bootstrap of rounds; the rate method's spread as its rank CI weighs "
+          "it (MAD), then as a standard deviation:")
+    robust, by_sd = session_ratios(costs), session_ratios(costs, rate_scale=_sd)
+    for exp, (ratio, lo, hi) in robust.items():
+        sd = by_sd[exp]
+        spread = ""
+        if exp in costs:
+            h, r = (v.to_numpy() for v in costs[exp][:2])
+            spread = (f"  (per round: hyperfine sd {_sd(h):.1f} ns; rate MAD-sd "
+                      f"{_mad_sd(r):.1f}, sd {_sd(r):.1f} ns)")
+        print(f"{exp:<22} {ratio:6.1f}x [{lo:.1f}, {hi:.1f}]; with sd {sd[0]:.1f}x "
+              f"[{sd[1]:.1f}, {sd[2]:.1f}]{spread}")
 
 
 def _ratio(t_h: float, w_h: float, rate_end) -> float:

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from analysis.benchmarks import ratemethod as rm
 
@@ -73,3 +74,14 @@ def test_a_cost_mostly_in_the_fast_state_is_estimated_from_it(monkeypatch):
     t = _table(monkeypatch, _blocks(np.random.default_rng(3), traced_share=0.85))
     assert t.loc["exp", "estimate_from"] == "fast state"
     assert t.loc["exp", "per_event_ns"] == t.loc["exp", "per_event_ns_fast_state"]
+
+
+def test_bracket_differences_are_each_brackets_traced_minus_its_untraced(monkeypatch):
+    blocks = _blocks(np.random.default_rng(5), traced_share=0.85, rounds=4)
+    monkeypatch.setattr(rm, "load_blocks", lambda c, t: blocks)
+    got = rm.bracket_differences(None, "local").set_index(["label", "round"])["diff_ns"]
+    assert len(got) == 8
+    for (label, r), g in blocks.groupby(["experiment", "round"]):
+        want = (g.loc[g["role"] == "B", rm.VALUE].iloc[0]
+                - g.loc[g["role"] == "A", rm.VALUE].mean())
+        assert got.loc[(label, r)] == pytest.approx(want, abs=1e-9)

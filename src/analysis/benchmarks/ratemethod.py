@@ -288,6 +288,16 @@ def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999,
     return pd.DataFrame(rows)
 
 
+def bracket_differences(campaign: Campaign, target: str) -> pd.DataFrame:
+    """Per bracket that the CIs use (no speed-state change, not wholly slow): its label,
+    round and difference (traced - untraced, ns per iteration, each block in the fast
+    state). The sessions the speed script compares with hyperfine's rounds."""
+    blocks = load_blocks(campaign, target)
+    diffs, _, _ = _pairs(blocks, blocks.attrs["states"])
+    return diffs.loc[~diffs["mixed"] & ~diffs["slow"], ["label", "round", "diff_ns"]].reset_index(
+        drop=True)
+
+
 def _reference(diffs, every, cpu, labels) -> dict:
     """The reference brackets' differences (those of ``labels``) as :func:`_rate_row`
     takes them."""
