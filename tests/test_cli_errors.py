@@ -22,6 +22,8 @@ def _cli(*args, cwd=ROOT) -> subprocess.CompletedProcess:
     (["preflight", "local", "--ssh-config", "/nonexistent"], "/nonexistent: no such file"),
     (["run", "dd", "--param", "runs=0"], "parameter runs=0"),
     (["run", "nosuch"], "parameter benchmark='nosuch'"),
+    (["run", "dd", "--param", "data_dir=/tmp/x"], "--param data_dir: give it as --data-dir /tmp/x"),
+    (["run", "dd", "--param", "campaign=c1"], "--param campaign: give it as --campaign c1"),
     (["report", "no-such-campaign"], "no campaign 'no-such-campaign'"),
     (["verify", "no-such-campaign"], "no campaign 'no-such-campaign'"),
     (["preflight", "ssh://root@localhost:2222"], "a URL; a target is written without ssh://, "

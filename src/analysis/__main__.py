@@ -63,12 +63,20 @@ def _benchmarks(args) -> int:
     return 0
 
 
+#: the notebooks' parameters that the command line takes as options of their own
+_OPTIONS = {"target": "--target", "campaign": "--campaign", "data_dir": "--data-dir",
+            "figures_dir": "--figures-dir"}
+
+
 def _param_pairs(pairs) -> dict:
     params = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not name:
             raise ValueError(f"--param {pair!r}: expected NAME=VALUE")
+        if name.strip() in _OPTIONS:
+            raise ValueError(f"--param {name.strip()}: give it as "
+                             f"{_OPTIONS[name.strip()]} {value.strip() or 'VALUE'}")
         params[name.strip()] = None if value.strip() in ("None", "none", "") else value.strip()
     return params
 
