@@ -125,6 +125,19 @@ def test_target_none_runs_until_budget_or_cap():
                                                              control="ctl").stop == "max_rounds"
 
 
+def test_without_a_target_the_reasons_say_so_not_short_of_one():
+    rule = pr.Rule(None, min_rounds=2, budget_s=100)
+    going = rule.decide({"a": 0.5, "b": 0.1}, 3, control="ctl",
+                        block_s={"ctl": 1, "a": 1, "b": 1}, spent_s=10)
+    stop = rule.decide({"a": 0.5, "b": 0.1}, 3, control="ctl",
+                       block_s={"ctl": 1, "a": 1, "b": 1}, spent_s=99.5)
+    assert going.experiments == ["ctl", "a", "b"]
+    assert going.reason == "2 experiments, no precision target: rounds until the budget"
+    assert stop.stop == "budget" and stop.reason.endswith(
+        "; no precision target: rounds until the budget"), stop.reason
+    assert "short of" not in going.reason + stop.reason
+
+
 # --------------------------------------------------------------------------- #
 # the rule, from a campaign's runs
 

@@ -191,13 +191,15 @@ class Rule:
         met = sorted(e for e, w in widths.items() if self.is_met(w))
         base = dict(rounds_done=rounds_done, widths=widths, met=met, spent_s=float(spent_s),
                     round=rounds_done if next_round is None else next_round)
-        goal = f"+-{self.target:.0%}" if self.target is not None else "no precision target"
+        goal = f"+-{self.target:.0%}" if self.target is not None else None
+        short = (f"{len(widths) - len(met)} of {len(widths)} experiments short of {goal}"
+                 if goal else "no precision target: rounds until the budget")
         if rounds_done >= self.min_rounds and self.target is not None and len(met) == len(widths):
             return Decision(None, f"met: every experiment reached {goal} after {rounds_done} "
                             "rounds", "met", **base)
         if rounds_done >= self.max_rounds:
-            return Decision(None, f"max_rounds: {rounds_done} rounds done, {len(widths) - len(met)}"
-                            f" of {len(widths)} experiments short of {goal}", "max_rounds", **base)
+            return Decision(None, f"max_rounds: {rounds_done} rounds done, {short}",
+                            "max_rounds", **base)
         scale = self.target or 1.0
         pool = widths if rounds_done < self.min_rounds else {
             e: w for e, w in widths.items() if e not in met}
@@ -215,13 +217,13 @@ class Rule:
             if order and not chosen:
                 need = predicted + predict(order[0])
                 return Decision(None, f"budget: {spent_s:.0f} s of {self.budget_s:.0f} s spent, "
-                                f"the next round needs ~{need:.0f} s; {len(widths) - len(met)} "
-                                f"of {len(widths)} experiments short of {goal}", "budget",
+                                f"the next round needs ~{need:.0f} s; {short}", "budget",
                                 **{**base, "predicted_s": need})
         cut = f", cut to {len(chosen)} of {len(order)} by the budget" if len(chosen) < len(order) \
             else ""
         why = (f"{rounds_done} of at least {self.min_rounds} rounds" if rounds_done < self.min_rounds
-               else f"{len(order)} of {len(widths)} experiments short of {goal}")
+               else f"{len(order)} of {len(widths)} experiments short of {goal}" if goal
+               else f"{len(order)} experiments, {short}")
         return Decision([control, *chosen], why + cut, None, **{**base, "predicted_s": predicted})
 
 
