@@ -155,8 +155,8 @@ def session_ratios(costs: dict, rate_scale=_mad_sd, n_resamples: int = 4000, see
     logs["geometric mean"] = np.mean(list(logs.values()), axis=0)
     out = {}
     for k, v in logs.items():
-        v = v[np.isfinite(v)]  # a resample of one round repeated has no spread
-        lo, hi = np.quantile(v[1:], [0.025, 0.975])
+        rest = v[1:][np.isfinite(v[1:])]  # a resample of one round repeated has no spread
+        lo, hi = np.quantile(rest, [0.025, 0.975]) if rest.size else (np.nan, np.nan)
         out[k] = (float(np.exp(v[0])), float(np.exp(lo)), float(np.exp(hi)))
     return out
 
