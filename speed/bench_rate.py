@@ -22,7 +22,7 @@ session and a moment, and on this machine blocks differ by 3-4 % where runs with
 block differ by about 1 %).
 
 That ratio rests on two half-widths from a few rounds each, and swings by ten times
-between runs of this script (26 Nov 2026: 04 from 1.6x to 53x, 09 from 0.1x to 21x). So
+between runs of this script (25 Nov 2026: 04 from 1.6x to 53x, 09 from 0.1x to 21x). So
 the script also measures it by sessions, with its own 95 % CI: per round, each method's
 cost of the experiment against its control in the same round (hyperfine: the block's
 median time per read minus the control block's; rate: the experiment's bracket
