@@ -479,9 +479,12 @@ def untraced_blocks_figure(blocks: pd.DataFrame, title: str):
         ax.plot(a["order"], a[v], "o-", ms=3, lw=0.5, color="0.3",
                 label="untraced block (A), fast state")
         o, p = a[a["outlier"]], a[a["preempted"]]
-        ax.plot(o["order"], o[v], "o", ms=8, mfc="none", color="C3",
-                label="flagged (MAD outlier), kept")
-        ax.plot(p["order"], p[v], "x", ms=6, color="C1", label="preempted")
+        # a mark only in the legend when some block carries it
+        if len(o):
+            ax.plot(o["order"], o[v], "o", ms=8, mfc="none", color="C3",
+                    label="flagged (MAD outlier), kept")
+        if len(p):
+            ax.plot(p["order"], p[v], "x", ms=6, color="C1", label="preempted")
         if st.get("two_states"):
             ax.axhline(st["threshold_ns"], ls="--", lw=0.8, color="0.5",
                        label=f"between the speed states ({st['apart']:+.1%})")
@@ -496,8 +499,8 @@ def untraced_blocks_figure(blocks: pd.DataFrame, title: str):
         _caption(fig, "rate method; dark points: one untraced block each in the fast state "
                  f"(its windows within {ratemeter.FAST_TOLERANCE:.0%} of its "
                  f"{ratemeter.FAST_QUANTILE:.0f}th-percentile window: their time / "
-                 "iterations), grey: the same block over every window; no error bars; flagged "
-                 "blocks are kept; " + (
+                 "iterations), grey: the same block over every window; no error bars; "
+                 f"{len(o)} flagged (kept), {len(p)} preempted; " + (
                      "a pair whose two untraced neighbours lie on either side of the dashed "
                      "line is left out of the CI, as is one whose both lie above it"
                      if st.get("two_states") else "one speed state (no dashed line): no "

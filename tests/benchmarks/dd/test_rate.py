@@ -310,3 +310,25 @@ def test_the_blocks_figure_names_the_dashed_line_only_when_it_draws_it(fixtures,
                 in caption) == two
         assert ("one speed state (no dashed line)" in caption) == (not two)
         plt.close(fig)
+
+
+def test_the_blocks_figure_lists_only_the_marks_it_draws(fixtures, tmp_path):
+    """Its legend lists "preempted" and "flagged" only when some untraced block is (it
+    listed both, with no mark drawn, on every campaign), and its caption counts them."""
+    import matplotlib.pyplot as plt
+    shutil.copytree(fixtures / "rate-bracket/data/raw/rate-bracket",
+                    tmp_path / "raw" / "rate-bracket")
+    blocks = ratemethod.load_blocks(Campaign.open("rate-bracket", data_dir=tmp_path), "local")
+    a = blocks.index[blocks["role"] == "A"]
+    for n_out, n_pre in ((0, 0), (1, 2)):
+        b = blocks.copy()
+        b["outlier"], b["preempted"] = False, False
+        b.loc[a[:n_out], "outlier"] = True
+        b.loc[a[-n_pre:] if n_pre else [], "preempted"] = True
+        fig = rate_report.untraced_blocks_figure(b, "local")
+        labels = fig.axes[0].get_legend_handles_labels()[1]
+        caption = fig._supxlabel.get_text().replace("\n", " ")
+        assert ("preempted" in labels) == bool(n_pre)
+        assert ("flagged (MAD outlier), kept" in labels) == bool(n_out)
+        assert f"{n_out} flagged (kept), {n_pre} preempted" in caption
+        plt.close(fig)
