@@ -43,9 +43,10 @@ A round measures every experiment, so a campaign reaches +-x % for all of them (
 ``precision=0.02`` asks) when its widest experiment does. "Every experiment at once" is
 that ratio: each method's widest relative half-width, ``(T_h * max w_h^2) / (T_r * max
 w_r^2)`` from the report's CIs, and by sessions (each method's widest experiment per
-resample, its spread over its median cost). The issue's prototype, "about
-four times sooner", was over three experiments together; its kernel stack's half-widths were
-+-0.8 % against hyperfine's +-1.4 % where the tracepoint's were +-4.5 % against +-11.7 %.
+resample, its spread over its median cost). The issue's prototype, "about four times
+sooner", was over three experiments together: its kernel stack's half-widths were +-0.8 %
+against hyperfine's +-1.4 %, where the tracepoint's were +-4.5 % against +-11.7 %. The
+"first reached" ratio beside the extrapolated one is censored: the curves start at round 3.
 
 usage: python speed/bench_rate.py [ROUNDS] [EXPERIMENTS] [--campaign NAME --data-dir DIR]
                                   [--rate-loop read|read+write]
