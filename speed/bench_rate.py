@@ -190,6 +190,13 @@ def _rel(est, lo, hi) -> float:
     return (hi - lo) / 2 / abs(est) if est and math.isfinite(lo) else math.inf
 
 
+def _widest(curves):
+    """One method's curves of several experiments -> the curve of the widest: per round
+    count, (k, time, the largest half-width)."""
+    return [(k, spent, max(c[i][2] for c in curves))
+            for i, (k, spent, *_) in enumerate(curves[0])]
+
+
 def _first(curve, width):
     return next((s for _, s, w, *_ in curve if w <= width), math.nan)
 
@@ -242,18 +249,13 @@ def main() -> None:
         print(f"geometric mean over experiments ({what}): {math.exp(np.mean(np.log(v))):.1f}x")
     # every experiment at once: a round measures them all, so each method's time to bring
     # them all to +-x % is its widest experiment's
-    w_h = max(h[-1][2] for h, _ in curves.values())
-    w_r = max(r[-1][2] for _, r in curves.values())
-    t_end_h, t_end_r = (next(iter(curves.values()))[i][-1][1] for i in (0, 1))
-    common = max(w_h, w_r)
-    first = [next((c[i][1] for i in range(len(c)) if all(
-        curves[e][m][i][2] <= common for e in exps)), math.nan)
-        for m, c in enumerate(next(iter(curves.values())))]
+    h, r = (_widest([c[m] for c in curves.values()]) for m in (0, 1))
+    common = max(h[-1][2], r[-1][2])
     print(f"every experiment at once (each method's widest; the report's CIs): hyperfine "
-          f"+-{w_h:.1%} in {t_end_h:.0f} s, rate +-{w_r:.1%} in {t_end_r:.0f} s; rate is "
-          f"{(t_end_h * w_h ** 2) / (t_end_r * w_r ** 2):.1f}x faster to bring all to a "
-          f"common half-width (extrapolated), {first[0] / first[1]:.1f}x (first reached, "
-          f"+-{common:.1%})")
+          f"+-{h[-1][2]:.1%} in {h[-1][1]:.0f} s, rate +-{r[-1][2]:.1%} in {r[-1][1]:.0f} s; "
+          f"rate is {_ratio(h[-1][1], h[-1][2], r[-1]):.1f}x faster to bring all to a common "
+          f"half-width (extrapolated), {_first(h, common) / _first(r, common):.1f}x (first "
+          f"reached, +-{common:.1%})")
     costs = _round_costs(camp, target, exps)
     _, _, t_h, t_r = costs[exps[0]]
     both = set.intersection(*(set(h.index) & set(r.index) for h, r, _, _ in costs.values()))

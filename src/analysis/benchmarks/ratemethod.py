@@ -294,15 +294,19 @@ def bracket_differences(campaign: Campaign, target: str) -> pd.DataFrame:
     state). The sessions the speed script compares with hyperfine's rounds."""
     blocks = load_blocks(campaign, target)
     diffs, _, _ = _pairs(blocks, blocks.attrs["states"])
-    return diffs.loc[~diffs["mixed"] & ~diffs["slow"], ["label", "round", "diff_ns"]].reset_index(
-        drop=True)
+    return diffs.loc[_in_ci(diffs), ["label", "round", "diff_ns"]].reset_index(drop=True)
+
+
+def _in_ci(diffs: pd.DataFrame) -> pd.Series:
+    """The brackets an estimate and its CI use: no speed-state change, not wholly slow."""
+    return ~diffs["mixed"] & ~diffs["slow"]
 
 
 def _reference(diffs, every, cpu, labels) -> dict:
     """The reference brackets' differences (those of ``labels``) as :func:`_rate_row`
     takes them."""
     ctl = diffs[diffs["label"].isin(labels)]
-    return {"use": ctl.loc[~ctl["mixed"] & ~ctl["slow"], "diff_ns"],
+    return {"use": ctl.loc[_in_ci(ctl), "diff_ns"],
             "states": ctl.loc[~ctl["mixed"], "diff_ns"], "every": ctl["diff_ns"],
             "cpu": cpu.loc[cpu["label"].isin(labels), "diff_ns"],
             "windows": every.loc[every["label"].isin(labels), "diff_ns"]}
@@ -321,7 +325,7 @@ def _pairs(blocks: pd.DataFrame, states: dict):
     diffs["slow"] = ~diffs["mixed"] & (diffs["untraced_ns"] > states["threshold_ns"]
                                        if states["two_states"] else False)
     keys = ["label", "round", "position"]  # one traced block, one pair
-    fast = diffs.loc[~diffs["mixed"] & ~diffs["slow"], keys]
+    fast = diffs.loc[_in_ci(diffs), keys]
     return diffs, every.merge(fast, on=keys), cpu.merge(fast, on=keys)
 
 
@@ -345,7 +349,7 @@ def _rate_row(g: pd.DataFrame, other: dict, ref: dict, flagged: set, ev: float,
         x = np.asarray(x, float)
         return ratemeter.shift_ci(x, ref[part])[0] * scale if x.size else math.nan
 
-    use = g[~g["mixed"] & ~g["slow"]]
+    use = g[_in_ci(g)]
     x, r = (other["windows"], ref["windows"]) if every_window else (use["diff_ns"], ref["use"])
     est, lo, hi = (v * scale for v in ratemeter.shift_ci(np.asarray(x, float), r))
     return {"rounds": int(g["round"].nunique()), "pairs_used": int(len(x)),
