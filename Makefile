@@ -7,10 +7,6 @@ STAMP := $(VENV)/.installed
 EXECUTED := build/notebooks
 # what `make strip` strips (a test points it at a copy)
 NOTEBOOKS ?= $(wildcard notebooks/*.ipynb)
-# the loopback sshd of the SSH tests (outside a non-root user's PATH on Debian)
-SSHD ?= /usr/sbin/sshd
-SSH_HINT := install openssh-server (apt-get install openssh-server) or run .ci/run
-
 .DEFAULT_GOAL := help
 
 $(STAMP): pyproject.toml
@@ -28,26 +24,30 @@ help: ## list the targets
 install: $(STAMP) ## create .venv and install the package with its dev and docs tools
 
 DEMO_CAMPAIGN := demo-$(shell date -u +%Y%m%d-%H%M%S)
+# papermill shows no display updates, so the campaign writes its progress lines to the
+# terminal itself (analysis._progress; a test runs the demo's papermill line with it)
+DEMO_PROGRESS := TRACELAB_PROGRESS=stderr
 
 .PHONY: demo
-demo: $(STAMP) ## the main job on target "local": bootstrap for dd, the notebooks, figures/
+demo: $(STAMP) ## bootstrap for dd, notebooks 0.1, 0.2, 1.0 on "local": every dd cost to +-10 % (rate method, 4 min)
 	$(BIN)/python -m analysis bootstrap local --benchmark dd
 	@mkdir -p $(EXECUTED)
 	$(BIN)/papermill --no-progress-bar --log-level WARNING notebooks/0.1-published-results.ipynb \
 	  $(EXECUTED)/0.1-published-results.ipynb
 	$(BIN)/papermill --no-progress-bar --log-level WARNING notebooks/0.2-target-preflight.ipynb \
 	  $(EXECUTED)/0.2-target-preflight.ipynb
-	$(BIN)/papermill --log-level WARNING notebooks/1.0-dd-per-event-cost.ipynb \
-	  $(EXECUTED)/1.0-dd-per-event-cost.ipynb -p target local -p campaign $(DEMO_CAMPAIGN)
+	@echo "notebook 1.0, campaign $(DEMO_CAMPAIGN): its progress, a line per round and every 15 s:"
+	$(DEMO_PROGRESS) $(BIN)/papermill --no-progress-bar --log-level WARNING \
+	  notebooks/1.0-dd-per-event-cost.ipynb $(EXECUTED)/1.0-dd-per-event-cost.ipynb \
+	  -p target local -p campaign $(DEMO_CAMPAIGN)
 	@$(BIN)/python -m analysis report $(DEMO_CAMPAIGN) >/dev/null
 	@echo "figures and tables: $$(ls figures | wc -l) files in figures/; executed notebooks: $(EXECUTED)/"
 	@echo "campaign $(DEMO_CAMPAIGN): open first $(EXECUTED)/1.0-dd-per-event-cost.ipynb," \
 	  "figures/dd-$(DEMO_CAMPAIGN)-per-event-cost.png, figures/dd-$(DEMO_CAMPAIGN)-table.md"
 
 .PHONY: test
-test: $(STAMP) ## run the test suite (the SSH tests need openssh-server: .ci/run installs it)
-	@command -v sshd >/dev/null || test -x $(SSHD) || \
-	  echo "sshd not found, so the SSH tests will be skipped: $(SSH_HINT)"
+test: $(STAMP) ## install what the tests need (as root: bootstrap local --tests), then run them
+	$(BIN)/python -m analysis bootstrap local --tests
 	$(BIN)/python -m pytest -q
 
 .PHONY: figures

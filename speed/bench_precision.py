@@ -25,7 +25,7 @@ from analysis.overhead import overhead_table
 def campaign(tmp: Path, name: str, **params) -> tuple[float, pd.DataFrame]:
     start = time.perf_counter()
     b = dd.run_benchmark1("local", experiments=[4, 5], data_dir=tmp, campaign=name,
-                          progress=False, **params)
+                          progress=False, method="hyperfine", **params)  # its sizes are dd's
     wall = time.perf_counter() - start
     if not b.result.complete:
         sys.exit(f"campaign {name} incomplete: {b.result}")

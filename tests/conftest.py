@@ -6,6 +6,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import matplotlib
@@ -28,12 +29,45 @@ def fixtures() -> Path:
 signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+#: what a skip for a missing package ends with (the closing summary counts them)
+INSTALLS_IT = "`make test` installs it, as root"
+
+
+def missing(name: str) -> str:
+    """Why a test skips where ``name`` (a command or header) is missing: its package, and
+    that ``make test`` installs it (``KeyError`` for a name analysis.bootstrap lacks)."""
+    from analysis.bootstrap import package_of
+
+    return f"{name} is missing: package {package_of(name)} ({INSTALLS_IT})"
+
+
 def need_tool(name: str) -> str:
-    """The path of a real tool; skip (saying why) where this machine lacks it."""
-    path = shutil.which(name)
+    """The path of a real tool; skip (naming its package) where this machine lacks it."""
+    reason = missing(name)  # a name without a package fails everywhere, not only where missing
+    path = shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
     if path is None:
-        pytest.skip(f"{name} is not installed (.ci/run installs it)")
+        pytest.skip(reason)
     return path
+
+
+def need_header(header: str) -> None:
+    """Skip (naming its package) where the C compiler cannot include ``header``."""
+    reason = missing(header)
+    cc = need_tool("cc")
+    found = subprocess.run([cc, "-E", "-x", "c", "-o", os.devnull, "-"], text=True,
+                           input=f"#include <{header}>\n", capture_output=True, timeout=60)
+    if found.returncode != 0:
+        pytest.skip(reason)
+
+
+def need_kernel_sources() -> None:
+    """Skip (naming the packages) where benchmark 2's kernel sources or tools are missing."""
+    from analysis.bootstrap import KBUILD_SOURCES
+
+    for tool in ("make", "flex", "bison", "bc"):
+        need_tool(tool)
+    if not os.access(KBUILD_SOURCES, os.R_OK):
+        pytest.skip(missing(KBUILD_SOURCES))
 
 
 def fake_dtrace(tmp_path, monkeypatch, script: str) -> None:
@@ -51,15 +85,24 @@ def fake_dtrace(tmp_path, monkeypatch, script: str) -> None:
 # a real OpenSSH server on loopback
 
 
+def need_sshd() -> None:
+    """Skip where a loopback sshd cannot run: OpenSSH's package missing, or not root."""
+    from analysis import loopback
+
+    need_tool("sshd")
+    need_tool("ssh-keygen")
+    reason = loopback.available()
+    if reason:
+        pytest.skip(f"{reason}: run `make test` as root")
+
+
 @pytest.fixture(scope="session")
 def sshd(tmp_path_factory):
     """A real sshd on 127.0.0.1 (free port, generated keys and known_hosts, no passwords),
     stopped by its PID afterwards."""
     from analysis import loopback
 
-    reason = loopback.available()
-    if reason:
-        pytest.skip(f"{reason} (.ci/run installs openssh-server and runs as root)")
+    need_sshd()
     server = loopback.start(tmp_path_factory.mktemp("sshd"))
     yield server
     server.stop()
@@ -103,6 +146,7 @@ def _lttng_sessions() -> list[str]:
 def nothing_left_behind():
     """Fails the test if it leaves a bpftrace process, an ftrace instance or uprobe event,
     or an LTTng session behind."""
+    need_tool("pgrep")
     before = _tracers_alive()
     yield
     assert _tracers_alive() - before == set(), "a bpftrace process was left running"
@@ -114,6 +158,7 @@ def nothing_left_behind():
 def leftovers() -> dict:
     """What a traced run could leave on this machine: tracer, workload and runner
     processes, ftrace instances and uprobe events, LTTng sessions (empty: nothing)."""
+    need_tool("pgrep")
     found = {}
     for pattern in ("bpftrace", "hyperfine", "traced-run.sh", "lock.sh hold"):
         out = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout
@@ -145,31 +190,27 @@ def sshd_nosftp(tmp_path_factory):
     """A real sshd on 127.0.0.1 without an SFTP subsystem (like dropbear)."""
     from analysis import loopback
 
-    reason = loopback.available()
-    if reason:
-        pytest.skip(f"{reason} (.ci/run installs openssh-server and runs as root)")
+    need_sshd()
     server = loopback.start(tmp_path_factory.mktemp("sshd-nosftp"), sftp=False)
     yield server
     server.stop()
 
 
 # --------------------------------------------------------------------------- #
-# say so at the end when the SSH tests could not run (they skip without sshd)
-
-SSH_SKIP_HINT = "install openssh-server (apt-get install openssh-server) or run .ci/run"
+# the skips, grouped by reason, at the end of the run
 
 
 def _skip_reason(report) -> str:
     longrepr = report.longrepr
     if isinstance(longrepr, tuple) and len(longrepr) == 3:  # (path, line, "Skipped: reason")
-        return str(longrepr[2])
+        return str(longrepr[2]).removeprefix("Skipped: ")
     return str(longrepr or "")
 
 
-def ssh_skip_count(reports) -> int:
-    """How many of these skipped reports skipped for want of an OpenSSH server."""
-    return sum(1 for r in reports
-               if "openssh" in _skip_reason(r).lower() or "sshd" in _skip_reason(r).lower())
+def skips_by_reason(reports) -> list[tuple[int, str]]:
+    """(count, reason) of these skipped reports, the most frequent first."""
+    counts = Counter(_skip_reason(r) for r in reports)
+    return sorted(((n, reason) for reason, n in counts.items()), key=lambda x: (-x[0], x[1]))
 
 
 @pytest.fixture(autouse=True)
@@ -197,11 +238,20 @@ def pytest_runtest_makereport(item, call):
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    yield  # after the short test summary: the line just above "N passed, M skipped"
-    n = ssh_skip_count(terminalreporter.stats.get("skipped", []))
-    if n:
-        tests = "SSH test was" if n == 1 else "SSH tests were"
-        terminalreporter.write_line(f"{n} {tests} skipped: {SSH_SKIP_HINT}", yellow=True, bold=True)
+    """The skips by reason, with counts, just above the "N passed, M skipped" line; then,
+    when a package was missing, that the bootstrap of ``make test`` did not run."""
+    yield
+    grouped = skips_by_reason(terminalreporter.stats.get("skipped", []))
+    if not grouped:
+        return
+    write = terminalreporter.write_line
+    write(f"skipped, by reason ({sum(n for n, _ in grouped)}):")
+    for n, reason in grouped:
+        write(f"{n:5d}  {reason}")
+    packages = sum(n for n, reason in grouped if INSTALLS_IT in reason)
+    if packages:
+        write(f"{packages} skipped for a missing package: the bootstrap did not run (`make test` "
+              "as root runs python -m analysis bootstrap local --tests first)", yellow=True, bold=True)
 
 
 #: text a display width cut off: "...tra..." before a cell's end, a column or row of "..."

@@ -122,3 +122,118 @@ def test_make_demo_installs_for_dd_only_and_ends_naming_the_campaign_and_files()
     assert "campaign demo-x: open first build/notebooks/1.0-dd-per-event-cost.ipynb" in last
     stem = figure_stem("dd", "demo-x")  # the names report() writes
     assert f"figures/{stem}-per-event-cost.png" in last and f"figures/{stem}-table.md" in last
+
+
+# --------------------------------------------------------------------------- #
+# the tests' set-up (`make test`: bootstrap local --tests)
+
+
+def test_the_tests_plan_names_each_missing_commands_package_and_why():
+    from analysis.bootstrap import NO_RECOMMENDS, TESTS_APT
+
+    p = plan(_linux(bpftrace=1), "apt", tests=["sshd", "busybox", "qemu-system-x86_64"])
+    assert p.packages == ("bpftrace", "openssh-server", "busybox", "qemu-system-x86")
+    text = p.describe()
+    assert "bpftrace: for ab, cyclictest, dd" in text  # every benchmark's needs, too
+    assert f"sshd: for the tests ({TESTS_APT['sshd'][1]})" in text
+    assert "qemu-system-x86" in NO_RECOMMENDS and "openssh-server" not in NO_RECOMMENDS
+    assert plan(_linux(), "apt", tests=[]).packages == ()  # nothing missing: nothing to do
+    # FAKE FreeBSD preflight: the tests' packages are Debian's; said, not guessed
+    pf = Preflight.from_lines("bsd", "os=FreeBSD\ncpus=4\ntool.cc.path=/usr/bin/cc\n"
+                              "tool.zstd.path=/x\ntool.hyperfine.path=/x\ntool.iperf3.path=/x")
+    assert plan(pf, "pkg", tests=["busybox"]).unavailable == ("busybox",)
+    import pytest
+
+    from analysis.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="the tests or for benchmarks, not both"):
+        plan(_linux(), "apt", benchmarks=["dd"], tests=[])
+
+
+def _path_without(folder, name: str) -> str:
+    """A PATH of one folder: symlinks to every command on this PATH (and sbin) but ``name``."""
+    import os
+
+    bin_dir = folder / "path"
+    bin_dir.mkdir()
+    for where in [*os.environ["PATH"].split(os.pathsep), "/usr/sbin", "/sbin"]:
+        for entry in os.scandir(where) if os.path.isdir(where) else ():
+            link = bin_dir / entry.name
+            if entry.name != name and not (link.exists() or link.is_symlink()):
+                link.symlink_to(entry.path)
+    return str(bin_dir)
+
+
+def test_make_tests_bootstrap_on_this_machine_without_busybox_names_busybox(tmp_path):
+    """The real preflight and check on this machine, with busybox taken off PATH (dry run)."""
+    import os
+    import shutil
+
+    import pytest
+
+    if shutil.which("apt-get") is None:
+        pytest.skip("the tests' packages are Debian's (apt-get)")
+    out = subprocess.run([sys.executable, "-m", "analysis", "bootstrap", "local", "--tests",
+                          "--dry-run"], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PATH": _path_without(tmp_path, "busybox")})
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("local: will install with apt: ") and "busybox" in lines[0].split()
+    assert "local:   busybox: for the tests (the runners tested under busybox sh" in out.stdout
+
+
+def test_make_test_without_root_says_in_one_line_what_it_cannot_install():
+    """As user nobody (no sudo for it), with busybox taken off PATH: one line, exit 0, so
+    `make test` goes on to run the tests, which skip."""
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    import pytest
+
+    if os.geteuid() != 0:
+        pytest.skip("dropping to user nobody needs root")
+    if shutil.which("apt-get") is None:
+        pytest.skip("the tests' packages are Debian's (apt-get)")
+    nobody = {"user": 65534, "group": 65534, "extra_groups": [], "cwd": "/"}
+    left = os.path.exists("/var/tmp/tracelab-nobody")
+    with tempfile.TemporaryDirectory(prefix="tracelab-nobody-") as folder:
+        os.chmod(folder, 0o755)  # pytest's tmp_path is root's alone
+        home = Path(folder) / "home"
+        home.mkdir()
+        os.chown(home, 65534, 65534)
+        env = {"PATH": _path_without(Path(folder), "busybox"), "HOME": str(home),
+               "LANG": "C.UTF-8", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+        try:
+            subprocess.run([sys.executable, "-c", "import analysis"], env=env, check=True,
+                           capture_output=True, timeout=120, **nobody)
+        except (OSError, subprocess.CalledProcessError):
+            pytest.skip(f"user nobody cannot run {sys.executable} (a venv made from root's "
+                        "own Python)")
+        try:
+            out = subprocess.run([sys.executable, "-m", "analysis", "bootstrap", "local",
+                                  "--tests"], env=env, capture_output=True, text=True,
+                                 timeout=120, **nobody)
+        finally:
+            if not left:  # its preflight's copy of remote/
+                shutil.rmtree("/var/tmp/tracelab-nobody", ignore_errors=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1].startswith(
+        "local: cannot install busybox: user 'nobody' is not root and has no passwordless sudo;")
+
+
+def test_ci_run_has_no_package_list_of_its_own():
+    """.ci/run is the docs and `make test`: the packages are in analysis.bootstrap alone."""
+    import re
+
+    from analysis.bootstrap import APT, TESTS_APT
+    from conftest import ROOT
+
+    text = (ROOT / ".ci" / "run").read_text()
+    commands = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+    assert commands == ["set -euo pipefail", 'cd "$(dirname "$0")/.."',
+                        "export DEBIAN_FRONTEND=noninteractive", "make docs", "make test"]
+    packages = {p for pkgs in APT.values() for p in pkgs} | {p for p, _ in TESTS_APT.values()}
+    named = [p for p in packages - {"make"} if re.search(rf"(?<![\w-]){re.escape(p)}(?![\w-])", text)]
+    assert named == [], f".ci/run names packages: {named}"

@@ -64,6 +64,7 @@ def recorded(tmp_path_factory):
     base = tmp_path_factory.mktemp("bundle")
     analysis.run_benchmark("dd", "local", experiments=[4], count=5000, runs=2, warmup=0,
                            rounds=2, bpf_stats="off", precision=None, budget=None,
+                           method="hyperfine",
                            data_dir=base / "data", campaign="b",
                            progress=False)
     start = time.perf_counter()

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import need_tool
+
 ROOT = Path(__file__).resolve().parents[1]
 REMOTE = ROOT / "remote"
 TRACEFS = Path("/sys/kernel/tracing")
@@ -42,7 +44,7 @@ RUNNER_TOOLS = (
     "dirname", "dtrace", "env", "flock", "freebsd-version", "gcc", "getconf", "grep",
     "hostname", "hyperfine", "id", "kldstat", "lttng", "lttng-sessiond", "mkdir", "modinfo",
     "mount", "mv", "perl", "readelf", "rm", "rmdir", "sed", "service", "setsid", "sh", "sleep",
-    "sysctl", "taskset", "timeout", "tr", "trace-cmd", "ts", "uname", "wc",
+    "sysctl", "tail", "taskset", "timeout", "tr", "trace-cmd", "ts", "uname", "wc",
 )
 # /usr/sbin/service (Debian's init-system-helpers) is found through that extension; it
 # is only called in preflight.sh's FreeBSD branch, so it is accepted here.
@@ -54,10 +56,7 @@ ACCEPTED_LEAKS = {"service"}
 
 @pytest.fixture(scope="module")
 def busybox() -> str:
-    path = shutil.which("busybox")
-    if path is None:
-        pytest.skip("busybox is not installed (apt-get install busybox)")
-    return os.path.realpath(path)
+    return os.path.realpath(need_tool("busybox"))
 
 
 def _applet_dir(busybox: str, where: Path) -> Path:
@@ -422,9 +421,7 @@ def test_cleanup_under_busybox_removes_what_a_killed_runner_left(busybox, bbdir,
 @pytest.fixture
 def bb_bpftrace_dir(busybox, tmp_path) -> Path:
     """A minimal target with bpftrace installed: the busybox applets plus bpftrace."""
-    bpftrace = shutil.which("bpftrace")
-    if bpftrace is None:
-        pytest.skip("bpftrace is not installed (.ci/run installs it)")
+    bpftrace = need_tool("bpftrace")
     d = _applet_dir(busybox, tmp_path / "busybox+bpftrace")
     (d / "bpftrace").symlink_to(os.path.realpath(bpftrace))
     return d

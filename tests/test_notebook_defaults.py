@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from analysis import benchmarks
+from analysis import benchmarks, bootstrap
 from analysis.benchmarks import run_benchmark
 from conftest import ROOT
 
@@ -101,4 +101,21 @@ def test_a_preset_sets_only_what_was_left_at_its_default():
     thesis = dd.parse({"preset": "thesis", "precision": None, "run_s": 2})
     assert thesis["run_s"] == 2.0 and thesis["precision"] is None  # given: kept
     assert thesis["budget"] == 3600.0  # left at the default: the preset's
-    assert dd.parse({})["budget"] == 300.0 and dd.parse({})["preset"] == "quick"
+    assert dd.parse({})["budget"] == 240.0 and dd.parse({})["preset"] == "quick"
+    # the thesis preset names no method: the default (the rate method, dd's read and write),
+    # or the one given (the seeds' hyperfine, one parameter away)
+    assert (thesis["method"], thesis["rate_loop"]) == ("rate", "read+write")
+    seeds = dd.parse({"preset": "thesis", "method": "hyperfine"})
+    assert seeds["method"] == "hyperfine" and seeds["precision"] == 0.02
+
+
+@pytest.mark.parametrize("name", sorted(set(benchmarks.registry()) & set(bootstrap.NEEDS)))
+def test_bootstrap_for_a_benchmark_installs_what_its_defaults_need(name):
+    """``bootstrap local --benchmark NAME`` (``make demo``'s for dd) installs every tool the
+    benchmark's registered defaults require: the quick preset's rate method builds its
+    meter with a C compiler, so dd's needs hold one."""
+    b = benchmarks.get(name)
+    wanted = set(b.requires(b.parse({}), "local", ["local"]))
+    assert wanted <= set(bootstrap.NEEDS[name]), (
+        f"{name}'s defaults need {sorted(wanted - set(bootstrap.NEEDS[name]))}, which "
+        f"bootstrap --benchmark {name} does not install")

@@ -45,6 +45,7 @@ def test_dd_notebook_shows_every_figure_and_no_noise(tmp_path):
     papermill.execute_notebook(
         str(ROOT / "notebooks" / "1.0-dd-per-event-cost.ipynb"), str(out),
         parameters={"experiments": "4,5", "count": "20k", "runs": 2, "warmup": 0, "rounds": 2,
+                    "method": "hyperfine",
                     "precision": None, "budget": None, "data_dir": str(tmp_path / "data"),
                     "figures_dir": str(figures)},
         kernel_name="python3", progress_bar=False, cwd=str(tmp_path))

@@ -12,7 +12,8 @@ from conftest import ROOT, need_tool
 
 DD = ROOT / "notebooks" / "1.0-dd-per-event-cost.ipynb"
 SMALL = ["-p", "count", "2000", "-p", "runs", "1", "-p", "warmup", "0", "-p", "rounds", "1",
-         "-p", "precision", "None", "-p", "budget", "None", "-p", "bpf_stats", "off"]
+         "-p", "precision", "None", "-p", "budget", "None", "-p", "bpf_stats", "off",
+         "-p", "method", "hyperfine"]
 
 
 def _papermill(tmp_path, *args) -> subprocess.CompletedProcess:

@@ -1,13 +1,11 @@
-"""The project's shape: packaging (dependencies and their bounds, licence), public names, Makefile,
-the suite's closing line on skipped SSH tests. The notebooks: test_notebook_files.py."""
+"""The project's shape: packaging (dependencies and their bounds, licence), public names, Makefile.
+The notebooks: test_notebook_files.py; the skips and their closing summary: test_skips.py."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
-import sys
 from importlib.metadata import PackageNotFoundError, version
 
 import pytest
@@ -17,7 +15,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 import analysis
-from conftest import ROOT, SSH_SKIP_HINT
+from conftest import ROOT
 
 try:
     import tomllib
@@ -108,7 +106,7 @@ def test_installed_versions_meet_the_lower_bounds():
 
 
 def test_license_file_is_the_declared_bsd_2_clause():
-    assert _pyproject()["project"]["license"] == {"text": "BSD-2-Clause"}
+    assert _pyproject()["project"]["license"] == "BSD-2-Clause"  # SPDX (PEP 639)
     text = (ROOT / "LICENSE").read_text()
     assert text.startswith("BSD 2-Clause License\n")
     assert "Copyright (c) 2026, the tracer-overhead-lab authors" in text
@@ -172,85 +170,11 @@ def _fake_bin(tmp_path):
     return bin_dir
 
 
-def test_make_test_says_before_pytest_when_sshd_is_missing(tmp_path):
-    bin_dir = _fake_bin(tmp_path)
-    env = {**os.environ, "PATH": str(bin_dir)}  # no sshd on PATH
-    run = _make("test", f"BIN={bin_dir}", f"SSHD={tmp_path / 'no-sshd'}", env=env)
+def test_make_test_bootstraps_for_the_tests_then_runs_them(tmp_path):
+    """All the set-up is in `make test`: bootstrap --tests, then pytest; `make help` says so."""
+    run = _make("test", f"BIN={_fake_bin(tmp_path)}")
     assert run.returncode == 0, run.stderr
-    lines = run.stdout.splitlines()
-    hint = [i for i, line in enumerate(lines) if line.endswith(SSH_SKIP_HINT)]
-    ran = [i for i, line in enumerate(lines) if line.startswith("python -m pytest")]
-    assert hint and ran and hint[0] < ran[0], run.stdout
-    assert "sshd not found" in lines[hint[0]]
-
-    found = _make("test", f"BIN={bin_dir}", f"SSHD={sys.executable}", env=env)
-    assert found.returncode == 0, found.stderr
-    assert SSH_SKIP_HINT not in found.stdout and "python -m pytest" in found.stdout
-
-
-# --------------------------------------------------------------------------- #
-# the suite's closing line about skipped SSH tests (tests/conftest.py)
-
-SKIPPING_SUITE = """
-import pytest
-
-OPENSSH = "openssh-server is not installed (.ci/run installs openssh-server and runs as root)"
-
-
-@pytest.fixture
-def sshd():
-    pytest.skip(OPENSSH)
-
-
-def test_ssh_1(sshd):
-    pass
-
-
-@pytest.mark.parametrize("n", [1, 2])
-def test_ssh_2(sshd, n):
-    pass
-
-
-@pytest.mark.skip(reason="sshd: the loopback sshd logs in as root and needs root to start")
-def test_ssh_3():
-    pass
-
-
-def test_other_skip():
-    pytest.skip("bpftrace is not installed (.ci/run installs it)")
-
-
-def test_passes():
-    pass
-"""
-
-
-def _pytest_with_our_conftest(tmp_path, suite: str) -> subprocess.CompletedProcess:
-    """pytest in a subprocess on ``suite``, with tests/conftest.py's hook loaded."""
-    ours = str(ROOT / "tests" / "conftest.py")
-    (tmp_path / "conftest.py").write_text(
-        "import importlib.util\n"
-        f"spec = importlib.util.spec_from_file_location('lab_conftest', {ours!r})\n"
-        "lab = importlib.util.module_from_spec(spec)\n"
-        "spec.loader.exec_module(lab)\n"
-        "pytest_terminal_summary = lab.pytest_terminal_summary\n")
-    (tmp_path / "test_suite.py").write_text(suite)
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-ra", "-p", "no:cacheprovider",
-                           "--rootdir", str(tmp_path), str(tmp_path)],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path,
-                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
-
-
-def test_suite_ends_by_saying_how_many_ssh_tests_were_skipped(tmp_path):
-    run = _pytest_with_our_conftest(tmp_path, SKIPPING_SUITE)
-    assert run.returncode == 0, run.stdout + run.stderr
-    lines = run.stdout.strip().splitlines()
-    assert lines[-2] == f"4 SSH tests were skipped: {SSH_SKIP_HINT}", run.stdout
-    assert "1 passed, 5 skipped" in lines[-1]
-
-
-def test_suite_says_nothing_about_ssh_when_no_ssh_test_skipped(tmp_path):
-    run = _pytest_with_our_conftest(tmp_path, "import pytest\n\n\ndef test_a():\n    pass\n\n\n"
-                                              "def test_b():\n    pytest.skip('dash is not installed')\n")
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert "SSH" not in run.stdout and "1 passed, 1 skipped" in run.stdout
+    ran = [line for line in run.stdout.splitlines() if line.startswith("python ")]
+    assert ran == ["python -m analysis bootstrap local --tests", "python -m pytest -q"], run.stdout
+    helped = _make("help").stdout
+    assert re.search(r"make test .*bootstrap local --tests.*then run them", helped), helped

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shlex
-import shutil
 import signal
 import subprocess
 import threading
@@ -271,9 +270,7 @@ def test_a_server_that_stops_answering_before_a_transfer_is_unreachable(faulty, 
 @pytest.fixture(scope="module")
 def bbpath(tmp_path_factory) -> str:
     """A PATH holding busybox applets and nothing else."""
-    busybox = shutil.which("busybox")
-    if busybox is None:
-        pytest.skip("busybox is not installed (apt-get install busybox)")
+    busybox = need_tool("busybox")
     where = tmp_path_factory.mktemp("bb")
     for name in subprocess.run([busybox, "--list"], capture_output=True, text=True,
                                check=True).stdout.split():
@@ -319,7 +316,7 @@ def test_a_small_dd_campaign_without_sftp(sshd_nosftp, tmp_path):
     need_tool("bpftrace")
     b = dd.run_benchmark1("lab", ssh_config=sshd_nosftp.ssh_config, experiments=[4],
                           count="2k", runs=1, warmup=0, rounds=1, precision=None,
-                          budget=None, data_dir=tmp_path,
+                          budget=None, method="hyperfine", data_dir=tmp_path,
                           progress=False)
     assert b.result.complete, b.result
     rep = dd.report(b.campaign, data_dir=tmp_path, figures_dir=tmp_path / "fig",

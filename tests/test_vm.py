@@ -21,6 +21,7 @@ import pytest
 from analysis import _qemu, _vmimage, plots, vm
 from analysis.errors import VMError
 from analysis.preflight import TIMING_CAVEAT, Preflight, preflight
+from conftest import need_tool
 
 NAME = "ci-standard"
 TARGET = f"vm-{NAME}"
@@ -43,13 +44,10 @@ def _qemus(name: str = NAME) -> list[int]:
 
 
 def _need_vm_tools():
+    for tool in ("mmdebstrap", "mkfs.ext4", "qemu-system-x86_64"):
+        need_tool(tool)
     if os.geteuid() != 0:
-        pytest.skip("building a VM image needs root here (.ci/run runs as root)")
-    for tool in ("mmdebstrap", "qemu-system-x86_64"):
-        try:
-            _vmimage.need_host_tool(tool, NAME)
-        except VMError as exc:
-            pytest.skip(f"{exc} (.ci/run installs it)")
+        pytest.skip("building a VM image needs root here: run `make test` as root")
 
 
 @pytest.fixture(scope="module")
@@ -92,10 +90,25 @@ def test_the_recipe_decides_when_an_image_is_rebuilt():
 
 
 def test_a_missing_host_tool_names_its_package(monkeypatch, tmp_path):
+    """bootstrap's command where bootstrap installs the tool (for the tests), its package
+    either way."""
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setattr(_vmimage.shutil, "which", lambda *a, **k: None)
     with pytest.raises(VMError, match="apt-get install qemu-system-x86"):
         _vmimage.need_host_tool("qemu-system-x86_64", "x")
+    with pytest.raises(VMError) as err:
+        _vmimage.need_host_tool("mmdebstrap", "x")
+    assert "`python -m analysis bootstrap local --tests` installs it (package mmdebstrap" \
+        in str(err.value) and "\n" not in str(err.value)
+    with pytest.raises(VMError) as err:  # not bootstrap's: its package alone
+        _vmimage.need_host_tool("genext2fs", "x")
+    assert str(err.value).endswith("genext2fs is not installed on this machine: "
+                                   "apt-get install genext2fs")
+    # what the message says bootstrap installs, bootstrap installs (the same package)
+    from analysis.bootstrap import TESTS_APT
+
+    assert _vmimage.BOOTSTRAP_INSTALLS == {t for t in _vmimage.HOST_TOOLS if t in TESTS_APT}
+    assert all(TESTS_APT[t][0] == _vmimage.HOST_TOOLS[t] for t in _vmimage.BOOTSTRAP_INSTALLS)
 
 
 def test_no_image_and_bad_names_are_clear_errors(monkeypatch, tmp_path):
@@ -318,6 +331,7 @@ def test_benchmark1_runs_the_kprobe_originals_on_the_vm(machine, tmp_path):
     data, figures = tmp_path / "data", tmp_path / "figures"
     result = run_benchmark("dd", TARGET, campaign="ci-vm", data_dir=data, count=2000, runs=1,
                            warmup=0, rounds=1, bpf_stats="off", precision=None, budget=None,
+                           method="hyperfine",
                            progress=False, experiments=[e.number for e in originals])
     assert result.complete, result.failed
     plan = result.plan.table
@@ -383,7 +397,7 @@ def test_stop_while_a_campaign_runs(machine, tmp_path):
     cmd = [sys.executable, "-m", "analysis", "run", "dd", "--target", TARGET, "--no-progress",
            "--campaign", "ci-vm-stop", "--data-dir", str(tmp_path), "--param", "experiments=4",
            "--param", "count=400000", "--param", "runs=3", "--param", "bpf_stats=off",
-           "--param", "precision=None", "--param", "budget=None"]
+           "--param", "precision=None", "--param", "budget=None", "--param", "method=hyperfine"]
     camp = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     manifest = tmp_path / "raw" / "ci-vm-stop" / "manifest.json"
     deadline = time.monotonic() + 240

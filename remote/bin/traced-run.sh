@@ -33,9 +33,11 @@
 #   Environment: FTRACE_FILTER, FTRACE_BUFFER_KB, LTTNG_CHANNEL_OPTS.
 #
 # Writes into DIR: meta (key=value: tracer, attach_s, probes, workload_exit,
-# workload_s, stop_s, stop_killed, status), tracer.stdout/.stderr,
-# workload.stdout/.stderr, and whatever the workload writes there. On any exit,
-# signal or failure the tracer is stopped first (trap).
+# workload_s, stop_s, stop_killed, status, error), tracer.stdout/.stderr,
+# workload.stdout/.stderr, and whatever the workload writes there. A workload that
+# exits non-zero (or before it measured, --bracket) is recorded with its exit status
+# and the last lines of its stderr in meta's error. On any exit, signal or failure the
+# tracer is stopped first (trap).
 set -u
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 . "$HERE/lib/common.sh"
@@ -226,6 +228,20 @@ start_workload() {
     printf '%s\n' "$WORKLOAD_PID" > "$OUT/workload.pgid"
 }
 
+# workload_error WHAT: meta error "WHAT (exit status N: the last lines of its stderr)",
+# after reap_workload; the lines joined with " | ", at most 400 characters (its end)
+workload_error() {
+    said=$(tail -n 5 "$OUT/workload.stderr" 2>/dev/null | awk '
+        { gsub(/[[:cntrl:]]/, " "); sub(/^ +/, ""); sub(/ +$/, "") }
+        $0 != "" { s = s (s == "" ? "" : " | ") $0 }
+        END { if (length(s) > 400) s = "..." substr(s, length(s) - 399); printf "%s", s }')
+    if [ -n "$said" ]; then
+        meta error "$1 (exit status $wrc: $said)"
+    else
+        meta error "$1 (exit status $wrc, nothing on its stderr)"
+    fi
+}
+
 # reap_workload: wait for the workload (started at w0); sets wrc, records its exit and time
 reap_workload() {
     wait "$WORKLOAD_PID"
@@ -246,14 +262,26 @@ if [ -n "$BRACKET" ]; then
         MPID=$(sed -n 's/^# measuring pid=\([0-9][0-9]*\).*/\1/p' "$OUT/workload.stdout" | sed -n 1p)
         [ -n "$MPID" ] && break
         if ! kill -0 "$WORKLOAD_PID" 2>/dev/null; then
-            STATUS=workload_failed; meta error "the workload exited before it measured"; exit 4
+            reap_workload
+            STATUS=workload_failed; workload_error "the workload exited before it measured"
+            exit 4
         fi
         if awk -v n="$(now)" -v d="$deadline" 'BEGIN { exit !(n > d) }'; then
             STATUS=error; meta error "the workload did not measure within ${ATTACH_TIMEOUT} s"; exit 4
         fi
         sleep 0.02
     done
-    mark() { kill -USR2 "$MPID" 2>/dev/null || { STATUS=workload_failed; meta error "the workload exited during the bracket"; exit 4; }; }
+    mark() {
+        kill -USR2 "$MPID" 2>/dev/null && return 0
+        STATUS=workload_failed
+        if [ "$MPID" = "$WORKLOAD_PID" ]; then
+            reap_workload
+            workload_error "the workload exited during the bracket"
+        else
+            meta error "the workload exited during the bracket"
+        fi
+        exit 4
+    }
     sleep "$BR_U"
     mark
     t0=$(now)
@@ -274,7 +302,7 @@ if [ -n "$BRACKET" ]; then
     sleep "$BR_V"
     kill -USR1 "$MPID" 2>/dev/null
     reap_workload
-    if [ "$wrc" = 0 ]; then STATUS=ok; else STATUS=workload_failed; fi
+    if [ "$wrc" = 0 ]; then STATUS=ok; else STATUS=workload_failed; workload_error "the workload failed"; fi
     exit "$wrc"
 fi
 
@@ -290,5 +318,5 @@ if [ "$KIND" != none ] && [ "$KIND" != ftrace ] && [ "$KIND" != lttng ] && ! tra
     meta error "the tracer exited while the workload ran (see tracer.stderr)"
     exit 4
 fi
-if [ "$wrc" = 0 ]; then STATUS=ok; else STATUS=workload_failed; fi
+if [ "$wrc" = 0 ]; then STATUS=ok; else STATUS=workload_failed; workload_error "the workload failed"; fi
 exit "$wrc"

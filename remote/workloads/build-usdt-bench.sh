@@ -2,12 +2,20 @@
 # Build the USDT microbenchmark variants on the target. POSIX sh.
 # usage: build-usdt-bench.sh OUTDIR   -> OUTDIR/usdt-bench-{plain,usdt,lttng-plain,lttng},
 #        OUTDIR/wakeup-{usdt,lttng}.so (LD_PRELOAD wake-up tracepoints for cyclictest)
-# (the LTTng variants only where liblttng-ust is installed); prints what it built.
+# (the LTTng variants only where liblttng-ust is installed); prints what it built and found
+# (sdt=yes, lttng=yes|no). Without sys/sdt.h it builds nothing and says so (exit 1).
+# probes: sdt lttng
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUT=${1:?usage: build-usdt-bench.sh OUTDIR}
-mkdir -p "$OUT"
 CC=${CC:-cc}
+. "$HERE/build-env.sh"
+if ! have_header sys/sdt.h; then
+    echo "build-usdt-bench.sh: $CC cannot include sys/sdt.h (package systemtap-sdt-dev)" >&2
+    exit 1
+fi
+echo "sdt=yes"
+mkdir -p "$OUT"
 CFLAGS=${CFLAGS:--O2 -g}
 SRC="$HERE/usdt-bench.c"
 $CC $CFLAGS -o "$OUT/usdt-bench-plain" "$SRC"
@@ -22,6 +30,8 @@ fi
 if $CC $CFLAGS -DBENCH_LTTNG -o "$OUT/usdt-bench-lttng" "$SRC" -llttng-ust -ldl 2>"$OUT/lttng-build.log"; then
     $CC $CFLAGS -DBENCH_LTTNG -DBENCH_LTTNG_PLAIN -o "$OUT/usdt-bench-lttng-plain" "$SRC" -llttng-ust -ldl
     echo "built=lttng"
+    echo "lttng=yes"
 else
     echo "skipped=lttng (liblttng-ust-dev missing?)"
+    echo "lttng=no"
 fi

@@ -10,7 +10,7 @@ set -eu
 TARBALL=$1
 MNT=$2
 CONFIG=$3
-[ -r "$TARBALL" ] || { echo "kernel sources $TARBALL not found (python -m analysis bootstrap installs them)" >&2; exit 2; }
+[ -r "$TARBALL" ] || { echo "kernel sources $TARBALL not found (python -m analysis bootstrap TARGET --benchmark kbuild installs Debian's)" >&2; exit 2; }
 case $CONFIG in *[!A-Za-z0-9_.-]*|'') echo "bad config target $CONFIG" >&2; exit 2 ;; esac
 mkdir -p "$MNT"
 if ! awk -v m="$MNT" '$2 == m { found = 1 } END { exit !found }' /proc/mounts 2>/dev/null; then

@@ -18,7 +18,7 @@
  *       and makes no syscall: the USDT microbenchmark's probe site, for its rate method
  *       (usdt:...:tracelab:event and uprobe:...:tracelab_probed fire once per iteration;
  *       tracelab:never sits in a function that is never called: case 2's attach point).
- *       Built without sys/sdt.h, -u exits with status 2.
+ *       Built without sys/sdt.h, -u exits with status 2 and says so on stderr.
  * output (timed): "# rate-meter 1 cpu=C warmup_ms=W window_ms=M windows=N check=K"
  *                 then "w INDEX ITERATIONS NANOSECONDS CPU_NANOSECONDS" per window (the
  *                 window's wall time and the time this thread ran in it, from
@@ -33,7 +33,9 @@
  *            Should the parent that started it go away (a runner killed with SIGKILL
  *            cannot signal), the meter stops at the end of the window under way and
  *            prints "# orphaned" before "# done": it never spins on unattended.
- * Exit status: 0, 2 on bad arguments, 3 if /dev/zero cannot be read. */
+ * Exit status: 0, 2 on bad arguments (or -u without sys/sdt.h), 3 if /dev/zero cannot be
+ * read, /dev/null written or memory allocated; every status but 0 with one line on stderr
+ * saying why. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -94,6 +96,21 @@ on_mark(int sig)
 static int usdt_loop;
 static volatile long seq;
 
+/* exit with `status` after one line on stderr: a runner reports it with the status */
+static void
+fail(int status, const char *why)
+{
+	fprintf(stderr, "tracelab-rate: %s\n", why);
+	exit(status);
+}
+
+static void
+usage(void)
+{
+	fail(2, "bad arguments; usage: tracelab-rate [-w|-u] WARMUP_MS WINDOW_MS WINDOWS | "
+	    "[-w|-u] -s WARMUP_MS WINDOW_MS | [-w|-u] -n ITERATIONS");
+}
+
 #ifdef HAVE_SDT
 __attribute__((noinline)) void
 tracelab_probed(long i)
@@ -143,7 +160,7 @@ run_until(long long end_ns, long long *stop_ns)
 	for (;;) {
 		for (i = 0; i < CHECK; i++)
 			if (one() != 0)
-				exit(3);
+				fail(3, "cannot read /dev/zero or write /dev/null");
 		n += CHECK;
 		t = now_ns();
 		if (t >= end_ns) {
@@ -162,16 +179,17 @@ main(int argc, char **argv)
 
 	fd = open("/dev/zero", O_RDONLY);
 	if (fd < 0)
-		return (3);
+		fail(3, "cannot open /dev/zero");
 	if (argc > 1 && argv[1][0] == '-' && argv[1][1] == 'w' && argv[1][2] == 0) {
 		out_fd = open("/dev/null", O_WRONLY);
 		if (out_fd < 0)
-			return (3);
+			fail(3, "cannot open /dev/null");
 		argc--;
 		argv++;
 	} else if (argc > 1 && argv[1][0] == '-' && argv[1][1] == 'u' && argv[1][2] == 0) {
 #ifndef HAVE_SDT
-		return (2);
+		fail(2, "built without sys/sdt.h: the -u loop (its USDT probe) needs it; rebuild "
+		    "it where the compiler finds sys/sdt.h (package systemtap-sdt-dev)");
 #endif
 		usdt_loop = 1;
 		argc--;
@@ -180,10 +198,10 @@ main(int argc, char **argv)
 	if (argc == 3 && argv[1][0] == '-' && argv[1][1] == 'n' && argv[1][2] == 0) {
 		n = atoll(argv[2]);
 		if (n <= 0)
-			return (2);
+			usage();
 		for (i = 0; i < n; i++)
 			if (one() != 0)
-				return (3);
+				fail(3, "cannot read /dev/zero or write /dev/null");
 		printf("# rate-meter 1 iterations=%lld\n", n);
 		return (0);
 	}
@@ -203,12 +221,12 @@ main(int argc, char **argv)
 		argc++;
 	}
 	if (argc != 4)
-		return (2);
+		usage();
 	warmup_ms = atoll(argv[1]);
 	window_ms = atoll(argv[2]);
 	windows = atoll(argv[3]);
 	if (warmup_ms < 0 || window_ms <= 0 || windows <= 0 || windows > MAX_WINDOWS)
-		return (2);
+		usage();
 	if (signalled)
 		printf("# rate-meter 1 cpu=%d warmup_ms=%lld window_ms=%lld signalled check=%d\n",
 		    sched_getcpu(), warmup_ms, window_ms, CHECK);
@@ -229,7 +247,7 @@ main(int argc, char **argv)
 		long long *cpu = malloc(sizeof(long long) * windows);
 
 		if (its == NULL || ns == NULL || cpu == NULL)
-			return (3);
+			fail(3, "out of memory");
 		/* nothing is printed while windows run: output would be part of the loop */
 		c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		for (w = 0; w < windows && !stop_flag && !orphaned; w++) {

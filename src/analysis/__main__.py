@@ -154,8 +154,7 @@ def _preflight(args) -> int:
 
 def _bootstrap(args) -> int:
     bootstrap(args.target, dry_run=args.dry_run, trust_new_host_keys=args.trust_new_host_keys,
-              benchmarks=args.benchmark,
-              ssh_config=args.ssh_config)
+              benchmarks=args.benchmark, tests=args.tests, ssh_config=args.ssh_config)
     return 0
 
 
@@ -275,8 +274,13 @@ def build_parser() -> argparse.ArgumentParser:
     boot = sub.add_parser("bootstrap", help="install what a target lacks (apt, pkg)")
     _target_args(boot)
     boot.add_argument("--dry-run", action="store_true", help="only say what would be installed")
-    boot.add_argument("--benchmark", action="append", default=None, metavar="NAME",
-                      help="only what this benchmark needs (repeatable; default: every one)")
+    which = boot.add_mutually_exclusive_group()
+    which.add_argument("--benchmark", action="append", default=None, metavar="NAME",
+                       help="only what this benchmark needs (repeatable; default: every one)")
+    which.add_argument("--tests", action="store_true",
+                       help="for the test suite (make test): every benchmark's tools, what only "
+                       "the tests need (openssh-server, busybox, QEMU, ...), a tracefs mount; "
+                       "without root, one line says what it cannot install")
     boot.set_defaults(func=_bootstrap)
     ver = sub.add_parser("verify", help="check every raw file of a campaign against its "
                          "manifest (exit 1 on any problem)")

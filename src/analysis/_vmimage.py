@@ -45,6 +45,9 @@ MASKED = ("apt-daily.timer", "apt-daily-upgrade.timer", "man-db.timer", "e2scrub
 #: host tools and the Debian package that has each
 HOST_TOOLS = {"mmdebstrap": "mmdebstrap", "mkfs.ext4": "e2fsprogs",
               "qemu-system-x86_64": "qemu-system-x86"}
+#: the host tools ``python -m analysis bootstrap local --tests`` installs (a test keeps this
+#: equal to :data:`analysis.bootstrap.TESTS_APT`'s; not imported: bootstrap imports us)
+BOOTSTRAP_INSTALLS = frozenset({"mmdebstrap", "mkfs.ext4", "qemu-system-x86_64"})
 
 
 def packages(kernel: str, lttng_modules: bool) -> list[str]:
@@ -67,10 +70,17 @@ def recipe(kernel: str, lttng_modules: bool = False) -> dict:
 
 
 def need_host_tool(tool: str, name: str) -> str:
+    """The path of a tool the VM tooling runs on this machine; a missing one is a
+    :class:`VMError` naming what installs it: ``python -m analysis bootstrap local --tests``
+    where bootstrap has it (:data:`BOOTSTRAP_INSTALLS`: mmdebstrap, mkfs.ext4, QEMU), else
+    its Debian package."""
     path = shutil.which(tool) or shutil.which(tool, path="/usr/sbin:/sbin")
     if path is None:
-        raise VMError(name, f"{tool} is not installed on this machine: "
-                            f"apt-get install {HOST_TOOLS.get(tool, tool)}")
+        package = HOST_TOOLS.get(tool, tool)
+        how = (f"`python -m analysis bootstrap local --tests` installs it (package {package}, "
+               "with the rest of what the tests need), or apt-get install " + package) \
+            if tool in BOOTSTRAP_INSTALLS else f"apt-get install {package}"
+        raise VMError(name, f"{tool} is not installed on this machine: {how}")
     return path
 
 

@@ -1,13 +1,17 @@
 """Install what a target lacks, with its own package manager (apt, pkg).
 
 It says what it will install before it does anything, and installs nothing
-when nothing is missing (so no root is needed then).
+when nothing is missing (so no root is needed then). ``tests=True`` (``make test``)
+also installs what only the test suite needs (:data:`TESTS_APT`). Its preflight mounts
+tracefs when it runs as root and nothing is mounted there; the plan says so.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .errors import ParameterError, PrivilegeError
 from .preflight import Preflight, preflight
 from .targets import connect
 from .transport import Transport
@@ -38,12 +42,15 @@ PKG = {  # FreeBSD: DTrace and cc are in base; no bpftrace, LTTng or rt-tests
 }
 
 
+#: what benchmark 2 builds (Debian's package installs it there) and the tools it needs
+KBUILD_SOURCES = "/usr/src/linux-source-6.1.tar.xz"
+
 #: what each benchmark needs of the above (a test keeps it equal to the registry's names):
 #: ``bootstrap(benchmarks=[...])`` installs only that, when a benchmark is first needed
 NEEDS = {
     "ab": ("hyperfine", "zstd", "iperf3", "bpftrace"),
     "cyclictest": ("cyclictest", "bpftrace", "lttng"),
-    "dd": ("bpftrace", "hyperfine"),
+    "dd": ("bpftrace", "hyperfine", "cc"),
     "kbuild": ("bpftrace", "hyperfine", "cc", "kbuild"),
     "ktrace": ("bpftrace",),
     "looper": ("bpftrace", "hyperfine", "cc"),
@@ -51,6 +58,40 @@ NEEDS = {
     "probe-rate": ("bpftrace",),
     "usdt": ("bpftrace", "lttng", "sdt", "cc"),
 }
+
+
+#: what only the test suite needs, beyond every benchmark's tools (``bootstrap --tests``, which
+#: ``make test`` runs): a command the tests run -> (its apt package, why)
+TESTS_APT = {
+    "sshd": ("openssh-server", "the SSH tests log in to a real sshd on loopback"),
+    "ssh-keygen": ("openssh-client", "the loopback sshd's host and client keys"),
+    "busybox": ("busybox", "the runners tested under busybox sh, as on a minimal target"),
+    "pgrep": ("procps", "the tests' check that no tracer or workload outlives its run"),
+    "readelf": ("binutils", "the USDT tests check their ELF notes against readelf"),
+    "strace": ("strace", "a rate-meter test counts its read calls"),
+    "qemu-system-x86_64": ("qemu-system-x86", "the VM tests boot a guest"),
+    "mmdebstrap": ("mmdebstrap", "the VM tests build the guest's root file system"),
+    "mkfs.ext4": ("e2fsprogs", "the VM tests make the guest's disk"),
+}
+#: installed without their recommends (QEMU's are a GUI stack)
+NO_RECOMMENDS = frozenset({"qemu-system-x86", "mmdebstrap", "e2fsprogs"})
+#: a command or header the tests look for -> its apt package, where the names differ
+#: (the rest of :data:`APT`'s packages are named after their command)
+PROVIDED_BY = {"cc": "gcc", "gcc": "gcc", "cyclictest": "rt-tests", "lttng": "lttng-tools",
+               "sys/sdt.h": "systemtap-sdt-dev", "lttng/tracef.h": "liblttng-ust-dev",
+               KBUILD_SOURCES: "linux-source-6.1", "ps": "procps", "nm": "binutils"}
+
+
+def package_of(name: str) -> str:
+    """The apt package that brings a command or header ``name`` (a test's skip message
+    names it); ``KeyError`` for a name that no table here installs."""
+    if name in TESTS_APT:
+        return TESTS_APT[name][0]
+    if name in PROVIDED_BY:
+        return PROVIDED_BY[name]
+    if any(name in pkgs for pkgs in APT.values()):
+        return name
+    raise KeyError(f"{name}: no apt package for it in analysis.bootstrap (APT, TESTS_APT)")
 
 
 @dataclass(frozen=True)
@@ -61,6 +102,8 @@ class BootstrapPlan:
     unavailable: tuple[str, ...]  # wanted, but no package on this OS
     #: why: each missing need -> the benchmarks asked for that need it
     why: tuple[tuple[str, str], ...] = ()
+    #: where the preflight mounted tracefs (as root, where nothing was mounted), or None
+    mounted_tracefs: str | None = None
 
     def describe(self) -> str:
         lines = []
@@ -69,6 +112,8 @@ class BootstrapPlan:
             lines += [f"{self.target}:   {what}: for {for_}" for what, for_ in self.why]
         else:
             lines.append(f"{self.target}: nothing to install")
+        if self.mounted_tracefs:
+            lines.append(f"{self.target}: mounted tracefs at {self.mounted_tracefs} (for ftrace)")
         for what in self.unavailable:
             lines.append(f"{self.target}: {what} has no package here; experiments needing it are skipped")
         return "\n".join(lines)
@@ -82,10 +127,6 @@ def _manager(transport: Transport) -> str | None:
     return None
 
 
-#: what benchmark 2 builds (Debian's package installs it there) and the tools it needs
-KBUILD_SOURCES = "/usr/src/linux-source-6.1.tar.xz"
-
-
 def kbuild_ready(transport: Transport) -> bool:
     """Are the kernel sources and the build's tools (flex, bison, bc) on the target?"""
     check = 'test -r "$1" && command -v flex && command -v bison && command -v bc'
@@ -93,11 +134,15 @@ def kbuild_ready(transport: Transport) -> bool:
                          check=False).exit_status == 0
 
 
-def plan(pf: Preflight, manager: str | None, kbuild: bool = True,
-         benchmarks=None) -> BootstrapPlan:
+def plan(pf: Preflight, manager: str | None, kbuild: bool = True, benchmarks=None,
+         tests: Sequence[str] | None = None) -> BootstrapPlan:
     """What to install (``kbuild``: False when benchmark 2's kernel sources or build
     tools are missing); ``benchmarks``: only what those need (:data:`NEEDS`), None: every
-    benchmark's."""
+    benchmark's. ``tests``: for the test suite, every benchmark's needs and these commands
+    of :data:`TESTS_APT`, which the target lacks."""
+    if tests is not None and benchmarks is not None:
+        raise ParameterError("benchmarks", benchmarks, "the tests need every benchmark's "
+                             "tools: ask for the tests or for benchmarks, not both")
     asked = sorted(NEEDS) if benchmarks is None else list(benchmarks)
     unknown = [b for b in asked if b not in NEEDS]
     if unknown:
@@ -114,8 +159,19 @@ def plan(pf: Preflight, manager: str | None, kbuild: bool = True,
             packages += [p for p in pkgs if p not in packages]
         else:
             unavailable.append(what)
-    why = tuple((w, wanted[w]) for w in missing if w not in unavailable)
-    return BootstrapPlan(pf.target, manager, tuple(packages), tuple(unavailable), why)
+    why = [(w, wanted[w]) for w in missing if w not in unavailable]
+    for command in tests or ():
+        package, reason = TESTS_APT[command]
+        if manager != "apt":
+            unavailable.append(command)
+            continue
+        if package not in packages:
+            packages.append(package)
+        why.append((command, f"the tests ({reason})"))
+    mounted = pf.details.get("tracefs_path") if pf.details.get("tracefs_mounted_by_preflight") \
+        else None
+    return BootstrapPlan(pf.target, manager, tuple(packages), tuple(unavailable), tuple(why),
+                         mounted)
 
 
 def _missing(pf: Preflight, kbuild: bool) -> list[str]:
@@ -140,29 +196,56 @@ def _missing(pf: Preflight, kbuild: bool) -> list[str]:
     return missing
 
 
+def tests_missing(transport: Transport) -> list[str]:
+    """The commands of :data:`TESTS_APT` that ``transport``'s machine lacks (sbin included)."""
+    check = 'PATH="$PATH:/usr/sbin:/sbin"; for c; do command -v "$c" >/dev/null || echo "$c"; done'
+    return transport.run(["sh", "-c", check, "sh", *TESTS_APT], timeout=30).stdout.split()
+
+
 def bootstrap(target: str | Transport = "local", *, dry_run: bool = False, echo=print,
               trust_new_host_keys: bool = False, ssh_config=None,
-              benchmarks=None) -> BootstrapPlan:
+              benchmarks=None, tests: bool = False) -> BootstrapPlan:
     """Install what ``target`` lacks (for ``benchmarks`` only, e.g. ``["dd"]``; None: for
-    every benchmark); print the plan and why first. Returns the plan."""
+    every benchmark; ``tests``: for the test suite, every benchmark's tools and what only
+    the tests need); print the plan and why first. Returns the plan.
+
+    For the tests, a login that is neither root nor has passwordless sudo gets one line
+    saying what it cannot install, and no error: the tests that need it skip."""
     own = isinstance(target, str)
     transport = connect(target, trust_new_host_keys=trust_new_host_keys,
                         ssh_config=ssh_config) if own else target
     try:
-        p = plan(preflight(transport), _manager(transport), kbuild_ready(transport), benchmarks)
+        p = plan(preflight(transport), _manager(transport), kbuild_ready(transport), benchmarks,
+                 tests_missing(transport) if tests else None)
         echo(p.describe())
-        if p.packages and not dry_run:
-            if p.manager == "apt":
-                env = {"DEBIAN_FRONTEND": "noninteractive"}
-                transport.run_root(["env", *(f"{k}={v}" for k, v in env.items()),
-                                    "apt-get", "update", "-qq"], timeout=900)
-                transport.run_root(["env", *(f"{k}={v}" for k, v in env.items()),
-                                    "apt-get", "install", "-y", "-qq", *p.packages], timeout=3600)
-            elif p.manager == "pkg":
-                transport.run_root(["env", "ASSUME_ALWAYS_YES=yes", "pkg", "install", "-y",
-                                    *p.packages], timeout=3600)
-            echo(f"{p.target}: installed {' '.join(p.packages)}")
+        if dry_run or not p.packages:
+            return p
+        try:
+            transport.privilege_prefix()
+        except PrivilegeError as exc:
+            if not tests:
+                raise
+            echo(f"{p.target}: cannot install {' '.join(p.packages)}: user {exc.user!r} is not "
+                 "root and has no passwordless sudo; the tests that need them are skipped")
+            return p
+        _install(transport, p, echo)
         return p
     finally:
         if own:
             transport.close()
+
+
+def _install(transport: Transport, p: BootstrapPlan, echo) -> None:
+    if p.packages and p.manager == "apt":
+        env = ["env", "DEBIAN_FRONTEND=noninteractive"]
+        transport.run_root([*env, "apt-get", "update", "-qq"], timeout=900)
+        plain = [x for x in p.packages if x not in NO_RECOMMENDS]
+        bare = [x for x in p.packages if x in NO_RECOMMENDS]
+        for extra, pkgs in (([], plain), (["--no-install-recommends"], bare)):
+            if pkgs:
+                transport.run_root([*env, "apt-get", "install", "-y", "-qq", *extra, *pkgs],
+                                   timeout=3600)
+    elif p.packages and p.manager == "pkg":
+        transport.run_root(["env", "ASSUME_ALWAYS_YES=yes", "pkg", "install", "-y",
+                            *p.packages], timeout=3600)
+    echo(f"{p.target}: installed {' '.join(p.packages)}")

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from . import paths
+from .errors import RemoteCommandError
 from .transport import Transport
 
 MARKER = ".tracelab-complete"
@@ -114,17 +115,53 @@ def deploy(transport: Transport, root: Path | None = None) -> str:
 
 
 def build_workload(transport: Transport, script: str, name: str, binary: str) -> str:
-    """Compile a C workload on the target with ``remote/workloads/<script>`` into
-    ``<work base>/<name>-<content hash>``, once per content of ``remote/`` (skipped while
-    ``<binary>`` there is executable); return that folder."""
+    """Compile a C workload on the target with ``remote/workloads/<script>``; return its
+    folder, ``<work base>/<name>-<content hash>-<build key>``.
+
+    One remote command (``remote/workloads/build.sh``): the build key is a checksum of what
+    the build depends on outside ``remote/`` (the compiler's path and version, ``CFLAGS``,
+    the optional headers and libraries the script probes for, e.g. ``sys/sdt.h``), so a
+    workload built before a header was installed, or with another compiler, is never
+    reused after: it is built again in a folder of its own. The folder is reused while its
+    ``build.info`` and ``<binary>`` are there. The build scripts honour ``CC`` and
+    ``CFLAGS`` in the target's environment (for ``local``: this process's). What the build
+    found (``build.info``: ``cc_version=...``, ``sdt=yes|no``, ``built=...``) is kept for
+    :func:`workload_build`."""
     remote = deploy(transport)
-    out = f"{work_base(transport)}/{name}-{remote.rsplit('-', 1)[-1]}"
-    if transport.run(["test", "-x", f"{out}/{binary}"], timeout=30, check=False).exit_status:
-        transport.run(["sh", f"{remote}/workloads/{script}", out], timeout=300)
-    return out
+    prefix = f"{work_base(transport)}/{name}-{remote.rsplit('-', 1)[-1]}"
+    out = transport.run(["sh", f"{remote}/workloads/build.sh", script, binary, prefix],
+                        timeout=300)
+    info: dict[str, str] = {}
+    for line in out.stdout.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:  # a key printed twice (built=...) keeps every value, in order
+            info[key] = f"{info[key]},{value}" if key in info and key == "built" else value
+    folder = info.pop("folder", None)
+    if not folder:
+        raise RemoteCommandError(transport.name, f"sh {remote}/workloads/build.sh {script}",
+                                 out.exit_status, "build.sh printed no folder= line: "
+                                 + out.stdout[-300:])
+    builds = getattr(transport, "_workload_builds", None) or {}
+    builds[name] = {**info, "folder": folder}
+    transport._workload_builds = builds
+    return folder
+
+
+def workload_build(transport: Transport, name: str) -> dict[str, str]:
+    """What the last :func:`build_workload` of ``name`` on this transport found: the build
+    environment (``cc``, ``cc_version``, ``cflags``, the probes' ``sdt=yes|no``, ...), what
+    it built (``built``) and its ``folder``; {} before any build."""
+    return dict((getattr(transport, "_workload_builds", None) or {}).get(name, {}))
+
+
+def build_summary(build: dict[str, str]) -> str:
+    """A build's environment in one line for a run's info: the compiler's version and the
+    probes' answers, e.g. ``cc (Debian 12.2.0-14) 12.2.0; sdt=yes``."""
+    probes = [f"{k}={v}" for k, v in build.items() if v in ("yes", "no")]
+    return "; ".join([build.get("cc_version") or build.get("cc", "cc"), *probes])
 
 
 def build_workloads(transport: Transport) -> str:
     """The microbenchmark's variants and cyclictest's wake-up libraries, compiled on the
-    target once per content; return their folder."""
+    target once per content and build environment; return their folder."""
     return build_workload(transport, "build-usdt-bench.sh", "usdt-bench", "usdt-bench-usdt")

@@ -117,6 +117,36 @@ class PrivilegeError(TargetError):
         return (type(self), (self.target, self.user))
 
 
+class MissingTools(TargetError):
+    """A target lacks what a benchmark cannot run without; raised after the target's
+    preflight, before the campaign (its folder, any run) is created.
+
+    ``target``; ``benchmark``; ``missing``: what it lacks, in words; ``packages``: what
+    ``command`` (bootstrap's, or None where bootstrap has no package for it) installs.
+    """
+
+    def __init__(self, target: str, benchmark: str, missing: tuple[str, ...],
+                 packages: tuple[str, ...] = (), command: str | None = None,
+                 detail: str = ""):
+        self.target = target
+        self.benchmark = benchmark
+        self.missing = tuple(missing)
+        self.packages = tuple(packages)
+        self.command = command
+        self.detail = detail
+        text = f"{target} lacks what benchmark {benchmark} needs: {', '.join(self.missing)}"
+        if command:
+            them = "it" if len(self.packages) == 1 else "them"
+            text += f"; `{command}` installs {them} ({' '.join(self.packages)})"
+        if detail:
+            text += f"; {detail}"
+        super().__init__(text + "; nothing was run")
+
+    def __reduce__(self):
+        return (type(self), (self.target, self.benchmark, self.missing, self.packages,
+                             self.command, self.detail))
+
+
 class TransferError(TargetError):
     """A file transfer failed or arrived with a different checksum."""
 

@@ -297,8 +297,10 @@ def run_and_fetch(
     ``{out}`` in ``workload`` and ``after`` becomes that folder. ``after`` are
     commands run once the workload succeeded (e.g. compressing its output). The
     folder is removed afterwards; on any failure the tracer is cleaned up first.
-    Raises :class:`TargetError` if the workload exits non-zero, :class:`TransferError` if
-    ``meta`` or a file named in ``expect`` (the workload's own output) did not arrive.
+    Raises :class:`TargetError` if the workload exits non-zero or before it measured (its
+    message: :func:`workload_failure`, with the workload's exit status and the end of its
+    stderr), :class:`TransferError` if ``meta`` or a file named in ``expect`` (the
+    workload's own output) did not arrive.
     """
     remote_dir = run_folder(transport, name)
 
@@ -309,8 +311,8 @@ def run_and_fetch(
         tr = traced_run(transport, spec, fill(workload), remote_dir=remote_dir,
                         attach_timeout=attach_timeout, stop_timeout=stop_timeout,
                         workload_timeout=workload_timeout)
-        if tr.workload_exit not in (0, None):
-            raise TargetError(f"{transport.name}: {workload[0]} exited with {tr.workload_exit}")
+        if tr.status == "workload_failed" or tr.workload_exit not in (0, None):
+            raise TargetError(workload_failure(transport.name, workload, tr))
         for argv in after:
             transport.run(fill(argv), timeout=600)
         fetch(transport, remote_dir, local_dir, required=("meta", *expect))
@@ -320,6 +322,16 @@ def run_and_fetch(
     finally:
         transport.run_root(["rm", "-rf", remote_dir], timeout=120, check=False)
     return tr
+
+
+def workload_failure(target: str, workload: Sequence[str], run: TracedRun) -> str:
+    """Why a run's workload failed, in one line: the runner's ``error`` (what happened, the
+    exit status and the last lines of the workload's stderr, e.g. ``the workload exited
+    before it measured (exit status 2: tracelab-rate: built without sys/sdt.h ...)``), or,
+    from a runner that recorded none, the exit status alone."""
+    program = Path(workload[0]).name if workload else "the workload"
+    return f"{target}: " + (run.meta.get("error")
+                            or f"{program} exited with status {run.workload_exit}")
 
 
 def fetch(transport: Transport, remote_dir: str, local_dir: Path,

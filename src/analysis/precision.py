@@ -143,8 +143,9 @@ class Decision:
     experiments widest first; ``None`` to stop. ``stop``: ``None``, ``"met"``,
     ``"budget"`` or ``"max_rounds"``; ``reason``: the same in words. ``round``:
     the next round's number. ``widths``: each experiment's precision;
-    ``met``: the experiments at or below the target. Unpacks as
-    ``experiments, reason``.
+    ``met``: the experiments at or below the target; ``target`` and ``budget_s``: the
+    rule's. Unpacks as ``experiments, reason``; :meth:`state` is the same in a few
+    JSON-able numbers (a campaign's manifest and its progress line show it).
     """
 
     experiments: list[str] | None
@@ -156,9 +157,33 @@ class Decision:
     met: list[str] = field(default_factory=list)
     spent_s: float = 0.0
     predicted_s: float = 0.0
+    target: float | None = None
+    budget_s: float | None = None
 
     def __iter__(self):
         return iter((self.experiments, self.reason))
+
+    def widest(self) -> tuple[str | None, float]:
+        """The experiment whose precision is the widest (the last to meet the target; ties
+        by name) and that precision (infinite: no CI yet); ``(None, inf)`` without any."""
+        if not self.widths:
+            return None, math.inf
+        name = min(self.widths, key=lambda e: (-self.widths[e], e))
+        return name, self.widths[name]
+
+    def state(self) -> dict:
+        """Where the rule stands, JSON-able: ``rounds_done``, ``next_round`` (None: it
+        stopped), ``experiments`` and how many ``met`` the ``target``, the ``widest``
+        experiment and its ``widest_precision`` (None: no finite CI yet), ``spent_s`` of
+        ``budget_s``, ``stop`` (None, "met", "budget" or "max_rounds") and ``reason``."""
+        name, width = self.widest()
+        return {"rounds_done": int(self.rounds_done),
+                "next_round": None if self.experiments is None else int(self.round),
+                "experiments": len(self.widths), "met": len(self.met), "target": self.target,
+                "widest": name,
+                "widest_precision": round(width, 6) if math.isfinite(width) else None,
+                "spent_s": round(float(self.spent_s), 3), "budget_s": self.budget_s,
+                "stop": self.stop, "reason": self.reason}
 
 
 @dataclass(frozen=True)
@@ -190,7 +215,8 @@ class Rule:
                   for e, w in widths.items() if e != control}
         met = sorted(e for e, w in widths.items() if self.is_met(w))
         base = dict(rounds_done=rounds_done, widths=widths, met=met, spent_s=float(spent_s),
-                    round=rounds_done if next_round is None else next_round)
+                    round=rounds_done if next_round is None else next_round,
+                    target=self.target, budget_s=self.budget_s)
         goal = f"+-{self.target:.0%}" if self.target is not None else None
         short = (f"{len(widths) - len(met)} of {len(widths)} experiments short of {goal}"
                  if goal else "no precision target: rounds until the budget")

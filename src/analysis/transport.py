@@ -135,13 +135,19 @@ class Transport:
         uid = self.run(["id", "-u"], timeout=30).stdout.strip()
         if uid == "0":
             prefix: list[str] = []
-        elif self.run(["sudo", "-n", "true"], timeout=30, check=False).exit_status == 0:
+        elif self._sudo_works():
             prefix = ["sudo", "-n"]
         else:
             user = self.run(["id", "-un"], timeout=30, check=False).stdout.strip() or None
             raise PrivilegeError(self.name, user)
         self._privilege = tuple(prefix)
         return prefix
+
+    def _sudo_works(self) -> bool:
+        try:
+            return self.run(["sudo", "-n", "true"], timeout=30, check=False).exit_status == 0
+        except OSError:  # no sudo on this machine (LocalTransport runs it without a shell)
+            return False
 
     def run_root(self, argv: Sequence[str], **kwargs) -> CommandResult:
         """Run ``argv`` as root (directly, or through ``sudo -n``)."""

@@ -11,7 +11,7 @@ import pytest
 from analysis import stats
 from analysis.benchmarks import cyclictest as latency
 from analysis.campaign import Campaign
-from conftest import ROOT, need_tool
+from conftest import ROOT, need_header, need_tool
 
 
 def test_box_stats_from_a_histogram_equal_numpy_on_the_expanded_data():
@@ -36,6 +36,8 @@ def test_cyclictest_command_is_the_thesis_one():
 def test_notebook_local_and_ssh_targets_compared(tmp_path, sshd, nothing_left_behind):
     for tool in ("cyclictest", "bpftrace", "lttng", "cc"):
         need_tool(tool)
+    for header in ("sys/sdt.h", "lttng/tracef.h"):  # the wake-up tracepoints' preloads
+        need_header(header)
     data = tmp_path / "data"
     papermill.execute_notebook(
         str(ROOT / "notebooks" / "2.1-cyclictest.ipynb"), str(tmp_path / "x.ipynb"),

@@ -14,7 +14,7 @@ from analysis.errors import ParameterError
 from analysis.lifecycle import TracerSpec, traced_execute
 from analysis.preflight import preflight
 from analysis.targets import connect
-from conftest import fake_dtrace
+from conftest import fake_dtrace, need_tool
 
 
 def test_the_scripts_are_the_slides_with_their_stated_changes():
@@ -99,6 +99,7 @@ def test_dtrace_with_a_stand_in(tmp_path, monkeypatch):
 
 
 def test_without_kprobes_nothing_is_planned_and_the_reason_is_given(tmp_path):
+    need_tool("bpftrace")  # the default tracer: refused before any plan where it is missing
     with connect("local") as t:
         if preflight(t).capabilities.get("kprobes"):
             pytest.skip("this kernel has kprobes: tests/test_vm.py's case applies")

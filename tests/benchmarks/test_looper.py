@@ -75,6 +75,7 @@ printf '\n  hello DTrace                                              %s\n' "$FA
 
 def test_dtrace_command_lines_with_a_stand_in(tmp_path, monkeypatch):
     need_tool("hyperfine")
+    need_tool("cc")  # the looper is built here
     fake_dtrace(tmp_path, monkeypatch, FAKE_DTRACE)
     monkeypatch.setenv("FAKE_COUNT", "1000")
     execute = looper.make_execute(tracer="dtrace", calls=1000, runs=2, warmup=1, cpu=None,
@@ -112,8 +113,8 @@ def _by_hand(raw, calls: int) -> dict:
 @pytest.mark.slow
 @pytest.mark.parametrize("where", ["local", "ssh"])
 def test_looper_notebook(request, tmp_path, where):
-    need_tool("bpftrace")
-    need_tool("hyperfine")
+    for tool in ("bpftrace", "hyperfine", "cc"):
+        need_tool(tool)
     params = {"calls": CALLS, "runs": 2, "rounds": 2, "campaign": "lp",
               "data_dir": str(tmp_path / "data"), "figures_dir": str(tmp_path / "figures")}
     if where == "ssh":
@@ -149,8 +150,8 @@ def test_looper_notebook(request, tmp_path, where):
 def test_the_tracer_does_not_outlive_its_controller(tmp_path):
     """bpftrace runs inside the timed workload (``-c``): when the controller goes away (stdin
     EOF), the runner stops hyperfine, bpftrace and looper with the workload's group."""
-    need_tool("bpftrace")
-    need_tool("hyperfine")
+    for tool in ("bpftrace", "hyperfine", "cc", "pgrep"):
+        need_tool(tool)
     import subprocess
     import time
 

@@ -78,7 +78,6 @@ def test_the_three_benchmarks_are_registered_and_listed(capsys):
 
 
 def test_a_benchmark_plugs_in_from_the_test_suite(naps, tmp_path, capsys, nothing_left_behind):
-    need_tool("sleep")
     result = analysis.run_benchmark("test-naps", "local", data_dir=tmp_path, progress=False,
                                     campaign="naps1", naps=3)
     assert result.complete and result.done["local"] == ["nap0", "nap1", "nap2"]
@@ -136,9 +135,11 @@ def test_preflight_once_per_target(naps, tmp_path, monkeypatch):
 
 
 # without the -stats blocks (the BPF split is test_adaptive's): the CLI and the notebook
-# are compared on the same parameters either way; fixed rounds (not the quick preset's)
+# are compared on the same parameters either way; whole dd processes in fixed rounds (not
+# the quick preset's rate method)
 DD_CLI = ["--param", "experiments=4,5", "--param", "count=100k", "--param", "rounds=2",
-          "--param", "bpf_stats=off", "--param", "precision=None", "--param", "budget=None"]
+          "--param", "bpf_stats=off", "--param", "precision=None", "--param", "budget=None",
+          "--param", "method=hyperfine"]
 
 
 def _dd_files(folder: Path, campaign: str) -> dict:
@@ -178,6 +179,7 @@ def test_dd_from_the_command_line_matches_the_notebook(tmp_path):
                         str(tmp_path / "nb.ipynb"), progress_bar=False, parameters={
                             "experiments": "4,5", "count": "100k", "rounds": 2,
                             "precision": None, "budget": None, "bpf_stats": "off",
+                            "method": "hyperfine",
                             "campaign": "nb", "data_dir": str(tmp_path),
                             "figures_dir": str(tmp_path / "figures")})
     nb = _dd_files(tmp_path / "processed", "nb") | _dd_files(tmp_path / "figures", "nb")
@@ -195,7 +197,6 @@ class SizedNaps(Naps):
 
 def test_a_preset_is_chosen_by_one_parameter_and_recorded_in_the_manifest(
         monkeypatch, tmp_path, capsys):
-    need_tool("sleep")
     monkeypatch.setattr(benchmarks.base, "_REGISTRY", dict(benchmarks.registry()))
     register(SizedNaps)
     # the command line and the notebook's keyword: the same parameter

@@ -34,9 +34,10 @@ from analysis.transport import LocalTransport
 from conftest import ROOT, leftovers, need_tool, wait_until_clean
 
 DRIVER = ROOT / "tests" / "drivers" / "run_dd.py"
-# fixed rounds (precision and budget None): the registry's quick preset is adaptive
+# whole dd processes in fixed rounds (precision and budget None): the registry's quick preset
+# is the rate method, adaptive
 SMALL = {"experiments": [4], "count": "2k", "runs": 2, "warmup": 0, "rounds": 1, "bpf_stats": "off",
-         "precision": None, "budget": None}
+         "precision": None, "budget": None, "method": "hyperfine"}
 
 
 def _tiny(tmp_path, name="integ", **over) -> dd.Benchmark1:
@@ -242,7 +243,7 @@ def test_two_processes_on_one_campaign_or_one_target(tmp_path, nothing_left_behi
     # long enough (~15 s: 6 blocks of 3 runs of >= 0.45 s, each with a tracer attaching)
     # that the first still runs when the others have started python (~3 s) and been refused
     base = {"target": "local", "data_dir": str(tmp_path), "experiments": [4], "count": "1000k",
-            "runs": 3, "warmup": 0, "rounds": 2, "bpf_stats": "off"}
+            "runs": 3, "warmup": 0, "rounds": 2, "bpf_stats": "off"}  # hyperfine: the driver's
     first = _start({**base, "campaign": "shared"})
     lock = tmp_path / "raw" / "shared" / ".lock"
     while f'"pid": {first.pid}' not in (lock.read_text() if lock.exists() else ""):
@@ -357,7 +358,7 @@ def _done_files(camp_dir: Path) -> dict:
 # would run on for >= 7 s after the kill, so "clean within 5 s" cannot be the block ending
 # by itself
 KILL = {"experiments": [4], "count": "1000k", "runs": 16, "warmup": 0, "rounds": 1,
-        "bpf_stats": "off", "precision": None, "budget": None}
+        "bpf_stats": "off", "precision": None, "budget": None}  # hyperfine: the driver's
 
 
 @pytest.mark.parametrize("where", ["local", "ssh"])
@@ -379,8 +380,9 @@ def test_sigkill_of_the_controller_leaves_nothing_on_the_target(request, tmp_pat
     assert before, "some runs finished before the kill"
     if where == "ssh":  # resuming is the same code for both: checked once, on local
         return
-    b = dd.run_benchmark1(progress=False, **{k: v for k, v in kwargs.items()
-                                             if k not in ("data_dir",)}, data_dir=tmp_path)
+    b = dd.run_benchmark1(progress=False, method="hyperfine",  # as the driver ran it
+                          **{k: v for k, v in kwargs.items() if k not in ("data_dir",)},
+                          data_dir=tmp_path)
     assert b.result.complete, b.result
     after = _done_files(camp_dir)
     assert {k: after[k] for k in before} == before  # earlier runs byte-identical

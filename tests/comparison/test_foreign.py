@@ -58,8 +58,9 @@ def test_a_zombie_tracer_is_not_at_work_a_live_one_is(tmp_path):
     import subprocess
     import time
 
-    from conftest import ROOT
+    from conftest import ROOT, need_tool
 
+    need_tool("ps")  # tracers.sh lists the processes with it
     fake = tmp_path / "bpftrace"  # comm "bpftrace"
     shutil.copy(shutil.which("sleep"), fake)
     live = subprocess.Popen([str(fake), "30"])

@@ -11,10 +11,11 @@ import analysis
 from analysis.campaign import Campaign
 from analysis.foreign import ForeignTracers, scan
 from analysis.transport import LocalTransport
-from conftest import need_tool
+from conftest import need_header, need_tool
 
 TINY = {"experiments": [4], "count": "20k", "runs": 2, "warmup": 0, "rounds": 3,
-        "bpf_stats": "off", "precision": None, "budget": None}  # fixed rounds, not a preset's
+        "bpf_stats": "off", "precision": None, "budget": None,
+        "method": "hyperfine"}  # whole dd processes in fixed rounds, not a preset's
 
 
 def _run(tmp_path, name, **over):
@@ -80,6 +81,7 @@ def test_usdt_campaigns_compare_per_invocation(tmp_path):
     per event (case 1 - case 3 of the same invocation) compare, invocation as the unit."""
     for tool in ("bpftrace", "cc"):
         need_tool(tool)
+    need_header("sys/sdt.h")
     for name in ("u1", "u2"):
         assert analysis.run_benchmark("usdt", "local", campaign=name, data_dir=tmp_path,
                                       progress=False, iterations=20000, invocations=3,

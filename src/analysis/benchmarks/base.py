@@ -111,9 +111,30 @@ class Benchmark:
     #: defaults; the first preset's values are those defaults (one source of defaults)
     presets: ClassVar[dict[str, dict]] = {}
 
+    #: what of :data:`analysis.bootstrap.NEEDS` the benchmark can run without: its plan
+    #: substitutes or skips (with the reason) the experiments that need it
+    optional: ClassVar[tuple[str, ...]] = ()
+
     def check(self, p: dict) -> dict:
         """Checks across parameters (after each one's own); returns them."""
         return p
+
+    def requires(self, p: dict, target: str, targets: Sequence[str]) -> tuple[str, ...]:
+        """What of :data:`analysis.bootstrap.NEEDS` (its keys: ``bpftrace``, ``hyperfine``,
+        ``cc``, ``sdt``, ``kbuild``, ...) a campaign with the parameters ``p`` cannot run
+        without on ``target`` (one of ``targets``). :func:`~analysis.benchmarks.run.
+        run_benchmark` checks it after the preflight, before the campaign is created, and
+        refuses in one line naming bootstrap's command (:mod:`analysis.benchmarks._tools`).
+        Default: the benchmark's needs but its :attr:`optional` ones."""
+        from ..bootstrap import NEEDS
+
+        return tuple(n for n in NEEDS.get(self.name, ()) if n not in self.optional)
+
+    def unmet(self, p: dict, transport) -> list[str]:
+        """What else the target lacks for these parameters that bootstrap does not install
+        (one phrase each, checked with :meth:`requires`; e.g. a kernel tarball given as a
+        parameter that is not there). Default: nothing."""
+        return []
 
     def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
         raise NotImplementedError

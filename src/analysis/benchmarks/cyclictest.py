@@ -127,6 +127,7 @@ class Cyclictest(Benchmark):
     notebook = "2.1-cyclictest"
     description = "cyclictest wake-up latency under ftrace, bpftrace and LTTng (Letaief 3.4)"
     needs = ("rt-tests (cyclictest)", "tracepoints", "uprobes", "bpftrace", "LTTng")
+    optional = ("bpftrace", "lttng")  # configurations without them are skipped, with the reason
     several_targets = True
     params = (
         Param.integer("loops", 2000, "wake-ups per invocation (the thesis: 10,000,000)", 1),

@@ -159,6 +159,9 @@ class Ktrace(Benchmark):
         Param.integer("stop_timeout", 600, "seconds after SIGINT before SIGKILL", 1),
     )
 
+    def requires(self, p: dict, target: str, targets) -> tuple[str, ...]:
+        return ("bpftrace",) if p["tracer"] == "bpftrace" else ()
+
     def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
         (target, pf), = preflights.items()
         if p["tracer"] == "dtrace" and not pf.capabilities.get("dtrace"):

@@ -179,6 +179,9 @@ class Looper(Benchmark):
                       "last one)", 0),
     )
 
+    def requires(self, p: dict, target: str, targets) -> tuple[str, ...]:
+        return ("hyperfine", "cc", *(("bpftrace",) if p["tracer"] == "bpftrace" else ()))
+
     def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
         (target, pf), = preflights.items()
         if p["tracer"] == "dtrace" and not pf.capabilities.get("dtrace"):

@@ -123,10 +123,15 @@ class ProbeEffect(Benchmark):
     def check(self, p: dict) -> dict:
         # fixed size, as the lesson says (rounds x runs): not dd's adaptive default, which
         # adds rounds until its precision or a 5-minute budget (a class would wait)
+        # whole dd processes under hyperfine, as the lesson shows them (dd's own default is
+        # the rate method)
         p["dd"] = get("dd").parse({"experiments": ",".join(EXPERIMENTS), "count": p["count"],
                                    "runs": p["runs"], "warmup": 1, "rounds": p["rounds"],
-                                   "precision": None, "budget": None})
+                                   "precision": None, "budget": None, "method": "hyperfine"})
         return p
+
+    def requires(self, p: dict, target: str, targets) -> tuple[str, ...]:
+        return get("dd").requires(p["dd"], target, targets)
 
     def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
         plan = get("dd").plan(preflights, p["dd"], campaign)

@@ -277,7 +277,8 @@ def _measure(target, ptype, action, conn) -> None:
     bench, experiment = _MEASURE[key]
     if bench == "dd":
         run_benchmark("dd", target, experiments=experiment, count="200k", runs=3, warmup=1,
-                      rounds=3, precision=None, budget=None, **conn)  # fixed: 3 rounds
+                      rounds=3, precision=None, budget=None, method="hyperfine",
+                      **conn)  # fixed: 3 rounds of whole dd processes
     else:
         run_benchmark("looper", target, calls=50_000, runs=3, rounds=3, **conn)
 

@@ -53,7 +53,7 @@ import pandas as pd
 
 from .. import plots, precision, ratemeter
 from ..campaign import Campaign, RunSpec
-from ..deploy import build_workload
+from ..deploy import build_summary, build_workload, workload_build
 from ..errors import ParameterError, TargetError
 from ..plots.style import _caption, _figure, thesis_style
 
@@ -103,7 +103,9 @@ def meter_argv(meter: str, loop: list[str], kind: str, q: dict, params: dict) ->
 
 
 def build_meter(transport) -> str:
-    """Compile the rate meter on the target once per content of ``remote/``; its path."""
+    """Compile the rate meter on the target once per content of ``remote/`` and build
+    environment (a meter built before ``sys/sdt.h`` was installed is not reused after:
+    :func:`analysis.deploy.build_workload`); its path."""
     return build_workload(transport, "build-rate-meter.sh", "rate-meter", METER) + f"/{METER}"
 
 
@@ -418,7 +420,8 @@ def more(campaign: Campaign, target: str, ids: list[str], control: str, p: dict,
                            block_s=block_s,
                            spent_s=sum(e.get("duration_s") or 0 for e in entries.values()))
     campaign.record_adaptive({**campaign.adaptive, "precision": p["precision"],
-                              "budget_s": p["budget"], "rate_last_decision": decision.reason})
+                              "budget_s": p["budget"], "rate_last_decision": decision.reason,
+                              "rate_state": decision.state()})
     if decision.experiments is None:
         return None
     # a later round: the experiments still short of the target and the control, no A/A
@@ -525,15 +528,17 @@ def make_execute(scripts: Callable, argv: Callable, q: dict, fallback, *, tracer
     from ..lifecycle import TracerSpec, traced_execute
     from ..tracers import parse_count
 
-    built: dict[str, str] = {}
+    built: dict[str, tuple[str, str]] = {}
 
     def execute(transport, run: RunSpec, staging: Path) -> dict:
         kind = run.params.get("kind")
         if kind not in (BRACKET_KIND, COUNT_KIND):
             return fallback(transport, run, staging)
         if transport.name not in built:
-            built[transport.name] = build_meter(transport)
-        meter = built[transport.name]
+            path = build_meter(transport)
+            built[transport.name] = (path, build_summary(workload_build(transport,
+                                                                        "rate-meter")))
+        meter, made_with = built[transport.name]
         tracer, script = scripts(transport, meter, run, kind)
         spec = TracerSpec(tracer, script=script, tracer_cpu=tracer_cpu,
                           bracket=None if kind == COUNT_KIND else bracket(q))
@@ -542,6 +547,7 @@ def make_execute(scripts: Callable, argv: Callable, q: dict, fallback, *, tracer
                               workload_timeout=timeout(kind, q, run.params))(
                                   transport, run, staging)
         info["tracer_output_lost"] = bool(info.get("stop_killed"))
+        info["meter_build"] = made_with  # e.g. "cc (Debian 12.2.0-14) 12.2.0; sdt=yes"
         if kind == COUNT_KIND:
             events = parse_count((staging / "tracer.stdout").read_text())
             if info["tracer_output_lost"] or not events:

@@ -9,13 +9,14 @@ import warnings
 from collections.abc import Callable, Sequence
 
 from .. import _params, foreign
-from .._progress import progress_bar
+from .._progress import CampaignProgress, progress_bar
 from ..campaign import Campaign, CampaignResult, Execute, new_campaign_id, run_campaign
 from ..errors import LockError, ParameterError
 from ..locks import TargetLock
 from ..preflight import preflight
 from ..storage import check_name
 from ..targets import Target
+from ._tools import refuse_missing
 from .base import Benchmark, get
 
 
@@ -32,7 +33,10 @@ def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
     it raises is reported as a warning, never fails the run). Returns the campaign's
     result with the ``preflights`` and ``plan`` it ran with. A target where other tracers
     are at work (:mod:`analysis.foreign`) is refused unless ``allow_foreign_tracers``;
-    what was found is recorded either way.
+    what was found is recorded either way. A target that lacks what the campaign cannot
+    run without (:meth:`Benchmark.requires`) is refused after its preflight, before the
+    campaign is created (:class:`~analysis.errors.MissingTools`, naming bootstrap's
+    command).
     """
     bench = get(name)
     p = bench.parse(params)
@@ -52,6 +56,9 @@ def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
         for tg in built.values():
             tg.preflight = preflight(tg.transport)
         pfs = {t: tg.preflight for t, tg in built.items()}
+        # a target without the tools the campaign needs: one line naming bootstrap's
+        # command, before the campaign (its folder, any run) is created
+        refuse_missing(bench, p, built)
         plan = bench.plan(pfs, p, camp_name)
         if len(built) > 1 and plan.steps is None:  # each run takes its targets' locks
             locks = _release(locks, built)
@@ -116,7 +123,8 @@ def _scan(camp, transport, target: str, round_, allow: bool) -> None:
 
 def _run_phases(bench, camp, plan, p, built: dict[str, Target], execute, progress,
                 allow_foreign: bool = False, locked: bool = True):
-    """The planned runs, then whatever :meth:`Benchmark.more` adds, round after round.
+    """The planned runs, then whatever :meth:`Benchmark.more` adds, round after round, on
+    one progress line (with the precision rule's state after each of its decisions).
     ``locked``: the caller holds every target's lock throughout (one target, or a plan in
     steps); otherwise each run of the campaign locks its target."""
     targets = list(built)
@@ -126,19 +134,37 @@ def _run_phases(bench, camp, plan, p, built: dict[str, Target], execute, progres
     pfs = {t: tg.preflight for t, tg in built.items()}
     _check_foreign(camp, built, allow_foreign)
     runs = list(plan.runs)
-    result = run_campaign(camp, targets, runs, execute, connector=transports.__getitem__,
-                          preflights=pfs, progress=progress, keep_open=True,
-                          target_lock=not locked)
-    while result.complete and (extra := bench.more(camp, plan, p)):
-        runs += extra
-        plan.runs = runs
-        step = run_campaign(camp, targets, extra, execute, connector=transports.__getitem__,
-                            preflight=False, progress=progress, keep_open=True,
-                            target_lock=not locked)
-        _merge(result, step)
-        if not step.complete:
-            break
+    bar = CampaignProgress(f"{bench.name} {camp.name}", target=p.get("precision"),
+                           budget_s=p.get("budget"), rounds=p.get("rounds"),
+                           disable=not progress)
+    try:
+        result = run_campaign(camp, targets, runs, execute, connector=transports.__getitem__,
+                              preflights=pfs, progress=bar, keep_open=True,
+                              target_lock=not locked)
+        while result.complete and (extra := bench.more(camp, plan, p)):
+            _rule_state(bar, camp)
+            runs += extra
+            plan.runs = runs
+            step = run_campaign(camp, targets, extra, execute, connector=transports.__getitem__,
+                                preflight=False, progress=bar, keep_open=True,
+                                target_lock=not locked)
+            _merge(result, step)
+            if not step.complete:
+                break
+        else:
+            _rule_state(bar, camp)  # the decision to stop
+    finally:
+        bar.close()
     return result
+
+
+def _rule_state(bar: CampaignProgress, camp) -> None:
+    """The precision rule's last state as :meth:`Benchmark.more` recorded it in the
+    manifest (``adaptive``: ``state``, the rate method's ``rate_state``), on the progress
+    line."""
+    adaptive = camp.adaptive
+    for key in ("state", "rate_state"):
+        bar.decided(adaptive.get(key))
 
 
 def _observed(execute: Execute, on_run: Callable | None) -> Execute:

@@ -1,5 +1,6 @@
 """Running a campaign: the planned runs of every target, targets in parallel (a thread each),
-with a progress bar; each run goes through the store (:meth:`Campaign.execute`)."""
+with its progress on one line (:class:`~analysis._progress.CampaignProgress`); each run goes
+through the store (:meth:`Campaign.execute`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from .._progress import progress_bar
+from .._progress import CampaignProgress
 from ..errors import (
     StorageError,
     TargetError,
@@ -31,7 +32,7 @@ def run_campaign(
     trust_new_host_keys: bool = False,
     ssh_config=None,
     preflight: bool = True,
-    progress: bool = True,
+    progress: bool | CampaignProgress = True,
     connector: Callable[[str], Transport] | None = None,
     target_lock: bool = True,
     preflights: dict | None = None,
@@ -50,7 +51,9 @@ def run_campaign(
     campaign's lock is held throughout, and each target's lock while it runs
     (:class:`~analysis.errors.LockError` when another process has either).
     ``preflights`` (target -> Preflight) are recorded instead of asking again;
-    ``keep_open``: the connector's transports are the caller's to close.
+    ``keep_open``: the connector's transports are the caller's to close. ``progress``:
+    show it (a line of its own), or the :class:`~analysis._progress.CampaignProgress` of a
+    campaign whose phases run one after the other (the caller closes it).
     """
     targets = list(dict.fromkeys(targets))
     plans = {t: list(plan[t]) for t in targets} if isinstance(plan, Mapping) else \
@@ -71,7 +74,8 @@ def run_campaign(
         try:
             runner.all(targets)
         finally:
-            runner.bar.close()
+            if runner.bar is not progress:
+                runner.bar.close()
     return runner.result
 
 
@@ -85,21 +89,23 @@ class _Runner:
     """The per-target loop of :func:`run_campaign` and its fan-out over targets."""
 
     def __init__(self, campaign: Campaign, plans: dict, execute, connector, *,
-                 preflight: bool, target_lock: bool, progress: bool, preflights: dict):
+                 preflight: bool, target_lock: bool, progress: bool | CampaignProgress,
+                 preflights: dict):
         self.campaign, self.plans, self.execute, self.connector = campaign, plans, execute, \
             connector
         self.preflight, self.target_lock, self.preflights = preflight, target_lock, preflights
         self.result = CampaignResult(campaign.name, campaign.folder, {}, {}, {}, {})
-        self.bar = progress_bar(total=sum(len(v) for v in plans.values()),
-                                desc=f"campaign {campaign.name}", disable=not progress)
-        self._bar_lock = threading.Lock()
+        self.bar = progress if isinstance(progress, CampaignProgress) else CampaignProgress(
+            f"campaign {campaign.name}", disable=not progress)
+        self.bar.expect(sum(len(v) for v in plans.values()))
         self.stop = threading.Event()
         self.group = secrets.token_hex(6)  # this run's target locks take turns, never fail
 
-    def tick(self, target: str, text: str) -> None:
-        with self._bar_lock:
-            self.bar.update(1)
-            self.bar.set_postfix_str(f"{target}: {text}", refresh=False)
+    def tick(self, target: str, run: RunSpec, status: str) -> None:
+        """One run finished (``done``, ``FAILED``) or was kept: on the progress line, with
+        its recorded duration (what a budget counts)."""
+        seconds = self.campaign.status(target, run.run_id).get("duration_s")
+        self.bar.tick(target, run, status, seconds)
 
     def all(self, targets: list[str]) -> None:
         if len(targets) == 1:
@@ -122,7 +128,7 @@ class _Runner:
         for run in plan:
             if run not in todo:
                 r.skipped[target].append(run.run_id)
-                self.tick(target, f"{run.run_id} kept")
+                self.tick(target, run, "kept")
         if not todo:
             return
         try:
@@ -163,7 +169,7 @@ class _Runner:
             try:
                 self.campaign.execute(transport, target, run, self.execute)
                 self.result.done[target].append(run.run_id)
-                self.tick(target, f"{run.run_id} done")
+                self.tick(target, run, "done")
             except TargetUnreachable as exc:
                 self.result.unreachable[target] = str(exc)
                 return
@@ -171,7 +177,7 @@ class _Runner:
                 raise  # the local disk: every further run would fail the same way
             except TargetError as exc:
                 failed[run.run_id] = str(exc)
-                self.tick(target, f"{run.run_id} FAILED")
+                self.tick(target, run, "FAILED")
             except Exception as exc:  # a bug in execute: record it, keep the others
                 failed[run.run_id] = "".join(traceback.format_exception_only(type(exc), exc))
-                self.tick(target, f"{run.run_id} FAILED")
+                self.tick(target, run, "FAILED")

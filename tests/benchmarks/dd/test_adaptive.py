@@ -47,7 +47,7 @@ def test_precision_on_demand_on_local(tmp_path):
     need_tool("bpftrace")
     b = dd.run_benchmark1("local", experiments=[4, 5], precision=0.2, budget=BUDGET,
                           run_s=0.3, rounds=3, data_dir=tmp_path, campaign="prec",
-                          progress=False)
+                          method="hyperfine", progress=False)
     assert b.result.complete, b.result
     rep = dd.report(b.campaign, data_dir=tmp_path, figures_dir=tmp_path / "fig",
                     n_resamples=999)
@@ -94,7 +94,7 @@ def test_precision_on_demand_on_local(tmp_path):
     # a resume decides the same: nothing more to run
     again = dd.run_benchmark1("local", experiments=[4, 5], precision=0.2, budget=BUDGET,
                               run_s=0.3, rounds=3, data_dir=tmp_path, campaign="prec",
-                              progress=False)
+                              method="hyperfine", progress=False)
     assert again.result.complete and not any(again.result.done.values())
     manifest = json.loads(b.campaign.manifest_path.read_text())
     assert manifest["adaptive"]["precision"] == 0.2

@@ -131,6 +131,7 @@ def test_notebook_full_bpftrace_suite_on_local(tmp_path, nothing_left_behind):
     papermill.execute_notebook(
         str(ROOT / "notebooks" / "1.0-dd-per-event-cost.ipynb"), str(out),
         parameters={"target": "local", "count": 20000, "runs": 2, "warmup": 0, "rounds": 2,
+                    "method": "hyperfine",
                     "precision": None, "budget": None, "bpf_stats": "off",  # split: test_adaptive
                     "campaign": "ci-full", "data_dir": str(data), "figures_dir": str(figures)},
         kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
@@ -155,6 +156,7 @@ def test_notebook_subset_over_ssh(tmp_path, sshd, nothing_left_behind):
     papermill.execute_notebook(
         str(ROOT / "notebooks" / "1.0-dd-per-event-cost.ipynb"), str(tmp_path / "x.ipynb"),
         parameters={"target": "lab", "ssh_config": str(sshd.ssh_config), "experiments": [4, 9],
+                    "method": "hyperfine",
                     "count": 20000, "runs": 2, "warmup": 0, "rounds": 2, "campaign": "ci-ssh",
                     "precision": None, "budget": None, "bpf_stats": "off",  # split: test_adaptive
                     "data_dir": str(data), "figures_dir": str(tmp_path / "figures")},
@@ -204,6 +206,7 @@ def test_report_rebuilds_from_raw_files_alone(tmp_path):
     need_tool("bpftrace")
     need_tool("hyperfine")
     b = dd.run_benchmark1("local", experiments=[4], count=5000, runs=2, warmup=0, rounds=2,
+                          method="hyperfine",
                           precision=None, budget=None, campaign="rebuild", data_dir=tmp_path, progress=False)
     first = dd.report(b.campaign, "local", data_dir=tmp_path, figures_dir=tmp_path / "f1",
                       n_resamples=999)

@@ -18,12 +18,21 @@ from analysis.errors import ParameterError
 from conftest import need_tool, raw_bracket, raw_fast_share
 
 
-def test_method_defaults_to_the_seeds_hyperfine():
+def test_method_defaults_to_the_rate_method_timing_dds_read_and_write():
+    """The quick preset (the demo, the registry's defaults) times dd's read and write in a
+    loop, what the seeds' hyperfine method times; hyperfine is one parameter away, and
+    what only it uses (a dd count) is refused with the rate method, naming the fix."""
     params = {p.name: p for p in dd.DD.params}
-    assert params["method"].default == "hyperfine"
+    assert params["method"].default == "rate" and params["rate_loop"].default == "read+write"
     assert params["method"].parse("both") == "both"
     with pytest.raises(ParameterError, match="method"):
         params["method"].parse("perf")
+    assert dd.DD().parse({"method": "hyperfine", "count": "20k"})["count"] == 20480
+    with pytest.raises(ParameterError, match=r"^parameter count=20480: .*give "
+                       r"method='hyperfine' \(or 'both'\)"):
+        dd.DD().parse({"count": "20k"})
+    with pytest.raises(ParameterError, match="with tracer='dtrace' give method='hyperfine'"):
+        dd.DD().parse({"tracer": "dtrace"})
 
 
 def test_a_round_is_a_bracket_per_experiment_the_control_and_the_aa_slot():
@@ -50,7 +59,7 @@ def test_a_round_is_a_bracket_per_experiment_the_control_and_the_aa_slot():
 
 def test_the_loop_is_read_alone_or_dds_pair_in_counting_and_timed_runs_alike():
     params = {p.name: p for p in dd.DD.params}
-    assert params["rate_loop"].default == "read"
+    assert params["rate_loop"].default == "read+write"  # the quick preset's: dd's pair
     with pytest.raises(ParameterError, match="rate_loop"):
         params["rate_loop"].parse("write")
     for loop, flag in (("read", []), ("read+write", ["-w"])):

@@ -29,8 +29,24 @@ def test_a_flagged_result_says_so_on_its_summary_line():
 
 
 def test_an_unflagged_summary_is_unchanged():
-    line = summary(_out([])).splitlines()[-1]
-    assert line.endswith("+-12.6% (target met)")
+    line = summary(_out([])).splitlines()[-2]
+    assert line.startswith("18-per-event") and line.endswith("+-12.6% (target met)")
+
+
+def test_the_summary_ends_naming_the_method_and_whether_every_experiment_met_the_target():
+    out = _out([])
+    assert summary(out).splitlines()[-1] == ("hyperfine method (whole dd processes): every "
+                                             "experiment within +-20% (2 of 2)")
+    out["table"].loc[2, ["precision_reached", "target_met"]] = [0.31, False]
+    assert summary(out).splitlines()[-1] == (
+        "hyperfine method (whole dd processes): NOT every experiment within +-20%: 1 of 2; "
+        "short: 18-per-event +-31.0%")
+    out["table"].loc[1, "precision_reached"] = float("nan")  # no CI: short too
+    assert "1 of 2" not in summary(out) and "0 of 2; short: 04-tracepoint-entry (no CI), " \
+        "18-per-event +-31.0%" in summary(out)
+    out["adaptive"] = {}
+    assert summary(out).splitlines()[-1] == ("hyperfine method (whole dd processes): 2 "
+                                             "experiments, no precision target (fixed rounds)")
 
 
 def test_runtime_per_read_compares_across_experiments(tmp_path):

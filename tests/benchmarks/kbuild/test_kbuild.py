@@ -7,7 +7,6 @@ by hand from the raw files."""
 from __future__ import annotations
 
 import json
-import os
 import re
 
 import numpy as np
@@ -22,7 +21,7 @@ from analysis.errors import TargetError
 from analysis.lifecycle import traced_execute
 from analysis.published import load_reference
 from analysis.targets import connect
-from conftest import FIXTURES, ROOT, fake_dtrace, need_tool
+from conftest import FIXTURES, ROOT, fake_dtrace, need_kernel_sources, need_tool
 
 NOTEBOOK = ROOT / "notebooks" / "3.0-kernel-build.ipynb"
 
@@ -169,9 +168,7 @@ def _by_hand(raw: dict, manifest: dict, target: str, n: str) -> float:
 def _run_notebook(tmp_path, params):
     need_tool("bpftrace")
     need_tool("hyperfine")
-    need_tool("make")
-    if not os.path.exists(kbuild.SOURCES):
-        pytest.skip(f"no kernel sources at {kbuild.SOURCES} (python -m analysis bootstrap)")
+    need_kernel_sources()
     params = {**TINY, "campaign": "kb", "data_dir": str(tmp_path / "data"),
               "figures_dir": str(tmp_path / "figures"), **params}
     out = tmp_path / "kb.ipynb"

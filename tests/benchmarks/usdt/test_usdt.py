@@ -14,11 +14,12 @@ from analysis.benchmarks import usdt
 from analysis.campaign import Campaign
 from analysis.elf import find_probe, usdt_probes
 from analysis.loaders.samples import load_sample_ticks
-from conftest import ROOT, build_here, need_tool
+from conftest import ROOT, build_here, need_header, need_tool
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
+    need_header("sys/sdt.h")
     return build_here("build-usdt-bench.sh", tmp_path_factory.mktemp("usdt-build"))
 
 
@@ -81,6 +82,8 @@ def _check(camp, target, data_dir, figures_dir, iterations):
 def test_notebook_on_local(tmp_path, nothing_left_behind):
     for tool in ("bpftrace", "lttng", "cc"):
         need_tool(tool)
+    for header in ("sys/sdt.h", "lttng/tracef.h"):
+        need_header(header)
     papermill.execute_notebook(
         str(ROOT / "notebooks" / "2.0-usdt-microbenchmark.ipynb"), str(tmp_path / "x.ipynb"),
         parameters={"iterations": 20000, "invocations": 2, "campaign": "ci-usdt",
@@ -98,6 +101,8 @@ def test_notebook_on_local(tmp_path, nothing_left_behind):
 def test_over_ssh(tmp_path, sshd, nothing_left_behind):
     for tool in ("bpftrace", "lttng", "cc"):
         need_tool(tool)
+    for header in ("sys/sdt.h", "lttng/tracef.h"):
+        need_header(header)
     papermill.execute_notebook(
         str(ROOT / "notebooks" / "2.0-usdt-microbenchmark.ipynb"), str(tmp_path / "x.ipynb"),
         parameters={"target": "lab", "ssh_config": str(sshd.ssh_config), "iterations": 10000,

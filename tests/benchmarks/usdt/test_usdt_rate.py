@@ -15,11 +15,12 @@ from analysis.benchmarks.usdt import rate
 from analysis.campaign import Campaign, RunSpec
 from analysis.elf import usdt_probes
 from analysis.errors import ParameterError
-from conftest import build_here, need_tool, raw_bracket, raw_fast_share
+from conftest import build_here, need_header, need_tool, raw_bracket, raw_fast_share
 
 
 @pytest.fixture(scope="module")
 def meter(tmp_path_factory):
+    need_header("sys/sdt.h")  # the meter's -u loop and its probes
     return build_here("build-rate-meter.sh", tmp_path_factory.mktemp("meter")) / ratemethod.METER
 
 
@@ -94,6 +95,7 @@ def test_iterations_costs_is_case1_minus_case3_with_welchs_interval():
 def test_both_methods_in_one_campaign(tmp_path, short_blocks, nothing_left_behind):
     for tool in ("bpftrace", "cc"):
         need_tool(tool)
+    need_header("sys/sdt.h")
     res = analysis.run_benchmark("usdt", "local", iterations=20000, invocations=2,
                                  tracers=["bpftrace"], method="both", campaign="both",
                                  data_dir=tmp_path, progress=False)
@@ -164,6 +166,7 @@ def test_rate_rounds_are_added_until_the_budget(tmp_path, short_blocks, nothing_
     still short and the control (no A/A slot), until the budget says stop."""
     for tool in ("bpftrace", "cc"):
         need_tool(tool)
+    need_header("sys/sdt.h")
     res = analysis.run_benchmark("usdt", "local", invocations=2, method="rate",
                                  precision=1e-6, budget="45 s", campaign="adaptive",
                                  data_dir=tmp_path, progress=False)

@@ -346,6 +346,13 @@ class AB(Benchmark):
                                  "on the target")
         return p
 
+    def requires(self, p: dict, target: str, targets) -> tuple[str, ...]:
+        """bpftrace on arm B's target (the last) when its tracer script is a .bt file; a
+        workload whose tool a target lacks is skipped with the reason, as before."""
+        script = p["tracer_script"]
+        bpf = script is not None and TRACER_SUFFIX.get(Path(script).suffix) == "bpftrace"
+        return ("bpftrace",) if bpf and target == list(targets)[-1] else ()
+
     def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
         if len(preflights) > 2:
             raise ParameterError("targets", list(preflights), "expected one or two targets "

@@ -26,6 +26,14 @@ METHOD_NAMES = {"hyperfine": "hyperfine method (whole dd processes)",
                 "rate": "rate method (dd's read in a loop, iterations per window)"}
 
 
+def method_name(method: str, loop: str = "read") -> str:
+    """Which method made a number, in words (the rate method with its iteration)."""
+    if method != "rate":
+        return METHOD_NAMES.get(method, f"{method} method")
+    what = "dd's read and write" if loop == "read+write" else "dd's read"
+    return f"rate method ({what} in a loop, rate_loop={loop!r})"
+
+
 def rate_outputs(camp, target: str, planned, *, n_resamples: int) -> dict:
     """``rate_table`` (with names), ``rate_blocks``, ``speed_states``, ``rate_loop`` (the
     meter's iteration: ``read`` or dd's ``read+write``)."""

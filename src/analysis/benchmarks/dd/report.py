@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from ... import plots
@@ -83,7 +84,7 @@ def _rate_report(camp: Campaign, target: str, planned, n_resamples: int, data_di
         if len(table) else float("nan"),
         "emulated": bool(camp.preflight_of(target).get("emulated"))})
     out["tracer_times"] = tracer_times(camp, target, kind=(_rm.BRACKET_KIND, _rm.KIND))
-    out.summary = "\n".join(_rr.summary_lines(out))
+    out.summary = "\n".join([*_rr.summary_lines(out), *verdict(out)])
     out.flags = [f"{e}: {f}" for e, fs in zip(table["experiment"], table["flags"]) for f in fs]
     stem = plots.figure_stem("dd", camp.name)
     for name, frame in (("benchmark1-rate", parts["rate_table"]),
@@ -126,7 +127,36 @@ def summary(out: Report) -> str:
                      f"+-{r['precision_reached']:.1%}{met}{_flagged(r.get('flags'))}")
     if out.get("method") == "both":
         lines += _rr.summary_lines(out)
-    return "\n".join(lines)
+    return "\n".join(lines + verdict(out))
+
+
+def verdict(out) -> list[str]:
+    """The summary's last line (one per method): which method made the numbers, and
+    whether every experiment reached the precision the campaign asked for (which did not,
+    and how far they got)."""
+    goal = (out.get("adaptive") or {}).get("precision")
+    method = out.get("method", "hyperfine")
+    tables = {"hyperfine": out["table"]} if method == "both" else {method: out["table"]}
+    if method == "both" and out.get("rate_table") is not None:
+        tables["rate"] = out["rate_table"][out["rate_table"]["experiment"] != _rounds.AA]
+    lines = []
+    for name, table in tables.items():
+        rows = table[table["experiment"] != CONTROL]
+        who = _rr.method_name(name, out.get("rate_loop", "read"))
+        if not goal:
+            lines.append(f"{who}: {len(rows)} experiments, no precision target (fixed rounds)")
+            continue
+        width = rows["precision_reached"].astype(float)
+        short = rows[~(width <= goal)]  # NaN: no CI, short
+        if not len(short):
+            lines.append(f"{who}: every experiment within +-{goal:.0%} ({len(rows)} of "
+                         f"{len(rows)})")
+            continue
+        lines.append(f"{who}: NOT every experiment within +-{goal:.0%}: {len(rows) - len(short)} "
+                     f"of {len(rows)}; short: " + ", ".join(
+                         f"{e} +-{w:.1%}" if math.isfinite(w) else f"{e} (no CI)"
+                         for e, w in zip(short["experiment"], short["precision_reached"])))
+    return lines
 
 
 def _flagged(flags) -> str:

@@ -128,6 +128,22 @@ class KernelBuild(Benchmark):
                       "exit after SIGINT before SIGKILL (the paper: 10 minutes)", 1),
     )
 
+    def requires(self, p: dict, target: str, targets) -> tuple[str, ...]:
+        """hyperfine, a C compiler, bpftrace (unless DTrace traces) and, with the default
+        ``sources``, Debian's kernel sources and their build tools (bootstrap installs
+        them); other ``sources`` are :meth:`unmet`'s to check."""
+        return ("hyperfine", "cc", *(("bpftrace",) if p["tracer"] == "bpftrace" else ()),
+                *(("kbuild",) if p["sources"] == SOURCES else ()))
+
+    def unmet(self, p: dict, transport) -> list[str]:
+        """Sources other than the default: readable on the target, with flex, bison, bc."""
+        if p["sources"] == SOURCES:
+            return []
+        check = ('test -r "$1" || echo "the kernel sources $1 (not readable there)"; '
+                 'for t in flex bison bc; do command -v "$t" >/dev/null || echo "$t"; done')
+        out = transport.run(["sh", "-c", check, "sh", p["sources"]], timeout=30).stdout
+        return out.splitlines()
+
     def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
         (target, pf), = preflights.items()
         if p["tracer"] == "dtrace" and not pf.capabilities.get("dtrace"):

@@ -133,6 +133,13 @@ class Microbenchmark(Benchmark):
               "'10 min' (None: no limit)", "duration", precision.parse_budget),
     )
 
+    def requires(self, p: dict, target: str, targets) -> tuple[str, ...]:
+        """A C compiler and sys/sdt.h always (every variant is built on the target);
+        bpftrace for the rate method; a tracer the iterations method lacks is skipped with
+        the reason (LTTng, bpftrace), as before."""
+        rate = p["method"] != "iterations" and "bpftrace" in p["tracers"]
+        return ("cc", "sdt", *(("bpftrace",) if rate else ()))
+
     def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
         (target, pf), = preflights.items()
         not_run, usable = {}, []
