@@ -86,7 +86,7 @@ def test_per_benchmark_installs_only_what_it_uses_and_says_why():
     bare = _linux(bpftrace=1, hyperfine=1, cyclictest=1, gcc=1, cc=1, zstd=1, iperf3=1,
                   lttng=1, sdt=1)
     demo = plan(bare, "apt", kbuild=False, benchmarks=["dd"])  # what `make demo` runs
-    assert demo.packages == ("bpftrace", "hyperfine")
+    assert demo.packages == ("bpftrace", "hyperfine", "gcc", "make")  # the rate meter is compiled
     assert "linux-source-6.1" not in demo.packages and "flex" not in demo.packages
     text = demo.describe()
     assert "bpftrace: for dd" in text and "hyperfine: for dd" in text

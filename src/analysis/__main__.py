@@ -233,6 +233,20 @@ def _target_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ssh-config", default=None, help="ssh_config file (default ~/.ssh/config)")
 
 
+def _bootstrap_parser(sub) -> None:
+    boot = sub.add_parser("bootstrap", help="install what a target lacks (apt, pkg)")
+    _target_args(boot)
+    boot.add_argument("--dry-run", action="store_true", help="only say what would be installed")
+    which = boot.add_mutually_exclusive_group()
+    which.add_argument("--benchmark", action="append", default=None, metavar="NAME",
+                       help="only what this benchmark needs (repeatable; default: every one)")
+    which.add_argument("--tests", action="store_true",
+                       help="for the test suite (make test): every benchmark's tools, what only "
+                       "the tests need (openssh-server, busybox, QEMU, ...), a tracefs mount; "
+                       "without root, one line says what it cannot install")
+    boot.set_defaults(func=_bootstrap)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -271,17 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
     _target_args(pre)
     pre.add_argument("--json", action="store_true", help="print one JSON object")
     pre.set_defaults(func=_preflight)
-    boot = sub.add_parser("bootstrap", help="install what a target lacks (apt, pkg)")
-    _target_args(boot)
-    boot.add_argument("--dry-run", action="store_true", help="only say what would be installed")
-    which = boot.add_mutually_exclusive_group()
-    which.add_argument("--benchmark", action="append", default=None, metavar="NAME",
-                       help="only what this benchmark needs (repeatable; default: every one)")
-    which.add_argument("--tests", action="store_true",
-                       help="for the test suite (make test): every benchmark's tools, what only "
-                       "the tests need (openssh-server, busybox, QEMU, ...), a tracefs mount; "
-                       "without root, one line says what it cannot install")
-    boot.set_defaults(func=_bootstrap)
+    _bootstrap_parser(sub)
     ver = sub.add_parser("verify", help="check every raw file of a campaign against its "
                          "manifest (exit 1 on any problem)")
     ver.add_argument("campaign", help="the campaign's name (a folder of data/raw)")
