@@ -119,7 +119,7 @@ class BootstrapPlan:
         return "\n".join(lines)
 
 
-def _manager(transport: Transport) -> str | None:
+def package_manager(transport: Transport) -> str | None:
     for name, probe in (("apt", "apt-get"), ("pkg", "pkg")):
         if transport.run(["sh", "-c", 'command -v "$1"', "sh", probe], timeout=30,
                          check=False).exit_status == 0:
@@ -215,7 +215,7 @@ def bootstrap(target: str | Transport = "local", *, dry_run: bool = False, echo=
     transport = connect(target, trust_new_host_keys=trust_new_host_keys,
                         ssh_config=ssh_config) if own else target
     try:
-        p = plan(preflight(transport), _manager(transport), kbuild_ready(transport), benchmarks,
+        p = plan(preflight(transport), package_manager(transport), kbuild_ready(transport), benchmarks,
                  tests_missing(transport) if tests else None)
         echo(p.describe())
         if dry_run or not p.packages:

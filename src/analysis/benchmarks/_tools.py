@@ -48,7 +48,7 @@ def lacking(bench: Benchmark, p: dict, target: str, targets: Sequence[str],
     missing = [w for w in bootstrap.plan(pf, None, kbuild).unavailable if w in need]
     if not (missing or unmet):
         return None
-    manager = bootstrap._manager(transport)
+    manager = bootstrap.package_manager(transport)
     table = {"apt": bootstrap.APT, "pkg": bootstrap.PKG}.get(manager or "", {})
     installable = [w for w in missing if table.get(w)]
     packages = list(dict.fromkeys(pkg for w in installable for pkg in table[w]))
