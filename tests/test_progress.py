@@ -18,6 +18,7 @@ import pytest
 from analysis import precision
 from analysis._progress import ENV, EVERY_S, CampaignProgress, terminal_fd
 from analysis.campaign import RunSpec
+from analysis.errors import ParameterError
 from conftest import ROOT, need_tool
 
 
@@ -98,7 +99,7 @@ def test_nothing_on_the_terminal_unless_asked(monkeypatch, capfd):
 
 def test_an_unknown_value_is_refused_naming_the_variable(monkeypatch):
     monkeypatch.setenv(ENV, "/dev/tty")
-    with pytest.raises(ValueError, match=r"TRACELAB_PROGRESS='/dev/tty': expected 'stderr'"):
+    with pytest.raises(ParameterError, match=r"TRACELAB_PROGRESS='/dev/tty': expected 'stderr'"):
         CampaignProgress("dd c1")
 
 

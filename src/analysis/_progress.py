@@ -28,6 +28,8 @@ import time
 
 from tqdm.std import tqdm
 
+from .errors import ParameterError
+
 #: the environment variable that asks for progress lines (its one value: ``stderr``)
 ENV = "TRACELAB_PROGRESS"
 #: at most this long between two progress lines while runs finish
@@ -86,15 +88,15 @@ def terminal_fd() -> int | None:
     ``sys.stderr.fileno()``, a copy of the stderr the kernel was started with (papermill's:
     the terminal), whose writes do not reach the notebook; where ``sys.stderr`` has no
     file descriptor (a kernel that does not capture file descriptors, a test's capture)
-    the interpreter's original one. A value other than ``stderr`` raises ValueError
-    before anything runs."""
+    the interpreter's original one. A value other than ``stderr`` raises
+    :class:`~analysis.errors.ParameterError` before anything runs."""
     value = os.environ.get(ENV, "").strip()
     if not value:
         return None
     if value != "stderr":
-        raise ValueError(f"{ENV}={value!r}: expected 'stderr' (progress lines on this "
-                         "process's standard error: the terminal that started papermill, as "
-                         f"make demo sets it) or {ENV} unset")
+        raise ParameterError(ENV, value, "expected 'stderr' (progress lines on this "
+                             "process's standard error: the terminal that started papermill, "
+                             f"as make demo sets it) or {ENV} unset")
     for stream in (sys.stderr, sys.__stderr__):
         try:
             return stream.fileno()
