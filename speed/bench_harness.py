@@ -18,11 +18,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from analysis import loopback
-from analysis.lifecycle import TracerSpec, traced_run
-from analysis.preflight import preflight
-from analysis.ssh import SSHTransport
-from analysis.transport import LocalTransport
+from analysis.targets import loopback
+from analysis.targets.preflight import preflight
+from analysis.targets.ssh import SSHTransport
+from analysis.targets.transport import LocalTransport
+from analysis.tracing.lifecycle import TracerSpec, traced_run
 
 RUNS = 5
 DD = ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=100000"]

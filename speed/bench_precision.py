@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import precision
 from analysis.benchmarks import dd
-from analysis.overhead import overhead_table
+from analysis.stats import precision
+from analysis.stats.overhead import overhead_table
 
 
 def campaign(tmp: Path, name: str, **params) -> tuple[float, pd.DataFrame]:

@@ -63,10 +63,11 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.benchmarks import dd, ratemethod
+from analysis import ratemethod
+from analysis.benchmarks import dd
 from analysis.benchmarks.dd import rate
 from analysis.campaign import Campaign
-from analysis.overhead import overhead_table
+from analysis.stats.overhead import overhead_table
 
 
 def _hyperfine_curve(camp: Campaign, target: str, exp: str, rounds: int):

@@ -35,8 +35,8 @@ INSTALLS_IT = "`make test` installs it, as root"
 
 def missing(name: str) -> str:
     """Why a test skips where ``name`` (a command or header) is missing: its package, and
-    that ``make test`` installs it (``KeyError`` for a name analysis.bootstrap lacks)."""
-    from analysis.bootstrap import package_of
+    that ``make test`` installs it (``KeyError`` for a name analysis.targets.bootstrap lacks)."""
+    from analysis.targets.bootstrap import package_of
 
     return f"{name} is missing: package {package_of(name)} ({INSTALLS_IT})"
 
@@ -62,7 +62,7 @@ def need_header(header: str) -> None:
 
 def need_kernel_sources() -> None:
     """Skip (naming the packages) where benchmark 2's kernel sources or tools are missing."""
-    from analysis.bootstrap import KBUILD_SOURCES
+    from analysis.targets.bootstrap import KBUILD_SOURCES
 
     for tool in ("make", "flex", "bison", "bc"):
         need_tool(tool)
@@ -87,7 +87,7 @@ def fake_dtrace(tmp_path, monkeypatch, script: str) -> None:
 
 def need_sshd() -> None:
     """Skip where a loopback sshd cannot run: OpenSSH's package missing, or not root."""
-    from analysis import loopback
+    from analysis.targets import loopback
 
     need_tool("sshd")
     need_tool("ssh-keygen")
@@ -100,7 +100,7 @@ def need_sshd() -> None:
 def sshd(tmp_path_factory):
     """A real sshd on 127.0.0.1 (free port, generated keys and known_hosts, no passwords),
     stopped by its PID afterwards."""
-    from analysis import loopback
+    from analysis.targets import loopback
 
     need_sshd()
     server = loopback.start(tmp_path_factory.mktemp("sshd"))
@@ -110,7 +110,7 @@ def sshd(tmp_path_factory):
 
 @pytest.fixture
 def ssh_transport(sshd):
-    from analysis.ssh import SSHTransport
+    from analysis.targets.ssh import SSHTransport
 
     t = SSHTransport("lab", ssh_config=sshd.ssh_config)
     yield t
@@ -188,7 +188,7 @@ def wait_until_clean(seconds: float = 10.0) -> dict:
 @pytest.fixture(scope="session")
 def sshd_nosftp(tmp_path_factory):
     """A real sshd on 127.0.0.1 without an SFTP subsystem (like dropbear)."""
-    from analysis import loopback
+    from analysis.targets import loopback
 
     need_sshd()
     server = loopback.start(tmp_path_factory.mktemp("sshd-nosftp"), sftp=False)
@@ -283,8 +283,8 @@ def build_here(script: str, out: Path) -> Path:
 
 @pytest.fixture
 def short_blocks(monkeypatch):
-    """The rate method in seconds, not minutes (:mod:`analysis.benchmarks.ratemethod`)."""
-    from analysis.benchmarks import ratemethod
+    """The rate method in seconds, not minutes (:mod:`analysis.ratemethod`)."""
+    from analysis.ratemethod import execute as ratemethod
 
     # 20 ms windows, 0.2 s untraced before and after 0.3 s traced
     monkeypatch.setattr(ratemethod, "WARMUP_MS", 20)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from analysis.bootstrap import plan
-from analysis.preflight import Preflight
+from analysis.targets.bootstrap import plan
+from analysis.targets.preflight import Preflight
 
 
 def _linux(**missing) -> Preflight:
@@ -69,8 +69,8 @@ def test_kbuild_ready_on_this_machine_matches_the_files():
     import os
     import shutil
 
-    from analysis.bootstrap import KBUILD_SOURCES, kbuild_ready
     from analysis.targets import connect
+    from analysis.targets.bootstrap import KBUILD_SOURCES, kbuild_ready
 
     want = os.access(KBUILD_SOURCES, os.R_OK) and all(shutil.which(t) for t in
                                                        ("flex", "bison", "bc"))
@@ -80,7 +80,7 @@ def test_kbuild_ready_on_this_machine_matches_the_files():
 
 def test_per_benchmark_installs_only_what_it_uses_and_says_why():
     from analysis import benchmarks
-    from analysis.bootstrap import NEEDS
+    from analysis.targets.bootstrap import NEEDS
 
     assert set(NEEDS) == set(benchmarks.registry())  # every benchmark says what it needs
     bare = _linux(bpftrace=1, hyperfine=1, cyclictest=1, gcc=1, cc=1, zstd=1, iperf3=1,
@@ -129,7 +129,7 @@ def test_make_demo_installs_for_dd_only_and_ends_naming_the_campaign_and_files()
 
 
 def test_the_tests_plan_names_each_missing_commands_package_and_why():
-    from analysis.bootstrap import NO_RECOMMENDS, TESTS_APT
+    from analysis.targets.bootstrap import NO_RECOMMENDS, TESTS_APT
 
     p = plan(_linux(bpftrace=1), "apt", tests=["sshd", "busybox", "qemu-system-x86_64"])
     assert p.packages == ("bpftrace", "openssh-server", "busybox", "qemu-system-x86")
@@ -224,10 +224,10 @@ def test_make_test_without_root_says_in_one_line_what_it_cannot_install():
 
 
 def test_ci_run_has_no_package_list_of_its_own():
-    """.ci/run is the docs and `make test`: the packages are in analysis.bootstrap alone."""
+    """.ci/run is the docs and `make test`: the packages are in analysis.targets.bootstrap alone."""
     import re
 
-    from analysis.bootstrap import APT, TESTS_APT
+    from analysis.targets.bootstrap import APT, TESTS_APT
     from conftest import ROOT
 
     text = (ROOT / ".ci" / "run").read_text()

@@ -23,7 +23,7 @@ import yaml
 
 import analysis
 from analysis.__main__ import main
-from analysis._bundlefiles import BundleError, Redactor, encoding_format, secret_problem
+from analysis.bundle.files import BundleError, Redactor, encoding_format, secret_problem
 from conftest import ROOT, need_tool
 
 try:
@@ -115,7 +115,7 @@ def test_crate_reads_back_with_rocrate_and_describes_every_file(recorded):
     for name, data in members.items():
         if name.startswith("data/raw/b/local/"):
             assert data == (raw / name.removeprefix("data/raw/b/")).read_bytes(), name
-    assert "source/src/analysis/bundle.py" in members
+    assert "source/src/analysis/bundle/build.py" in members
     assert members["LICENSE"] == (ROOT / "LICENSE").read_bytes()
     lock = members["environment/requirements-lock.txt"].decode()
     assert f"rocrate=={version('rocrate')}" in lock

@@ -236,7 +236,7 @@ def test_busybox_path_has_no_coreutils_util_linux_or_perl(busybox, bbdir, tmp_pa
 
 
 def test_preflight_under_busybox_prints_what_the_python_side_parses(busybox, bbdir, tmp_path, mark):
-    from analysis.preflight import CAPABILITIES, Preflight
+    from analysis.targets.preflight import CAPABILITIES, Preflight
 
     r = subprocess.run([busybox, "sh", str(REMOTE / "bin" / "preflight.sh")],
                        env=bb_env(bbdir, tmp_path, mark), capture_output=True, text=True, timeout=30)

@@ -9,7 +9,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from analysis.lifecycle import parse_meta
+from analysis.tracing.lifecycle import parse_meta
 from conftest import ROOT
 
 FAKE_DTRACE = r"""#!/bin/sh

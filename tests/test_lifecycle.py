@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis import ratemeter
-from analysis.lifecycle import TracerError, TracerSpec, fetch, parse_meta, traced_run
-from analysis.transport import LocalTransport
+from analysis.ratemethod import meter as ratemeter
+from analysis.targets.transport import LocalTransport
+from analysis.tracing.lifecycle import TracerError, TracerSpec, fetch, parse_meta, traced_run
 from conftest import need_tool
 
 TRACEFS = Path("/sys/kernel/tracing")
@@ -214,8 +214,8 @@ def test_bpf_stats_are_read_and_the_sysctl_is_put_back(local, count_script, tmp_
         finally:
             timer.cancel()
     else:  # the Python process running traced_run is SIGKILLed mid-run
-        code = ("from pathlib import Path; from analysis.lifecycle import TracerSpec, traced_run;"
-                "from analysis.transport import LocalTransport;"
+        code = ("from pathlib import Path; from analysis.tracing.lifecycle import TracerSpec, traced_run;"
+                "from analysis.targets.transport import LocalTransport;"
                 f"traced_run(LocalTransport(), TracerSpec('bpftrace', script=Path('{count_script}'),"
                 f" bpf_stats=True), ['sleep', '{SLEEP}'])")
         proc = subprocess.Popen([sys.executable, "-c", code])

@@ -10,8 +10,9 @@ import json
 
 import pytest
 
-from analysis import benchmarks, bootstrap
+from analysis import benchmarks
 from analysis.benchmarks import run_benchmark
+from analysis.targets import bootstrap
 from conftest import ROOT
 
 NOTEBOOKS = {p.stem: p for p in sorted((ROOT / "notebooks").glob("*.ipynb"))}

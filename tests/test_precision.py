@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import precision as pr
 from analysis import stats
 from analysis.errors import ParameterError
-from analysis.overhead import overhead_table
+from analysis.stats import precision as pr
+from analysis.stats.overhead import overhead_table
 
 # --------------------------------------------------------------------------- #
 # parameters

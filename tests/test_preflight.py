@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis import deploy
-from analysis.preflight import CAPABILITIES, NOISE, TOOLS, Preflight, preflight
-from analysis.transport import LocalTransport
+from analysis.targets import deploy
+from analysis.targets.preflight import CAPABILITIES, NOISE, TOOLS, Preflight, preflight
+from analysis.targets.transport import LocalTransport
 from conftest import ROOT
 
 TRACEFS = Path("/sys/kernel/tracing")
@@ -113,7 +113,7 @@ def test_local_preflight_object_matches_the_cli_json():
 def test_unknown_is_not_off_and_the_command_line_is_cut_to_what_matters():
     # a FAKE Linux: what preflight.sh prints where the governor cannot be read (no cpufreq),
     # no CPU is isolated (the file read, empty) and nohz_full's file is missing
-    from analysis.preflight import Preflight
+    from analysis.targets.preflight import Preflight
 
     cmdline = ("BOOT_IMAGE=/vmlinuz root=UUID=1234 console=ttyS0 metadata=10.0.0.7:8775 "
                "isolcpus=1 mitigations=off")

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from analysis import precision
 from analysis._progress import ENV, EVERY_S, CampaignProgress, terminal_fd
 from analysis.campaign import RunSpec
 from analysis.errors import ParameterError
+from analysis.stats import precision
 from conftest import ROOT, need_tool
 
 

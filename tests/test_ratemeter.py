@@ -1,4 +1,4 @@
-"""The rate method's statistics (analysis.ratemeter): the meter's output (the real C
+"""The rate method's statistics (analysis.ratemethod.meter): the meter's output (the real C
 program, compiled here), the ABAB pairing, the bootstrap-t CI, the speed states, and the
 coverage of the nominal 95 % CIs on a simulated two-state machine (A/A and a real cost)."""
 
@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 from scipy import stats as st
 
-from analysis import ratemeter as rm
 from analysis.errors import DataFormatError
+from analysis.ratemethod import meter as rm
 from conftest import ROOT, need_tool
 
 
@@ -281,7 +281,7 @@ def test_the_benchmarks_own_bracket_keeps_coverage(cost_ns, rounds):
     block lengths; the bursts keep their length in seconds, so per window of W ms they
     are entered and left with probabilities scaled by W / 100), with the tracer's attach
     and stop (about 0.3 s) between blocks."""
-    from analysis.benchmarks import ratemethod as m
+    from analysis import ratemethod as m
 
     per = m.WINDOW_MS / 100
     n = (round(m.UNTRACED_S * 1000 / m.WINDOW_MS), round(m.TRACED_S * 1000 / m.WINDOW_MS))

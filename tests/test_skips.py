@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis import _vmimage
-from analysis.bootstrap import APT, PROVIDED_BY, TESTS_APT, package_of
+from analysis.targets.bootstrap import APT, PROVIDED_BY, TESTS_APT, package_of
+from analysis.targets.vm import image as _vmimage
 from conftest import INSTALLS_IT, ROOT, missing, need_tool
 
 

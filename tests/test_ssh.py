@@ -10,8 +10,8 @@ import pytest
 
 from analysis import targets
 from analysis.errors import CommandTimeout, HostKeyError, RemoteCommandError, TargetUnreachable
-from analysis.ssh import SSHTransport, parse_target
-from analysis.transport import LocalTransport
+from analysis.targets.ssh import SSHTransport, parse_target
+from analysis.targets.transport import LocalTransport
 
 
 def test_run_through_an_ssh_config_alias(ssh_transport):

@@ -22,9 +22,9 @@ import pytest
 
 from analysis.benchmarks import dd
 from analysis.errors import TargetUnreachable, TransferError
-from analysis.ssh import _PUT_SH, SSHTransport
 from analysis.storage import sha256_file
-from analysis.transport import _SHA256_SH
+from analysis.targets.ssh import _PUT_SH, SSHTransport
+from analysis.targets.transport import _SHA256_SH
 from conftest import need_tool
 
 TEXT = "line one\nline two: ünïcödé, tabs\tand $HOME `id` $(id) 'quotes'\n" * 20
@@ -300,7 +300,7 @@ def test_the_target_side_commands_run_under_busybox_alone(bbpath, tmp_path):
 
 def test_preflight_without_sftp(sshd_nosftp, remote_dir):
     need_tool("bpftrace")
-    from analysis.preflight import preflight
+    from analysis.targets.preflight import preflight
 
     with SSHTransport("lab", ssh_config=sshd_nosftp.ssh_config) as t:
         # a fresh work folder: remote/ is not there yet, so preflight copies it with put

@@ -1,4 +1,4 @@
-"""Disposable VM targets (analysis.vm): a real Debian image built with mmdebstrap, booted
+"""Disposable VM targets (analysis.targets.vm): a real Debian image built with mmdebstrap, booted
 with QEMU (TCG here: KVM guests hang on this host), reached over real SSH.
 
 The image ``ci-standard`` is built once per machine (about 2 minutes) and reused while
@@ -18,9 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from analysis import _qemu, _vmimage, plots, vm
+from analysis import plots
 from analysis.errors import VMError
-from analysis.preflight import TIMING_CAVEAT, Preflight, preflight
+from analysis.targets import vm
+from analysis.targets.preflight import TIMING_CAVEAT, Preflight, preflight
+from analysis.targets.vm import image as _vmimage
+from analysis.targets.vm import qemu as _qemu
 from conftest import need_tool
 
 NAME = "ci-standard"
@@ -105,7 +108,7 @@ def test_a_missing_host_tool_names_its_package(monkeypatch, tmp_path):
     assert str(err.value).endswith("genext2fs is not installed on this machine: "
                                    "apt-get install genext2fs")
     # what the message says bootstrap installs, bootstrap installs (the same package)
-    from analysis.bootstrap import TESTS_APT
+    from analysis.targets.bootstrap import TESTS_APT
 
     assert _vmimage.BOOTSTRAP_INSTALLS == {t for t in _vmimage.HOST_TOOLS if t in TESTS_APT}
     assert all(TESTS_APT[t][0] == _vmimage.HOST_TOOLS[t] for t in _vmimage.BOOTSTRAP_INSTALLS)

@@ -16,12 +16,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from analysis.benchmarks import ratemethod
+from analysis import ratemethod
 from analysis.benchmarks.usdt import rate
 from analysis.campaign import Campaign, RunSpec, run_campaign
-from analysis.deploy import build_workload, runs_base, work_base, workload_build
-from analysis.lifecycle import TracerSpec, traced_execute
-from analysis.transport import LocalTransport
+from analysis.targets.deploy import build_workload, runs_base, work_base, workload_build
+from analysis.targets.transport import LocalTransport
+from analysis.tracing.lifecycle import TracerSpec, traced_execute
 from conftest import need_header, need_tool
 
 HEADER = "sys/sdt.h"

@@ -5,18 +5,19 @@ What a notebook author uses is exported here: the loaders, the overhead and
 statistics entry points, the benchmarks' front door (``run_benchmark``,
 ``report``; ``benchmarks.registry()`` lists them), targets (``preflight``, ``connect``), figures and
 the errors. Everything else stays in its module (``analysis.campaign``,
-``analysis.lifecycle``, ``analysis.transport``, ...). The design is in the
+``analysis.tracing.lifecycle``, ``analysis.targets.transport``, ...). The design is in the
 README.
 """
 
-from . import benchmarks, lesson, paths, plots, published, rules, stats
-from ._display import readable_pandas as _readable_pandas
-from ._display import show
-from ._version import __version__
-from .benchmarks import report, run_benchmark
-from .bundle import bundle, verify_bundle
-from .comparison import compare
-from .errors import (
+from analysis import benchmarks, paths, plots, published, rules, stats
+from analysis._display import readable_pandas as _readable_pandas
+from analysis._display import show
+from analysis._version import __version__
+from analysis.benchmarks import report, run_benchmark
+from analysis.benchmarks.probe_rate import price_probe
+from analysis.bundle import bundle, verify_bundle
+from analysis.comparison import compare
+from analysis.errors import (
     AnalysisError,
     CampaignNotFound,
     DataFormatError,
@@ -28,14 +29,13 @@ from .errors import (
     TargetError,
     TargetUnreachable,
 )
-from .loaders.cyclictest import CyclictestRun, load_cyclictest
-from .loaders.hyperfine import load_hyperfine, load_hyperfine_many
-from .loaders.samples import load_samples, summarize_samples
-from .overhead import overhead_table, per_event_cost_ns, relative_slowdown
-from .plots import export_table, save_figure
-from .preflight import preflight
-from .pricing import price_probe
-from .targets import connect
+from analysis.loaders.cyclictest import CyclictestRun, load_cyclictest
+from analysis.loaders.hyperfine import load_hyperfine, load_hyperfine_many
+from analysis.loaders.samples import load_samples, summarize_samples
+from analysis.plots import export_table, save_figure
+from analysis.stats.overhead import overhead_table, per_event_cost_ns, relative_slowdown
+from analysis.targets import connect
+from analysis.targets.preflight import preflight
 
 __all__ = [
     # loaders
@@ -45,8 +45,8 @@ __all__ = [
     "per_event_cost_ns", "relative_slowdown", "overhead_table", "stats", "published",
     # benchmarks
     "run_benchmark", "report", "benchmarks", "bundle", "verify_bundle", "compare",
-    # rules of thumb, pricing a probe, the probe-effect lesson
-    "rules", "price_probe", "lesson",
+    # rules of thumb, pricing a probe
+    "rules", "price_probe",
     # targets
     "preflight", "connect",
     # figures

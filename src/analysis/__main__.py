@@ -8,17 +8,18 @@ import sys
 import time
 from pathlib import Path
 
-from . import paths, published, vm
-from ._bundlecli import add_parsers as add_bundle_parsers
-from .benchmarks import get, registry, report, run_benchmark
-from .benchmarks.report import Report
-from .bootstrap import bootstrap
-from .bundle import bundle, verify_bundle
-from .campaign import Campaign
-from .errors import AnalysisError
-from .loaders.samples import summarize_samples
-from .preflight import preflight
-from .regenerate import regenerate
+from analysis import paths, published
+from analysis.benchmarks import get, registry, report, run_benchmark
+from analysis.benchmarks.report import Report
+from analysis.bundle import bundle, verify_bundle
+from analysis.bundle.cli import add_parsers as add_bundle_parsers
+from analysis.campaign import Campaign
+from analysis.errors import AnalysisError
+from analysis.loaders.samples import summarize_samples
+from analysis.regenerate import regenerate
+from analysis.targets import vm
+from analysis.targets.bootstrap import bootstrap
+from analysis.targets.preflight import preflight
 
 
 def _print_paths(written) -> None:
@@ -102,10 +103,10 @@ def _report(args) -> int:
 
 
 def _compare(args) -> int:
-    from .comparison import compare
+    from analysis.comparison import compare
 
     if len(args.campaigns) > 2:  # a series: every step between consecutive campaigns
-        from .comparison import series
+        from analysis.comparison import series
 
         out = series(args.campaigns, data_dir=args.data_dir, figures_dir=args.figures_dir)
     else:

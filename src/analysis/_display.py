@@ -6,7 +6,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from .paths import shown
+from analysis.paths import shown
 
 #: pandas' display, so that nothing a reader must read is cut off in a notebook, its HTML
 #: export or its PDF: whole cell texts (warnings, notes, scripts), every column, the rows of

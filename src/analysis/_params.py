@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from numbers import Real
 
-from .errors import ParameterError
+from analysis.errors import ParameterError
 
 __all__ = ["ParameterError", "choice", "folder", "integer", "names", "optional_integer", "seconds"]
 

@@ -28,7 +28,7 @@ import time
 
 from tqdm.std import tqdm
 
-from .errors import ParameterError
+from analysis.errors import ParameterError
 
 #: the environment variable that asks for progress lines (its one value: ``stderr``)
 ENV = "TRACELAB_PROGRESS"
@@ -127,7 +127,7 @@ class CampaignProgress:
     (with a target or a budget, the rule's minimum: it decides only after them). The
     campaign's runner calls :meth:`expect` with the runs it adds, :meth:`tick` per run
     (with the run's duration: the time the budget counts), :meth:`decided` with the
-    rule's state (:meth:`analysis.precision.Decision.state`) after each decision, and
+    rule's state (:meth:`analysis.stats.precision.Decision.state`) after each decision, and
     :meth:`close` at the end. Thread-safe (targets tick from their own threads)."""
 
     def __init__(self, title: str, *, target: float | None = None,
@@ -185,7 +185,7 @@ class CampaignProgress:
                 self._write(text + (f" ({run.run_id} FAILED)" if status == "FAILED" else ""))
 
     def decided(self, state: dict | None) -> None:
-        """The precision rule decided (``state``: :meth:`~analysis.precision.Decision.state`,
+        """The precision rule decided (``state``: :meth:`~analysis.stats.precision.Decision.state`,
         as recorded in the campaign's manifest); its count of the time spent is the one the
         budget is held to."""
         if not state:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .errors import ParameterError
+from analysis.errors import ParameterError
 
 PROJECT_NAME = "tracer-overhead-lab"
 ENV_VAR = "TRACELAB_ROOT"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from . import rules
-from .benchmarks import report
-from .campaign import Campaign, campaigns
+from analysis import rules
+from analysis.benchmarks import report
+from analysis.campaign import Campaign, campaigns
 
 
 def regenerate(data_dir=None, figures_dir=None) -> list[Path]:

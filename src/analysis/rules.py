@@ -26,10 +26,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from . import plots
-from .benchmarks.base import for_campaign
-from .campaign import Campaign, campaigns, target_slug
-from .plots import THESIS_WIDTH_IN, _caption, thesis_style
+from analysis import plots
+from analysis.benchmarks.base import for_campaign
+from analysis.campaign import Campaign, campaigns, target_slug
+from analysis.plots import THESIS_WIDTH_IN, _caption, thesis_style
 
 #: the event rates of Gregg's rules (events per second)
 RATES = (1_000, 10_000, 100_000, 1_000_000)

@@ -11,9 +11,9 @@ from analysis import run_benchmark
 from analysis.benchmarks import ktrace
 from analysis.campaign import RunSpec
 from analysis.errors import ParameterError
-from analysis.lifecycle import TracerSpec, traced_execute
-from analysis.preflight import preflight
 from analysis.targets import connect
+from analysis.targets.preflight import preflight
+from analysis.tracing.lifecycle import TracerSpec, traced_execute
 from conftest import fake_dtrace, need_tool
 
 

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 import analysis
-from analysis import bootstrap
 from analysis.benchmarks import get
 from analysis.benchmarks._tools import lacking
-from analysis.deploy import runs_base
 from analysis.errors import MissingTools
-from analysis.preflight import Preflight
-from analysis.transport import LocalTransport
+from analysis.targets import bootstrap
+from analysis.targets.deploy import runs_base
+from analysis.targets.preflight import Preflight
+from analysis.targets.transport import LocalTransport
 from conftest import ROOT, need_tool
 
 

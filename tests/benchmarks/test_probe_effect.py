@@ -8,7 +8,7 @@ import json
 import papermill
 import pytest
 
-from analysis import lesson
+from analysis.benchmarks import probe_effect as lesson
 from analysis.campaign import RunSpec
 from analysis.regenerate import regenerate
 from conftest import FIXTURES, ROOT, need_tool

@@ -10,7 +10,7 @@ import time
 import pytest
 
 import analysis
-from analysis import pricing
+from analysis.benchmarks import probe_rate as pricing
 from analysis.errors import ParameterError
 from conftest import need_tool
 

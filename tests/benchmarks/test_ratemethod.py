@@ -1,4 +1,4 @@
-"""The rate method's shared statistics (``analysis.benchmarks.ratemethod``) on constructed
+"""The rate method's shared statistics (``analysis.ratemethod``) on constructed
 blocks: which windows an experiment's cost comes from."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.benchmarks import ratemethod as rm
+from analysis.ratemethod import execute as rm
 
 
 def _blocks(rng, traced_share: float, rounds: int = 8) -> pd.DataFrame:

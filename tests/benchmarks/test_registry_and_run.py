@@ -18,8 +18,8 @@ from analysis.__main__ import main
 from analysis.benchmarks import Benchmark, Param, Plan, Report, register
 from analysis.campaign import RunSpec, open_for_report
 from analysis.errors import ParameterError
-from analysis.lifecycle import TracerSpec, parse_meta, traced_execute
 from analysis.regenerate import regenerate
+from analysis.tracing.lifecycle import TracerSpec, parse_meta, traced_execute
 from conftest import ROOT, need_tool
 
 SRC = ROOT / "src" / "analysis"
@@ -117,7 +117,7 @@ def test_a_benchmark_plugs_in_from_the_test_suite(naps, tmp_path, capsys, nothin
 
 
 def test_preflight_once_per_target(naps, tmp_path, monkeypatch):
-    pre = sys.modules["analysis.preflight"]  # the module (analysis.preflight is the function)
+    pre = sys.modules["analysis.targets.preflight"]  # the module (analysis.preflight is the function)
     calls = []
     real = pre.preflight
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from analysis.campaign import Campaign, RunSpec, run_campaign, target_slug, traced_execute
-from analysis.lifecycle import TracerSpec
-from analysis.ssh import SSHTransport
 from analysis.storage import sha256_file
+from analysis.targets.ssh import SSHTransport
+from analysis.tracing.lifecycle import TracerSpec
 from conftest import need_tool
 
 DD = ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=3000"]
@@ -62,7 +62,7 @@ def test_a_run_whose_files_did_not_all_arrive_is_failed_not_stored(tmp_path, mon
     """A listing of the run's folder that lacks the runner's ``meta`` or the workload's own
     output (a truncated answer from the target: the VM campaign that stored a timed run
     without its hyperfine.json) fails the run, naming what is missing; resume re-runs it."""
-    from analysis.transport import LocalTransport
+    from analysis.targets.transport import LocalTransport
 
     listing = LocalTransport.remote_sha256s
     lose = {"r01-control": "meta", "r02-control": "out.txt"}
@@ -150,7 +150,7 @@ def test_two_targets_in_parallel(sshd, tmp_path):
     camp = Campaign("unit-two", data_dir=tmp_path)
 
     def connector(target):
-        from analysis.transport import LocalTransport
+        from analysis.targets.transport import LocalTransport
 
         return LocalTransport() if target == "local" else SSHTransport(
             target, ssh_config=sshd.ssh_config)

@@ -26,11 +26,11 @@ from analysis.errors import (
     ParameterMismatch,
     StorageError,
 )
-from analysis.lifecycle import TracerSpec
-from analysis.locks import TargetLock
-from analysis.preflight import preflight
 from analysis.storage import sha256_file
-from analysis.transport import LocalTransport
+from analysis.targets.locks import TargetLock
+from analysis.targets.preflight import preflight
+from analysis.targets.transport import LocalTransport
+from analysis.tracing.lifecycle import TracerSpec
 from conftest import ROOT, leftovers, need_tool, wait_until_clean
 
 DRIVER = ROOT / "tests" / "drivers" / "run_dd.py"
@@ -184,7 +184,7 @@ def test_a_counting_run_whose_tracer_was_killed_is_not_trusted(tmp_path, monkeyp
             return {"stop_killed": True}
         return execute
 
-    from analysis.transport import LocalTransport
+    from analysis.targets.transport import LocalTransport
 
     planned = [p for p in dd.plan_experiments(_local_pf(), experiments=[4])]
     monkeypatch.setattr(dd.experiments, "traced_execute", killed)
@@ -201,7 +201,7 @@ def test_a_counting_run_whose_tracer_was_killed_is_not_trusted(tmp_path, monkeyp
 
 
 def _local_pf():
-    from analysis.preflight import preflight
+    from analysis.targets.preflight import preflight
 
     return preflight("local")
 

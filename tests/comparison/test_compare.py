@@ -12,7 +12,7 @@ import analysis
 from analysis.__main__ import main
 from analysis.comparison import parse_margin
 from analysis.storage import sha256_file
-from analysis.tracers import parse_count
+from analysis.tracing.tracers import parse_count
 
 FIXTURE = "dd-campaign-v1/raw/dd-fixture"
 

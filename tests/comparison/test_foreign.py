@@ -1,6 +1,6 @@
 """Foreign tracers in the preflight: parsed from tracers.sh's lines, warned about."""
 
-from analysis.preflight import Preflight
+from analysis.targets.preflight import Preflight
 
 BASE = "os=Linux\nkernel=6.1\ncpus=2\n"
 

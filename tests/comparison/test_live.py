@@ -9,8 +9,8 @@ import pytest
 
 import analysis
 from analysis.campaign import Campaign
-from analysis.foreign import ForeignTracers, scan
-from analysis.transport import LocalTransport
+from analysis.targets.foreign import ForeignTracers, scan
+from analysis.targets.transport import LocalTransport
 from conftest import need_header, need_tool
 
 TINY = {"experiments": [4], "count": "20k", "runs": 2, "warmup": 0, "rounds": 3,

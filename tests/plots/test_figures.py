@@ -27,7 +27,7 @@ from analysis.benchmarks import cyclictest as latency
 from analysis.benchmarks import dd
 from analysis.loaders.cyclictest import load_cyclictest
 from analysis.loaders.hyperfine import load_hyperfine
-from analysis.preflight import Preflight
+from analysis.targets.preflight import Preflight
 from conftest import FIXTURES, ROOT
 
 # --------------------------------------------------------------------------- #
@@ -479,10 +479,12 @@ def test_numbers_are_formatted_for_print():
 
 
 def test_bimodality_flag_prints_enough_digits_to_differ(monkeypatch):
-    monkeypatch.setattr(stats, "bimodality_coefficient", lambda x: 0.5558)
+    from analysis.stats import estimates
+
+    monkeypatch.setattr(estimates, "bimodality_coefficient", lambda x: 0.5558)
     flag = [f for f in stats.flags(np.arange(12.0)) if f.startswith("bimodal")][0]
     assert flag == "bimodal: coefficient 0.5558 > 5/9 = 0.5556"
-    monkeypatch.setattr(stats, "bimodality_coefficient", lambda x: 0.55560)
+    monkeypatch.setattr(estimates, "bimodality_coefficient", lambda x: 0.55560)
     flag = [f for f in stats.flags(np.arange(12.0)) if f.startswith("bimodal")][0]
     assert flag == "bimodal: coefficient 0.55560 > 5/9 = 0.55556"
 

@@ -5,9 +5,9 @@ two share lives a layer down (loaders, statistics, plots, tracers)."""
 
 from __future__ import annotations
 
-from .base import Benchmark, Param, Plan, for_campaign, get, register, registry
-from .report import Report, emulated_caveat, report, write, write_report
-from .run import run_benchmark
+from analysis.benchmarks.base import Benchmark, Param, Plan, for_campaign, get, register, registry
+from analysis.benchmarks.report import Report, emulated_caveat, report, write, write_report
+from analysis.benchmarks.run import run_benchmark
 
 __all__ = ["Benchmark", "Param", "Plan", "register", "registry", "get", "for_campaign",
            "run_benchmark", "report", "write", "write_report", "Report", "emulated_caveat"]

@@ -4,8 +4,8 @@ a benchmark whose tools are missing refuses in one line naming bootstrap's comma
 of failing each of its runs.
 
 What a campaign needs is the benchmark's (:meth:`Benchmark.requires`, in the terms of
-:data:`analysis.bootstrap.NEEDS`); what a target lacks is bootstrap's own answer
-(:func:`analysis.bootstrap.plan` on the preflight, and ``kbuild_ready`` for the kernel
+:data:`analysis.targets.bootstrap.NEEDS`); what a target lacks is bootstrap's own answer
+(:func:`analysis.targets.bootstrap.plan` on the preflight, and ``kbuild_ready`` for the kernel
 sources). A tool an experiment alone needs (LTTng for the USDT microbenchmark, uprobes for
 dd's 06 and 07) is not required: the plan substitutes or skips that experiment with the
 reason, as before.
@@ -16,13 +16,13 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from .. import bootstrap
-from ..errors import MissingTools
-from ..preflight import Preflight
-from ..transport import Transport
-from .base import Benchmark
+from analysis.benchmarks.base import Benchmark
+from analysis.errors import MissingTools
+from analysis.targets import bootstrap
+from analysis.targets.preflight import Preflight
+from analysis.targets.transport import Transport
 
-#: a need of :data:`analysis.bootstrap.NEEDS` in words
+#: a need of :data:`analysis.targets.bootstrap.NEEDS` in words
 WORDS = {
     "bpftrace": "bpftrace",
     "hyperfine": "hyperfine",

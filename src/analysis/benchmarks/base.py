@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from .. import _params
-from ..campaign import Campaign, Execute, RunSpec
-from ..errors import ParameterError
+from analysis import _params
+from analysis.campaign import Campaign, Execute, RunSpec
+from analysis.errors import ParameterError
 
 _REGISTRY: dict[str, Benchmark] = {}
 #: the modules of this subpackage that hold no benchmark
@@ -111,7 +111,7 @@ class Benchmark:
     #: defaults; the first preset's values are those defaults (one source of defaults)
     presets: ClassVar[dict[str, dict]] = {}
 
-    #: what of :data:`analysis.bootstrap.NEEDS` the benchmark can run without: its plan
+    #: what of :data:`analysis.targets.bootstrap.NEEDS` the benchmark can run without: its plan
     #: substitutes or skips (with the reason) the experiments that need it
     optional: ClassVar[tuple[str, ...]] = ()
 
@@ -120,13 +120,13 @@ class Benchmark:
         return p
 
     def requires(self, p: dict, target: str, targets: Sequence[str]) -> tuple[str, ...]:
-        """What of :data:`analysis.bootstrap.NEEDS` (its keys: ``bpftrace``, ``hyperfine``,
+        """What of :data:`analysis.targets.bootstrap.NEEDS` (its keys: ``bpftrace``, ``hyperfine``,
         ``cc``, ``sdt``, ``kbuild``, ...) a campaign with the parameters ``p`` cannot run
         without on ``target`` (one of ``targets``). :func:`~analysis.benchmarks.run.
         run_benchmark` checks it after the preflight, before the campaign is created, and
         refuses in one line naming bootstrap's command (:mod:`analysis.benchmarks._tools`).
         Default: the benchmark's needs but its :attr:`optional` ones."""
-        from ..bootstrap import NEEDS
+        from analysis.targets.bootstrap import NEEDS
 
         return tuple(n for n in NEEDS.get(self.name, ()) if n not in self.optional)
 

@@ -17,16 +17,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import _params, plots, stats, tracers
-from ..campaign import Campaign, RunSpec, open_for_report
-from ..deploy import build_workloads
-from ..errors import TargetError
-from ..lifecycle import TracerSpec, run_and_fetch
-from ..loaders.cyclictest import CyclictestRun, load_cyclictest
-from ..transport import Transport
-from .base import Benchmark, Param, Plan, register
-from .report import Report, with_caveat, write_report
-from .run import run_benchmark
+from analysis import _params, plots, stats
+from analysis.benchmarks.base import Benchmark, Param, Plan, register
+from analysis.benchmarks.report import Report, with_caveat, write_report
+from analysis.benchmarks.run import run_benchmark
+from analysis.campaign import Campaign, RunSpec, open_for_report
+from analysis.errors import TargetError
+from analysis.loaders.cyclictest import CyclictestRun, load_cyclictest
+from analysis.targets.deploy import build_workloads
+from analysis.targets.transport import Transport
+from analysis.tracing import tracers
+from analysis.tracing.lifecycle import TracerSpec, run_and_fetch
 
 QUANTILES = (0.5, 0.9, 0.99, 0.999, 0.9999)
 EVENT = "syscalls/sys_exit_clock_nanosleep"

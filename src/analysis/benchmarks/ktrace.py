@@ -23,14 +23,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import plots
-from ..campaign import Campaign, RunSpec, open_for_report
-from ..deploy import deploy, remote_source
-from ..errors import ParameterError
-from ..lifecycle import TracerSpec, traced_execute
-from ..tracers import MAX_PROBES, NOFILE, parse_attached
-from .base import Benchmark, Param, Plan, register
-from .report import Report, with_caveat, write_report
+from analysis import plots
+from analysis.benchmarks.base import Benchmark, Param, Plan, register
+from analysis.benchmarks.report import Report, with_caveat, write_report
+from analysis.campaign import Campaign, RunSpec, open_for_report
+from analysis.errors import ParameterError
+from analysis.targets.deploy import deploy, remote_source
+from analysis.tracing.lifecycle import TracerSpec, traced_execute
+from analysis.tracing.tracers import MAX_PROBES, NOFILE, parse_attached
 
 TRACERS = ("bpftrace", "dtrace")
 #: the slides' measurements (003, "Smoking gun"), real time of the whole command

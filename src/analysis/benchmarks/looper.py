@@ -28,16 +28,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import plots
-from ..campaign import Campaign, RunSpec, open_for_report
-from ..deploy import build_workload
-from ..errors import ParameterError
-from ..lifecycle import TracerSpec, traced_execute
-from ..loaders.hyperfine import load_blocks
-from ..overhead import overhead_table
-from ..published import LOOPER_CALLS, looper_table
-from .base import Benchmark, Param, Plan, register
-from .report import Report, with_caveat, write_report
+from analysis import plots
+from analysis.benchmarks.base import Benchmark, Param, Plan, register
+from analysis.benchmarks.report import Report, with_caveat, write_report
+from analysis.campaign import Campaign, RunSpec, open_for_report
+from analysis.errors import ParameterError
+from analysis.loaders.hyperfine import load_blocks
+from analysis.published import LOOPER_CALLS, looper_table
+from analysis.stats.overhead import overhead_table
+from analysis.targets.deploy import build_workload
+from analysis.tracing.lifecycle import TracerSpec, traced_execute
 
 CONFIGS = ("none", "startup", "count", "string-key")
 TRACERS = ("bpftrace", "dtrace")

@@ -18,13 +18,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from .. import plots, rules
-from .._progress import _in_kernel
-from ..campaign import CampaignResult, open_for_report
-from ..overhead import ROUND_CI
-from .base import Benchmark, Param, Plan, get, register
-from .report import Report, with_caveat, write_report
-from .run import run_benchmark
+from analysis import plots, rules
+from analysis._progress import _in_kernel
+from analysis.benchmarks.base import Benchmark, Param, Plan, get, register
+from analysis.benchmarks.report import Report, with_caveat, write_report
+from analysis.benchmarks.run import run_benchmark
+from analysis.campaign import CampaignResult, open_for_report
+from analysis.stats.overhead import ROUND_CI
 
 EXPERIMENTS = ("01-control", "09-map", "18-per-event")
 NAMES = {"01-control": "no tracer", "09-map": "count", "18-per-event": "printf per event"}

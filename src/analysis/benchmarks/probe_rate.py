@@ -19,13 +19,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import _params, plots, rules
-from ..campaign import Campaign, RunSpec, open_for_report
-from ..errors import ParameterError, TargetError
-from ..lifecycle import TracerSpec, traced_execute
-from .base import Benchmark, Param, Plan, register
-from .report import Report
-from .run import run_benchmark
+from analysis import _params, plots, rules
+from analysis.benchmarks.base import Benchmark, Param, Plan, register
+from analysis.benchmarks.report import Report
+from analysis.benchmarks.run import run_benchmark
+from analysis.campaign import Campaign, RunSpec, open_for_report
+from analysis.errors import ParameterError, TargetError
+from analysis.tracing.lifecycle import TracerSpec, traced_execute
 
 ACTIONS = ("count", "map with key", "histogram", "stack", "printf")
 _TYPES = {"t": "tracepoint", "tracepoint": "tracepoint", "k": "kprobe", "kprobe": "kprobe",

@@ -19,10 +19,10 @@ from typing import Any
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .. import plots
-from ..campaign import Campaign, CampaignResult, processed_dir
-from ..preflight import TIMING_CAVEAT
-from .base import for_campaign
+from analysis import plots
+from analysis.benchmarks.base import for_campaign
+from analysis.campaign import Campaign, CampaignResult, processed_dir
+from analysis.targets.preflight import TIMING_CAVEAT
 
 #: the kinds of output a report writes
 FRAME, FIGURE, TABLE = "frame", "figure", "table"

@@ -8,16 +8,16 @@ import threading
 import warnings
 from collections.abc import Callable, Sequence
 
-from .. import _params, foreign
-from .._progress import CampaignProgress, progress_bar
-from ..campaign import Campaign, CampaignResult, Execute, new_campaign_id, run_campaign
-from ..errors import LockError, ParameterError
-from ..locks import TargetLock
-from ..preflight import preflight
-from ..storage import check_name
-from ..targets import Target
-from ._tools import refuse_missing
-from .base import Benchmark, get
+from analysis import _params
+from analysis._progress import CampaignProgress, progress_bar
+from analysis.benchmarks._tools import refuse_missing
+from analysis.benchmarks.base import Benchmark, get
+from analysis.campaign import Campaign, CampaignResult, Execute, new_campaign_id, run_campaign
+from analysis.errors import LockError, ParameterError
+from analysis.storage import check_name
+from analysis.targets import Target, foreign
+from analysis.targets.locks import TargetLock
+from analysis.targets.preflight import preflight
 
 
 def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
@@ -32,7 +32,7 @@ def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
     called after each run's files are complete (e.g. to draw a figure as runs arrive; what
     it raises is reported as a warning, never fails the run). Returns the campaign's
     result with the ``preflights`` and ``plan`` it ran with. A target where other tracers
-    are at work (:mod:`analysis.foreign`) is refused unless ``allow_foreign_tracers``;
+    are at work (:mod:`analysis.targets.foreign`) is refused unless ``allow_foreign_tracers``;
     what was found is recorded either way. A target that lacks what the campaign cannot
     run without (:meth:`Benchmark.requires`) is refused after its preflight, before the
     campaign is created (:class:`~analysis.errors.MissingTools`, naming bootstrap's

@@ -4,10 +4,9 @@ names below are the ones the rest of the package and the tests use."""
 
 from __future__ import annotations
 
-from ..lifecycle import traced_execute  # noqa: F401 - kept importable from here
-from .records import RunRecord
-from .runner import run_campaign
-from .store import (
+from analysis.campaign.records import RunRecord
+from analysis.campaign.runner import run_campaign
+from analysis.campaign.store import (
     MANIFEST,
     SCHEMA,
     Campaign,
@@ -21,6 +20,7 @@ from .store import (
     processed_dir,
     target_slug,
 )
+from analysis.tracing.lifecycle import traced_execute  # noqa: F401 - kept importable from here
 
 __all__ = ["MANIFEST", "SCHEMA", "Campaign", "CampaignResult", "Execute", "Problem", "RunSpec",
            "campaigns", "new_campaign_id", "open_for_report", "processed_dir", "target_slug",

@@ -10,17 +10,17 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from .._progress import CampaignProgress
-from ..errors import (
+from analysis._progress import CampaignProgress
+from analysis.campaign.store import Campaign, CampaignResult, Execute, RunSpec, _now, target_slug
+from analysis.errors import (
     StorageError,
     TargetError,
     TargetUnreachable,
 )
-from ..locks import TargetLock
-from ..preflight import preflight as run_preflight
-from ..targets import check_target, connect
-from ..transport import Transport
-from .store import Campaign, CampaignResult, Execute, RunSpec, _now, target_slug
+from analysis.targets import check_target, connect
+from analysis.targets.locks import TargetLock
+from analysis.targets.preflight import preflight as run_preflight
+from analysis.targets.transport import Transport
 
 
 def run_campaign(

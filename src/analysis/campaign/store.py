@@ -34,9 +34,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .. import paths
-from .._version import __version__
-from ..errors import (
+from analysis import paths
+from analysis._version import __version__
+from analysis.campaign.records import RunRecord
+from analysis.errors import (
     AnalysisError,
     CampaignNotFound,
     DataFormatError,
@@ -44,9 +45,8 @@ from ..errors import (
     ParameterMismatch,
     StorageError,
 )
-from ..storage import FileLock, atomic_write, check_name, mkdirs, sha256_file
-from ..transport import Transport
-from .records import RunRecord
+from analysis.storage import FileLock, atomic_write, check_name, mkdirs, sha256_file
+from analysis.targets.transport import Transport
 
 MANIFEST = "manifest.json"
 #: version of the manifest's layout; a newer one is refused, an older one is read

@@ -20,13 +20,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from .. import paths, plots
-from ..campaign import Campaign, CampaignResult, open_for_report
-from ..preflight import TIMING_CAVEAT
-from . import series as _series
-from . import sources, verdicts
-from .figures import forest_plot
-from .fingerprint import differences, fingerprint
+from analysis import paths, plots
+from analysis.campaign import Campaign, CampaignResult, open_for_report
+from analysis.comparison import series as _series
+from analysis.comparison import sources, verdicts
+from analysis.comparison.figures import forest_plot
+from analysis.comparison.fingerprint import differences, fingerprint
+from analysis.targets.preflight import TIMING_CAVEAT
 
 COLUMNS = ["experiment", "name", "unit", "n_a", "n_b", "a", "b", "difference",
            "difference_ci_low", "difference_ci_high", "ratio", "ratio_ci_low", "ratio_ci_high",
@@ -85,7 +85,7 @@ def pair(a: str | None = None, b: str | None = None, data_dir=None,
     default."""
     if a and b:
         return [a, b]
-    from ..campaign import campaigns
+    from analysis.campaign import campaigns
 
     found = []
     for name in campaigns(data_dir):

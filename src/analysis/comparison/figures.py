@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Rectangle
 
-from ..plots import style
+from analysis.plots import style
 
 _VERDICT_COLOURS = {"B slower": "#D55E00", "B faster": "#0072B2"}
 

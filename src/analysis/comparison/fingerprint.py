@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..campaign import Campaign
+from analysis.campaign import Campaign
 
 #: (what, group, path in the target record); the order is the order shown (first: what
 #: most often explains a difference in per-event cost)

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .. import stats
-from . import verdicts
+from analysis import stats
+from analysis.comparison import verdicts
 
 STEP_COLUMNS = ["step", "from", "to", "experiment", "difference", "difference_ci_low",
                 "difference_ci_high", "p_holm", "verdict", "flagged", "changed"]
@@ -75,7 +75,7 @@ def trend_figure(trend: pd.DataFrame, steps: pd.DataFrame):
     red and marked."""
     import matplotlib.pyplot as plt
 
-    from ..plots import style
+    from analysis.plots import style
 
     exps = list(dict.fromkeys(trend["experiment"]))
     with style.thesis_style():

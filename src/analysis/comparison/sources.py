@@ -26,17 +26,17 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats as _st
 
-from .. import stats
-from ..benchmarks import cyclictest as _cyclictest
-from ..benchmarks import kbuild as _kbuild
-from ..benchmarks import looper as _looper
-from ..benchmarks import usdt as _usdt
-from ..benchmarks.ab import data as _ab
-from ..benchmarks.dd import rounds as _rounds
-from ..benchmarks.dd.experiments import CONTROL
-from ..benchmarks.dd.results import load_counts, load_events, load_runs, planned_from_manifest
-from ..campaign import Campaign
-from .verdicts import Blocks
+from analysis import stats
+from analysis.benchmarks import cyclictest as _cyclictest
+from analysis.benchmarks import kbuild as _kbuild
+from analysis.benchmarks import looper as _looper
+from analysis.benchmarks import usdt as _usdt
+from analysis.benchmarks.ab import data as _ab
+from analysis.benchmarks.dd import rounds as _rounds
+from analysis.benchmarks.dd.experiments import CONTROL
+from analysis.benchmarks.dd.results import load_counts, load_events, load_runs, planned_from_manifest
+from analysis.campaign import Campaign
+from analysis.comparison.verdicts import Blocks
 
 
 @dataclass

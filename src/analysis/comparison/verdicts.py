@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import stats
+from analysis import stats
 
 SLOWER, FASTER, EQUIVALENT, INCONCLUSIVE = "B slower", "B faster", "equivalent", "inconclusive"
 UNITS = ("rounds", "runs")

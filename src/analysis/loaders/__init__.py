@@ -4,9 +4,9 @@ JSON with errors that name the file and field. What two benchmarks read lives he
 
 from __future__ import annotations
 
-from .cyclictest import CyclictestRun, load_cyclictest
-from .hyperfine import load_blocks, load_hyperfine, load_hyperfine_many
-from .samples import load_samples, summarize_samples
+from analysis.loaders.cyclictest import CyclictestRun, load_cyclictest
+from analysis.loaders.hyperfine import load_blocks, load_hyperfine, load_hyperfine_many
+from analysis.loaders.samples import load_samples, summarize_samples
 
 __all__ = ["load_hyperfine", "load_hyperfine_many", "load_blocks", "load_cyclictest",
            "CyclictestRun", "load_samples", "summarize_samples"]

@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import DataFormatError
-from .jsonio import read_json, require
+from analysis.errors import DataFormatError
+from analysis.loaders.jsonio import read_json, require
 
 HISTOGRAM_COLUMNS = ["thread", "latency_us", "count"]
 SUMMARY_COLUMNS = ["thread", "cycles", "min_us", "avg_us", "max_us", "overflows"]

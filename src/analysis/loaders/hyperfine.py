@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import CampaignError, DataFormatError
-from .jsonio import read_json, require
+from analysis.errors import CampaignError, DataFormatError
+from analysis.loaders.jsonio import read_json, require
 
 COLUMNS = ["command", "run", "time_s", "user_s", "system_s", "exit_code", "memory_bytes"]
 

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataFormatError
+from analysis.errors import DataFormatError
 
 
 def read_json(path: str | Path, what: str) -> Any:

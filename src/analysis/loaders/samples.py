@@ -32,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import DataFormatError
-from ..storage import atomic_write
+from analysis.errors import DataFormatError
+from analysis.storage import atomic_write
 
 MAGIC = b"TSMPv1\0\0"
 HEADER = struct.Struct("<8sIIQdI28x")

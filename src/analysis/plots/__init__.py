@@ -28,7 +28,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt  # noqa: F401 - plots.plt, as before the split
 import seaborn as sns  # noqa: F401
 
-from .comparisons import (
+from analysis.plots.comparisons import (
     ab_bars,
     ab_box,
     per_event_cost_bars,
@@ -37,9 +37,9 @@ from .comparisons import (
     runs_box,
     slowdown_heatmap,
 )
-from .distributions import box_plot, frequency_polygon, latency_histogram
-from .export import figure_stem, provenance, save_figure
-from .style import (
+from analysis.plots.distributions import box_plot, frequency_polygon, latency_histogram
+from analysis.plots.export import figure_stem, provenance, save_figure
+from analysis.plots.style import (
     BOX_CAPTION,
     CAPTION_FONTSIZE,
     LOW_PRECISION,
@@ -53,7 +53,7 @@ from .style import (
     timing_caveat,
     tracer_color,
 )
-from .tables import (
+from analysis.plots.tables import (
     export_table,
     format_number,
     human_name,

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from .. import stats
-from .style import (
+from analysis import stats
+from analysis.plots.style import (
     _FALLBACK,
     _NOTE_COLOUR,
     BOX_CAPTION,

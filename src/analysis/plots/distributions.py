@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from .comparisons import _split_at
-from .style import (
+from analysis.plots.comparisons import _split_at
+from analysis.plots.style import (
     BOX_CAPTION,
     THESIS_HEIGHT_IN,
     THESIS_WIDTH_IN,

@@ -9,10 +9,10 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import matplotlib.text
 
-from .. import paths
-from .._version import __version__
-from ..storage import atomic_write, sha256_file
-from .style import _stamp, caveat, unexplained_marks
+from analysis import paths
+from analysis._version import __version__
+from analysis.plots.style import _stamp, caveat, unexplained_marks
+from analysis.storage import atomic_write, sha256_file
 
 # --------------------------------------------------------------------------- #
 # export

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import paths
-from ..storage import atomic_write
-from .export import provenance
-from .style import MAX_TABLE_COLUMNS, caveat, unexplained_marks
+from analysis import paths
+from analysis.plots.export import provenance
+from analysis.plots.style import MAX_TABLE_COLUMNS, caveat, unexplained_marks
+from analysis.storage import atomic_write
 
 _LATEX_SPECIAL = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",

@@ -296,8 +296,9 @@ def test_iperf3_stops_when_its_controller_is_killed(tmp_path):
     target (traced-run.sh --watch-stdin) stops the workload's process group."""
     need_tool("iperf3")
     port = _free_port()
-    code = ("from analysis.lifecycle import TracerSpec, traced_run;"
-            "from analysis.transport import LocalTransport; from analysis.deploy import deploy;"
+    code = ("from analysis.tracing.lifecycle import TracerSpec, traced_run;"
+            "from analysis.targets.transport import LocalTransport;"
+            "from analysis.targets.deploy import deploy;"
             "t = LocalTransport(); r = deploy(t);"
             f"traced_run(t, TracerSpec('none'), ['sh', r + '/bin/iperf3-run.sh', '--out', "
             f"'{tmp_path}/out', '--port', '{port}', '--bytes', '1000G'])")
@@ -475,7 +476,7 @@ def test_kernel_build_workload_on_a_small_real_tree(tmp_path):
 
 def test_kernel_build_without_a_tree_is_skipped_with_the_reason(tmp_path):
     need_tool("hyperfine")
-    from analysis.preflight import preflight
+    from analysis.targets.preflight import preflight
 
     pf = preflight("local")
     p = analysis.benchmarks.get("ab").parse({"workloads": "kbuild,dd"})

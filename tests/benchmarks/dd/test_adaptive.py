@@ -8,15 +8,15 @@ import json
 import numpy as np
 import pytest
 
-from analysis import precision
 from analysis.benchmarks import dd
 from analysis.benchmarks.dd import rounds as _ddplan
 from analysis.errors import ParameterError
+from analysis.stats import precision
 from conftest import need_tool
 
 
 def test_budget_and_precision_parameters():
-    # the parameters as benchmark 1 declares them (parsers from analysis.precision)
+    # the parameters as benchmark 1 declares them (parsers from analysis.stats.precision)
     params = {p.name: p for p in dd.DD.params}
     assert params["budget"].parse("10 min") == 600 and params["budget"].parse("1h30m") == 5400
     assert params["precision"].parse("0.1") == pytest.approx(0.1)

@@ -14,8 +14,8 @@ import pytest
 
 from analysis.benchmarks import dd
 from analysis.campaign import Campaign
-from analysis.lifecycle import parse_meta
-from analysis.preflight import Preflight
+from analysis.targets.preflight import Preflight
+from analysis.tracing.lifecycle import parse_meta
 from conftest import ROOT, need_tool
 
 SCRIPTS = ROOT / "remote" / "scripts"

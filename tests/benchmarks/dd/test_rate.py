@@ -10,11 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import ratemeter
-from analysis.benchmarks import dd, ratemethod
+from analysis import ratemethod
+from analysis.benchmarks import dd
 from analysis.benchmarks.dd import rate, rate_report
 from analysis.campaign import Campaign
 from analysis.errors import ParameterError
+from analysis.ratemethod import meter as ratemeter
 from conftest import need_tool, raw_bracket, raw_fast_share
 
 

@@ -18,9 +18,9 @@ from analysis.benchmarks import kbuild
 from analysis.benchmarks.kbuild import probes as K
 from analysis.campaign import RunSpec
 from analysis.errors import TargetError
-from analysis.lifecycle import traced_execute
 from analysis.published import load_reference
 from analysis.targets import connect
+from analysis.tracing.lifecycle import traced_execute
 from conftest import FIXTURES, ROOT, fake_dtrace, need_kernel_sources, need_tool
 
 NOTEBOOK = ROOT / "notebooks" / "3.0-kernel-build.ipynb"

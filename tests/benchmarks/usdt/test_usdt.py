@@ -12,8 +12,8 @@ import pytest
 
 from analysis.benchmarks import usdt
 from analysis.campaign import Campaign
-from analysis.elf import find_probe, usdt_probes
 from analysis.loaders.samples import load_sample_ticks
+from analysis.tracing.elf import find_probe, usdt_probes
 from conftest import ROOT, build_here, need_header, need_tool
 
 

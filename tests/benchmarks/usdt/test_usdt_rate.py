@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 import analysis
-from analysis import tracers
-from analysis.benchmarks import ratemethod
+from analysis import ratemethod
 from analysis.benchmarks.usdt import rate
 from analysis.campaign import Campaign, RunSpec
-from analysis.elf import usdt_probes
 from analysis.errors import ParameterError
+from analysis.tracing import tracers
+from analysis.tracing.elf import usdt_probes
 from conftest import build_here, need_header, need_tool, raw_bracket, raw_fast_share
 
 

@@ -23,16 +23,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from ... import _params, paths
-from ...campaign import RunSpec
-from ...deploy import deploy, work_base
-from ...errors import ParameterError, TargetError
-from ...lifecycle import TracerSpec, traced_execute
-from ..base import Benchmark, Param, Plan, register
-from ..report import Report
-from .data import size_bytes
-from .report import report
-from .workloads import ARMS, BY_NAME, SCRIPTS, TRACER_SUFFIX, WORKLOADS, Workload  # noqa: F401
+from analysis import _params, paths
+from analysis.benchmarks.ab.data import size_bytes
+from analysis.benchmarks.ab.report import report
+from analysis.benchmarks.ab.workloads import ARMS, BY_NAME, SCRIPTS, TRACER_SUFFIX, WORKLOADS, Workload  # noqa: F401
+from analysis.benchmarks.base import Benchmark, Param, Plan, register
+from analysis.benchmarks.report import Report
+from analysis.campaign import RunSpec
+from analysis.errors import ParameterError, TargetError
+from analysis.targets.deploy import deploy, work_base
+from analysis.tracing.lifecycle import TracerSpec, traced_execute
 
 # --------------------------------------------------------------------------- #
 # parameters

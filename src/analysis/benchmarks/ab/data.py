@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...campaign import Campaign
-from ...errors import DataFormatError, ParameterError
-from ...loaders.hyperfine import load_hyperfine
-from ...loaders.jsonio import read_json
-from .workloads import BY_NAME
+from analysis.benchmarks.ab.workloads import BY_NAME
+from analysis.campaign import Campaign
+from analysis.errors import DataFormatError, ParameterError
+from analysis.loaders.hyperfine import load_hyperfine
+from analysis.loaders.jsonio import read_json
 
 ITERATION_COLUMNS = ["workload", "arm", "label", "target", "round", "position", "block", "run",
                      "order", "time_s", "wall_s", "throughput", "unit"]

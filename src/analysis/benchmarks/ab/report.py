@@ -8,10 +8,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ... import plots, stats
-from ...campaign import Campaign, open_for_report
-from ..report import Report, with_caveat, write_report
-from .data import load_iterations, zstd_levels
+from analysis import plots, stats
+from analysis.benchmarks.ab.data import load_iterations, zstd_levels
+from analysis.benchmarks.report import Report, with_caveat, write_report
+from analysis.campaign import Campaign, open_for_report
 
 COMPARISON_COLUMNS = [
     "workload", "n_a", "n_b", "median_a_s", "median_b_s", "mean_a_s", "mean_b_s",

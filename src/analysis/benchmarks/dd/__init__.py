@@ -16,17 +16,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ... import _params, precision
-from ...campaign import Campaign, RunSpec, open_for_report
-from ...errors import ParameterError
-from ...preflight import Preflight
-from .. import ratemethod as _rm
-from ..base import Benchmark, Param, Plan, register
-from ..report import Report
-from ..run import run_benchmark
-from . import rate as _rate
-from . import rounds as _rounds
-from .experiments import (  # noqa: F401
+from analysis import _params
+from analysis import ratemethod as _rm
+from analysis.benchmarks.base import Benchmark, Param, Plan, register
+from analysis.benchmarks.dd import rate as _rate
+from analysis.benchmarks.dd import rounds as _rounds
+from analysis.benchmarks.dd.experiments import (  # noqa: F401
     BY_ID,
     CONTROL,
     EXPERIMENTS,
@@ -47,9 +42,9 @@ from .experiments import (  # noqa: F401
     scripts_dir,
     workload_timeout,
 )
-from .figures import _figures, _labels, _latex_tables, _percent_columns  # noqa: F401
-from .report import report, summary  # noqa: F401 - the benchmark's surface, as before the split
-from .results import (  # noqa: F401
+from analysis.benchmarks.dd.figures import _figures, _labels, _latex_tables, _percent_columns  # noqa: F401
+from analysis.benchmarks.dd.report import report, summary  # noqa: F401 - the benchmark's surface, as before the split
+from analysis.benchmarks.dd.results import (  # noqa: F401
     TABLE_COLUMNS,
     bpf_per_event,
     load_counts,
@@ -61,6 +56,12 @@ from .results import (  # noqa: F401
     tracer_times,
     with_published,
 )
+from analysis.benchmarks.report import Report
+from analysis.benchmarks.run import run_benchmark
+from analysis.campaign import Campaign, RunSpec, open_for_report
+from analysis.errors import ParameterError
+from analysis.stats import precision
+from analysis.targets.preflight import Preflight
 
 
 @dataclass

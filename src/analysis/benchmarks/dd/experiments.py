@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from ... import _params, paths
-from ...campaign import RunSpec
-from ...errors import ParameterError, TargetError
-from ...lifecycle import TracerSpec, parse_meta, traced_execute
-from ...preflight import Preflight
-from ...tracers import count_script
-from ...tracers import parse_count as parse_events
+from analysis import _params, paths
+from analysis.campaign import RunSpec
+from analysis.errors import ParameterError, TargetError
+from analysis.targets.preflight import Preflight
+from analysis.tracing.lifecycle import TracerSpec, parse_meta, traced_execute
+from analysis.tracing.tracers import count_script
+from analysis.tracing.tracers import parse_count as parse_events
 
 
 @dataclass(frozen=True)

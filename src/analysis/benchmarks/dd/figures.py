@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ... import plots
-from ...overhead import ROUND_CI
-from . import rounds as _rounds
-from .experiments import CONTROL
-from .results import long_for_bars
+from analysis import plots
+from analysis.benchmarks.dd import rounds as _rounds
+from analysis.benchmarks.dd.experiments import CONTROL
+from analysis.benchmarks.dd.results import long_for_bars
+from analysis.stats.overhead import ROUND_CI
 
 _PERCENT = {"slowdown": "slowdown_pct", "slowdown_ci_low": "slowdown_pct_ci_low",
             "slowdown_ci_high": "slowdown_pct_ci_high", "slowdown_fastest": "slowdown_pct_fastest",

@@ -1,4 +1,4 @@
-"""Benchmark 1 by the rate method (:mod:`analysis.benchmarks.ratemethod`): dd's read in a loop.
+"""Benchmark 1 by the rate method (:mod:`analysis.ratemethod`): dd's read in a loop.
 
 Beside the seeds' method (whole ``dd`` processes under hyperfine), ``method="rate"``
 runs the rate meter with dd's read as its iteration: ``read(2)`` of one byte from
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..ratemethod import COUNT_KIND, METER, meter_argv
-from ..ratemethod import make_execute as _make_execute
-from ..ratemethod import settings as _settings
+from analysis.ratemethod import COUNT_KIND, METER, meter_argv
+from analysis.ratemethod import make_execute as _make_execute
+from analysis.ratemethod import settings as _settings
 
 METHODS = ("hyperfine", "rate", "both")
 LOOPS = ("read", "read+write")  # the meter's iteration (read+write: its -w)
@@ -37,7 +37,7 @@ def make_execute(planned, q: dict, fallback, *, os_name: str | None, scratch: Pa
                  attach_timeout: float = 120.0, stop_timeout: float = 120.0):
     """The ``execute`` of a campaign with rate runs: each experiment's own script (its
     counting script in a counting run), the meter pinned to the workload CPU."""
-    from .experiments import counting_script, pinned
+    from analysis.benchmarks.dd.experiments import counting_script, pinned
 
     by_id = {x.id: x for x in planned}
 

@@ -14,13 +14,14 @@ import math
 import numpy as np
 import pandas as pd
 
-from ... import plots
-from ...plots.style import _caption, _figure, thesis_style
-from .. import ratemethod as _rm
-from . import rounds as _rounds
-from .experiments import CONTROL
-from .figures import SUBSTITUTE_NOTE
-from .split import SPLIT_COLUMNS
+from analysis import plots
+from analysis import ratemethod as _rm
+from analysis.benchmarks.dd import rounds as _rounds
+from analysis.benchmarks.dd.experiments import CONTROL
+from analysis.benchmarks.dd.figures import SUBSTITUTE_NOTE
+from analysis.benchmarks.dd.split import SPLIT_COLUMNS
+from analysis.plots.style import _caption, _figure, thesis_style
+from analysis.ratemethod import meter
 
 METHOD_NAMES = {"hyperfine": "hyperfine method (whole dd processes)",
                 "rate": "rate method (dd's read in a loop, iterations per window)"}
@@ -107,7 +108,7 @@ def _flags(r) -> list[str]:
                    f"cost: {r['per_event_ns_slow_state']:,.1f} ns)")
     if r["blocks_preempted"]:
         out.append(f"{r['blocks_preempted']} traced block(s) preempted (CPU share < "
-                   f"{_rm.ratemeter.MIN_CPU_SHARE:.0%})")
+                   f"{meter.MIN_CPU_SHARE:.0%})")
     return out
 
 
@@ -124,8 +125,8 @@ def summary_lines(out) -> list[str]:
              f"{int(a['outlier'].sum())} flagged as outliers, "
              f"{int(blocks['preempted'].sum())} preempted",
              f"rate method: each block measured in the fast state (its windows within "
-             f"{_rm.ratemeter.FAST_TOLERANCE:.0%} of its "
-             f"{_rm.ratemeter.FAST_QUANTILE:.0f}th-percentile window): "
+             f"{meter.FAST_TOLERANCE:.0%} of its "
+             f"{meter.FAST_QUANTILE:.0f}th-percentile window): "
              f"{1 - a['fast_windows'].sum() / a['windows'].sum():.0%} of the untraced and "
              f"{1 - b['fast_windows'].sum() / b['windows'].sum():.0%} of the traced windows "
              "left out"]
@@ -215,7 +216,7 @@ def methods_figure(agreement: pd.DataFrame, labels: dict, target: str):
 
 def rate_bars(out, target: str, tracer: str):
     """The per-event cost bars of a rate-only campaign, next to the published figures."""
-    from .results import long_for_bars
+    from analysis.benchmarks.dd.results import long_for_bars
     label = f"{tracer} (this machine)"
     bars = long_for_bars(out["with_published"], label)
     return plots.per_event_cost_bars(

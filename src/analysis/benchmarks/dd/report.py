@@ -5,15 +5,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ... import plots
-from ...campaign import Campaign, open_for_report
-from .. import ratemethod as _rm
-from ..report import Report, with_caveat, write_report
-from . import rate_report as _rr
-from . import rounds as _rounds
-from .experiments import CONTROL
-from .figures import _figures, _labels, _latex_tables, _percent_columns
-from .results import (
+from analysis import plots
+from analysis import ratemethod as _rm
+from analysis.benchmarks.dd import rate_report as _rr
+from analysis.benchmarks.dd import rounds as _rounds
+from analysis.benchmarks.dd.experiments import CONTROL
+from analysis.benchmarks.dd.figures import _figures, _labels, _latex_tables, _percent_columns
+from analysis.benchmarks.dd.results import (
     TABLE_COLUMNS,
     load_runs,
     planned_from_manifest,
@@ -21,6 +19,8 @@ from .results import (
     tracer_times,
     with_published,
 )
+from analysis.benchmarks.report import Report, with_caveat, write_report
+from analysis.campaign import Campaign, open_for_report
 
 
 @with_caveat

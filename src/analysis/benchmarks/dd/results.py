@@ -8,16 +8,16 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ... import paths
-from ...campaign import Campaign
-from ...lifecycle import parse_meta
-from ...loaders.hyperfine import load_blocks
-from ...overhead import overhead_table
-from ...published import load_reference
-from ...tracers import parse_count as parse_events
-from . import rounds as _rounds
-from . import split as _split
-from .experiments import BY_ID, CONTROL, EXPERIMENTS, Experiment, PlannedExperiment
+from analysis import paths
+from analysis.benchmarks.dd import rounds as _rounds
+from analysis.benchmarks.dd import split as _split
+from analysis.benchmarks.dd.experiments import BY_ID, CONTROL, EXPERIMENTS, Experiment, PlannedExperiment
+from analysis.campaign import Campaign
+from analysis.loaders.hyperfine import load_blocks
+from analysis.published import load_reference
+from analysis.stats.overhead import overhead_table
+from analysis.tracing.lifecycle import parse_meta
+from analysis.tracing.tracers import parse_count as parse_events
 
 
 def load_runs(campaign: Campaign, target: str) -> pd.DataFrame:

@@ -21,7 +21,7 @@ same: decisions already made are read back from the manifest.
    programs' own run time (the BPF program's share of the cost, and what the
    statistics themselves cost: the same script with them on and off, interleaved).
 4. **Adaptive rounds** (with ``precision`` or ``budget``): the rule of
-   :class:`analysis.precision.Rule` (its coverage is checked by simulation).
+   :class:`analysis.stats.precision.Rule` (its coverage is checked by simulation).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from ...campaign import RunSpec
-from ..ratemethod import AA  # the A/A block's label: the control measured as an experiment
+from analysis.campaign import RunSpec
+from analysis.ratemethod import AA  # the A/A block's label: the control measured as an experiment
 
 CAL_COUNT = 100_000
 MIN_COUNT = 10_000

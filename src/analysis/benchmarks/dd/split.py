@@ -35,8 +35,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from ... import stats
-from .rounds import STATS_LABEL
+from analysis import stats
+from analysis.benchmarks.dd.rounds import STATS_LABEL
 
 SPLIT_COLUMNS = ["bpf_ns_per_event", "bpf_ns_ci_low", "bpf_ns_ci_high", "bpf_stats_ns",
                  "bpf_stats_ns_ci_low", "bpf_stats_ns_ci_high", "mechanism_ns", "bpf_split"]

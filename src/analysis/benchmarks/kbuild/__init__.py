@@ -30,18 +30,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ... import _params
-from ...campaign import Campaign, RunSpec, open_for_report
-from ...deploy import deploy, work_base
-from ...errors import ParameterError, TargetError
-from ...lifecycle import TracerSpec, traced_execute
-from ...loaders.hyperfine import load_blocks
-from ...overhead import overhead_table
-from ...published import load_reference
-from ..base import Benchmark, Param, Plan, register
-from ..report import Report, with_caveat, write_report
-from . import figures as kbuild_figures
-from . import probes as K
+from analysis import _params
+from analysis.benchmarks.base import Benchmark, Param, Plan, register
+from analysis.benchmarks.kbuild import figures as kbuild_figures
+from analysis.benchmarks.kbuild import probes as K
+from analysis.benchmarks.report import Report, with_caveat, write_report
+from analysis.campaign import Campaign, RunSpec, open_for_report
+from analysis.errors import ParameterError, TargetError
+from analysis.loaders.hyperfine import load_blocks
+from analysis.published import load_reference
+from analysis.stats.overhead import overhead_table
+from analysis.targets.deploy import deploy, work_base
+from analysis.tracing.lifecycle import TracerSpec, traced_execute
 
 TRACERS = ("bpftrace", "dtrace")
 SOURCES = "/usr/src/linux-source-6.1.tar.xz"

@@ -7,8 +7,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ... import plots
-from ..report import Report
+from analysis import plots
+from analysis.benchmarks.report import Report
 
 
 def outputs(out: Report, camp, target: str) -> None:

@@ -19,19 +19,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ... import plots, precision, tracers
-from ...campaign import Campaign, RunSpec, open_for_report
-from ...deploy import build_workloads
-from ...errors import ParameterError
-from ...lifecycle import TracerSpec, run_and_fetch
-from ...loaders.samples import summarize_samples
-from ...published import load_reference
-from ...transport import Transport
-from .. import ratemethod
-from ..base import Benchmark, Param, Plan, register
-from ..report import Report, with_caveat, write_report
-from ..run import run_benchmark
-from . import rate as _rate
+from analysis import plots, ratemethod
+from analysis.benchmarks.base import Benchmark, Param, Plan, register
+from analysis.benchmarks.report import Report, with_caveat, write_report
+from analysis.benchmarks.run import run_benchmark
+from analysis.benchmarks.usdt import rate as _rate
+from analysis.campaign import Campaign, RunSpec, open_for_report
+from analysis.errors import ParameterError
+from analysis.loaders.samples import summarize_samples
+from analysis.published import load_reference
+from analysis.stats import precision
+from analysis.targets.deploy import build_workloads
+from analysis.targets.transport import Transport
+from analysis.tracing import tracers
+from analysis.tracing.lifecycle import TracerSpec, run_and_fetch
 
 TRACERS = tracers.USER_SPACE
 

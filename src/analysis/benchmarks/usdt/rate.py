@@ -2,7 +2,7 @@
 
 Beside table 3.1's method (every iteration of ``usdt-bench`` timed with the TSC:
 ``method="iterations"``, the default), ``method="rate"`` runs the rate meter
-(:mod:`analysis.benchmarks.ratemethod`) with its ``-u`` loop: each iteration calls
+(:mod:`analysis.ratemethod`) with its ``-u`` loop: each iteration calls
 ``tracelab_probed()``, a function of its own that fires the USDT probe
 ``tracelab:event`` and makes no syscall. Untraced and traced blocks of one meter process
 alternate (``A B A`` brackets); bpftrace only (a bracket needs a process tracer).
@@ -10,7 +10,7 @@ alternate (``A B A`` brackets); bpftrace only (a bracket needs a process tracer)
 Experiments (bpftrace scripts on the meter's binary):
 
 - ``case1-bpftrace``: table 3.1's case 1, ``printf`` of ``arg0`` on every hit of
-  ``usdt:<meter>:tracelab:event`` (:func:`analysis.tracers.usdt_bpftrace_script`, the
+  ``usdt:<meter>:tracelab:event`` (:func:`analysis.tracing.tracers.usdt_bpftrace_script`, the
   iterations method's text): what the thesis measures, dominated by the printing;
 - ``usdt-count-bpftrace``: ``@events = count()`` on the same probe: the probe's own
   price (trap, BPF program, map update), what an always-on counter costs;
@@ -34,10 +34,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ... import tracers
-from ...campaign import RunSpec
-from ...stats import welch_ci
-from .. import ratemethod
+from analysis import ratemethod
+from analysis.campaign import RunSpec
+from analysis.stats import welch_ci
+from analysis.tracing import tracers
 
 METHODS = ("iterations", "rate", "both")
 CONTROL = "case2-bpftrace"

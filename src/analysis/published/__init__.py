@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import paths, plots
-from .errors import DataFormatError
-from .overhead import per_event_cost_ns, relative_slowdown
-from .tracers import canonical
+from analysis import paths, plots
+from analysis.errors import DataFormatError
+from analysis.stats.overhead import per_event_cost_ns, relative_slowdown
+from analysis.tracing.tracers import canonical
 
 PUBLISHED_EVENTS = 10_000_000  # what the published per-event costs divide by
 DD_READS_10000K = 10_000 * 1024  # what `dd bs=1 count=10000k` really does: 10,240,000

@@ -13,7 +13,7 @@ the 95 % bootstrap CI of its per-event cost divided by the cost's absolute
 estimate, ``(high - low) / 2 / |estimate|`` (infinite when the estimate is 0
 or the CI is undefined). The CI is the package's own: difference of medians
 of the experiment's runs and of the control's runs *in the rounds the
-experiment ran in*, BCa bootstrap (:func:`analysis.overhead.overhead_table`,
+experiment ran in*, BCa bootstrap (:func:`analysis.stats.overhead.overhead_table`,
 ``estimator="median"``); benchmark 1 takes the round, not the run, as the CI's unit
 (``unit="round"``: its blocks differ more than their runs do); the event count
 cancels out of the ratio.
@@ -65,9 +65,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import stats
-from ._params import integer, seconds
-from .errors import ParameterError
+from analysis._params import integer, seconds
+from analysis.errors import ParameterError
+from analysis.stats import estimates
 
 __all__ = [
     "ControlModel", "Decision", "Rule", "block_durations", "next_round", "parse_budget",
@@ -85,7 +85,7 @@ DEFAULT_MAX_ROUNDS = 200
 def relative_half_width(row) -> float:
     """The 95 % CI half-width relative to ``|estimate|``: ``(high - low) / 2 / |estimate|``.
 
-    ``row`` is a row of :func:`~analysis.overhead.overhead_table` (a mapping or
+    ``row`` is a row of :func:`~analysis.stats.overhead.overhead_table` (a mapping or
     Series with ``per_event_ns``, ``per_event_ns_ci_low``, ``per_event_ns_ci_high``)
     or a triple ``(estimate, ci_low, ci_high)``. Infinite when the estimate is 0
     or anything is NaN.
@@ -282,7 +282,7 @@ def relative_widths(history: pd.DataFrame, *, control: str, estimator: str = "me
                     group: str = "experiment", value: str = "time_s") -> dict[str, float]:
     """Each experiment's precision: the relative half-width of its per-event-cost CI.
 
-    The same CI as :func:`~analysis.overhead.overhead_table` (BCa bootstrap of the
+    The same CI as :func:`~analysis.stats.overhead.overhead_table` (BCa bootstrap of the
     difference of centres, control restricted to the experiment's rounds) on the
     runs sorted canonically (by experiment, round, value), so the result does not
     depend on the order the runs were read back in. Only the CI of the difference
@@ -302,7 +302,7 @@ def relative_widths(history: pd.DataFrame, *, control: str, estimator: str = "me
         if x.size == 0 or y.size == 0:
             out[name] = math.inf
             continue
-        est, (low, high) = stats.bootstrap_difference_ci(x, y, estimator, confidence,
+        est, (low, high) = estimates.bootstrap_difference_ci(x, y, estimator, confidence,
                                                          n_resamples, seed)
         out[name] = relative_half_width((est, low, high))
     return out
@@ -425,7 +425,7 @@ def percentile_difference_ci(x, y, centre: str = "median", confidence: float = 0
     than the package's BCa; for simulations only). Same return shape as
     :func:`analysis.stats.bootstrap_difference_ci`."""
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    f = stats._CENTRES[centre]
+    f = estimates._CENTRES[centre]
     est = float(f(x) - f(y))
     if x.size < 2 or y.size < 2 or (np.ptp(x) == 0 and np.ptp(y) == 0):
         return est, (math.nan, math.nan)
@@ -441,11 +441,11 @@ def rounds_difference_ci(x, y, centre: str = "median", confidence: float = 0.95,
                          n_resamples: int = 199, seed: int = 0, *, groups):
     """centre(x) - centre(y) with the round as the unit (``groups``: the rounds of ``x``
     and ``y``): :func:`analysis.stats.cluster_bootstrap_ci`, as benchmark 1's table."""
-    return stats.cluster_bootstrap_ci(x, y, *groups, "difference", centre, confidence,
+    return estimates.cluster_bootstrap_ci(x, y, *groups, "difference", centre, confidence,
                                       n_resamples, seed)
 
 
-_CI_METHODS = {"bca": stats.bootstrap_difference_ci, "percentile": percentile_difference_ci,
+_CI_METHODS = {"bca": estimates.bootstrap_difference_ci, "percentile": percentile_difference_ci,
                "rounds": rounds_difference_ci}
 
 
@@ -499,7 +499,7 @@ def simulate_coverage(n_sim: int = 300, true_cost_ns: Sequence[float] = (200.0, 
     events per run), ``runs`` runs per block, rounds interleaved with shared
     drift; after every round the rule decides from the experiments' CIs (``ci``:
     ``"bca"`` = the package's :func:`analysis.stats.bootstrap_difference_ci`, as
-    :func:`~analysis.overhead.overhead_table` with runs as the unit and
+    :func:`~analysis.stats.overhead.overhead_table` with runs as the unit and
     :func:`next_round`;
     ``"percentile"`` = :func:`percentile_difference_ci`; ``"rounds"`` = the round as
     the unit, :func:`rounds_difference_ci`, as benchmark 1's table; or such a function).

@@ -5,7 +5,7 @@ prose; older files that say ``ebpf`` are read as ``bpftrace``). For each tracer:
 
 * how it is started for a script or a probe (:func:`usdt_spec`,
   :func:`tracepoint_spec`, :func:`count_script`), as a
-  :class:`~analysis.lifecycle.TracerSpec` the remote runner understands;
+  :class:`~analysis.tracing.lifecycle.TracerSpec` the remote runner understands;
 * how it signals attachment (the runner waits for it): bpftrace prints
   ``__BPFTRACE_NOTIFY_PROBES_ATTACHED``, DTrace a ``BEGIN`` clause's token,
   ftrace and LTTng are attached when their enable commands return;
@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .elf import find_probe
-from .lifecycle import TracerSpec
+from analysis.tracing.elf import find_probe
+from analysis.tracing.lifecycle import TracerSpec
 
 NAMES = ("none", "bpftrace", "ftrace", "lttng", "dtrace")
 #: the tracers that can record a user-space (USDT / LTTng-UST) event on Linux

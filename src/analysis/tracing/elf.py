@@ -7,7 +7,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import DataFormatError
+from analysis.errors import DataFormatError
 
 
 @dataclass(frozen=True)

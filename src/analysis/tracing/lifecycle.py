@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .deploy import deploy, runs_base
-from .errors import CommandTimeout, RemoteCommandError, TargetError, TransferError
-from .locks import busy_error
-from .storage import check_name
-from .transport import Transport
+from analysis.errors import CommandTimeout, RemoteCommandError, TargetError, TransferError
+from analysis.storage import check_name
+from analysis.targets.deploy import deploy, runs_base
+from analysis.targets.locks import busy_error
+from analysis.targets.transport import Transport
 
 KINDS = ("none", "bpftrace", "dtrace", "ftrace", "lttng", "command")
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from . import stats
+from analysis.stats import estimates
 
 ESTIMATORS = ("min", "median", "mean")
 #: what a caption says of the CIs of a table made with ``unit="round"``
@@ -54,10 +54,10 @@ def _one_sample_ci(values, estimator, confidence, n_resamples, seed, groups=None
     if estimator == "min" or values.size < 2 or np.ptp(values) == 0:
         return float("nan"), float("nan")
     if groups is not None:
-        _, (low, high) = stats.cluster_bootstrap_ci(values, values, groups, groups, "x",
+        _, (low, high) = estimates.cluster_bootstrap_ci(values, values, groups, groups, "x",
                                                     estimator, confidence, n_resamples, seed)
         return low, high
-    _, (low, high) = stats.bootstrap_ci(values, estimator, confidence, n_resamples, seed)
+    _, (low, high) = estimates.bootstrap_ci(values, estimator, confidence, n_resamples, seed)
     return low, high
 
 
@@ -67,9 +67,9 @@ def _two_sample_cis(x, y, groups, estimator, confidence, n_resamples, seed):
     if estimator == "min":
         return (np.nan, np.nan), (np.nan, np.nan)
     if groups is None:
-        return (stats.bootstrap_difference_ci(x, y, estimator, confidence, n_resamples, seed)[1],
-                stats.bootstrap_ratio_ci(x, y, estimator, confidence, n_resamples, seed)[1])
-    return tuple(stats.cluster_bootstrap_ci(x, y, *groups, what, estimator, confidence,
+        return (estimates.bootstrap_difference_ci(x, y, estimator, confidence, n_resamples, seed)[1],
+                estimates.bootstrap_ratio_ci(x, y, estimator, confidence, n_resamples, seed)[1])
+    return tuple(estimates.cluster_bootstrap_ci(x, y, *groups, what, estimator, confidence,
                                             n_resamples, seed)[1]
                  for what in ("difference", "ratio"))
 
@@ -97,17 +97,17 @@ def _row(name, x, y, ev, is_control, estimator, confidence, n_resamples, seed,
     if is_control:
         row.update(per_event_ns=0.0, per_event_ns_ci_low=np.nan, per_event_ns_ci_high=np.nan,
                    slowdown_ci_low=np.nan, slowdown_ci_high=np.nan, mwu_p=np.nan,
-                   cliffs_delta=np.nan, flags=stats.flags(x))
+                   cliffs_delta=np.nan, flags=estimates.flags(x))
         return row
     cost = per_event_cost_ns(rt, ct, ev) if np.isfinite(ev) and ev > 0 else np.nan
     dci, rci = _two_sample_cis(x, y, groups, estimator, confidence, n_resamples, seed)
     scale = 1e9 / ev if np.isfinite(ev) and ev > 0 else np.nan
-    _, p = stats.mann_whitney(x, y)
+    _, p = estimates.mann_whitney(x, y)
     row.update(
         per_event_ns=cost,
         per_event_ns_ci_low=dci[0] * scale, per_event_ns_ci_high=dci[1] * scale,
         slowdown_ci_low=rci[0] - 1.0, slowdown_ci_high=rci[1] - 1.0,
-        mwu_p=p, cliffs_delta=stats.cliffs_delta(x, y), flags=stats.flags(x, y),
+        mwu_p=p, cliffs_delta=estimates.cliffs_delta(x, y), flags=estimates.flags(x, y),
     )
     return row
 
@@ -167,5 +167,5 @@ def overhead_table(
         rows.append(_row(name, x, y, ev, name == control, estimator, confidence, n_resamples,
                          seed, groups))
     table = pd.DataFrame(rows)
-    table["p_holm"] = stats.holm(table["mwu_p"].to_numpy())
+    table["p_holm"] = estimates.holm(table["mwu_p"].to_numpy())
     return table[TABLE_COLUMNS]

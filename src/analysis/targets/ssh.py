@@ -11,7 +11,7 @@ accept-new``/``no`` in their ssh config), in which case it is recorded in the
 known_hosts file. A *changed* key is always refused.
 
 This layer only uploads, runs and fetches; the transfers (SFTP, or a stream through
-``sh`` where a target has no SFTP) are in :mod:`analysis.ssh_transfer`.
+``sh`` where a target has no SFTP) are in :mod:`analysis.targets.ssh_transfer`.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from pathlib import Path
 
 import paramiko
 
-from .errors import CommandTimeout, HostKeyError, RemoteCommandError, TargetUnreachable
-from .ssh_transfer import _PUT_SH, SSHTransfers, _quietly, _strip  # noqa: F401 - _PUT_SH
-from .transport import CommandResult, Transport
+from analysis.errors import CommandTimeout, HostKeyError, RemoteCommandError, TargetUnreachable
+from analysis.targets.ssh_transfer import _PUT_SH, SSHTransfers, _quietly, _strip  # noqa: F401 - _PUT_SH
+from analysis.targets.transport import CommandResult, Transport
 
 _HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$|^\[?[0-9A-Fa-f:.]+\]?$")
 _USER = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")

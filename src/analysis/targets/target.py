@@ -8,10 +8,10 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from . import vm
-from .locks import TargetLock
-from .ssh import SSHTarget, SSHTransport, parse_target
-from .transport import LocalTransport, Transport
+from analysis.targets import vm
+from analysis.targets.locks import TargetLock
+from analysis.targets.ssh import SSHTarget, SSHTransport, parse_target
+from analysis.targets.transport import LocalTransport, Transport
 
 LOCAL = "local"
 
@@ -45,7 +45,7 @@ def connect(target: str = LOCAL, *, trust_new_host_keys: bool = False,
 class Target:
     """One target of a campaign, built once: ``name`` as given, ``address`` (the SSH target
     parsed from it, None for ``local``), then, as the campaign gets to them, its
-    ``transport``, its ``preflight`` (an :class:`~analysis.preflight.Preflight`, asked once)
+    ``transport``, its ``preflight`` (an :class:`~analysis.targets.preflight.Preflight`, asked once)
     and the ``lock`` the campaign holds on it."""
 
     name: str

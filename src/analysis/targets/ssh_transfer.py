@@ -1,6 +1,6 @@
 """File transfers over an SSH connection: SFTP where the target offers it, else a stream
 through ``sh`` (busybox targets); both checked by SHA-256 on both sides. Mixed into
-:class:`analysis.ssh.SSHTransport`, which holds the connection."""
+:class:`analysis.targets.ssh.SSHTransport`, which holds the connection."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import paramiko
 
-from .errors import RemoteCommandError, TargetUnreachable, TransferError
-from .transport import _SHA256_SH, _sha256
+from analysis.errors import RemoteCommandError, TargetUnreachable, TransferError
+from analysis.targets.transport import _SHA256_SH, _sha256
 
 # put without SFTP: $1 = temporary file, $2 = destination, $3 = expected SHA-256,
 # $4 = the checksum script. The data arrives on stdin. A stream cut short by a lost

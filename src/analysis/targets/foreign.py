@@ -10,10 +10,10 @@ mid-campaign fails the runs after it unless allowed."""
 
 from __future__ import annotations
 
-from .deploy import deploy
-from .errors import TargetError
-from .preflight import foreign_from_facts
-from .transport import Transport
+from analysis.errors import TargetError
+from analysis.targets.deploy import deploy
+from analysis.targets.preflight import foreign_from_facts
+from analysis.targets.transport import Transport
 
 
 class ForeignTracers(TargetError):

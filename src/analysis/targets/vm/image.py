@@ -24,8 +24,8 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .errors import VMError
-from .storage import atomic_write, mkdirs
+from analysis.errors import VMError
+from analysis.storage import atomic_write, mkdirs
 
 RECIPE_VERSION = 1
 SUITE = "bookworm"
@@ -46,7 +46,7 @@ MASKED = ("apt-daily.timer", "apt-daily-upgrade.timer", "man-db.timer", "e2scrub
 HOST_TOOLS = {"mmdebstrap": "mmdebstrap", "mkfs.ext4": "e2fsprogs",
               "qemu-system-x86_64": "qemu-system-x86"}
 #: the host tools ``python -m analysis bootstrap local --tests`` installs (a test keeps this
-#: equal to :data:`analysis.bootstrap.TESTS_APT`'s; not imported: bootstrap imports us)
+#: equal to :data:`analysis.targets.bootstrap.TESTS_APT`'s; not imported: bootstrap imports us)
 BOOTSTRAP_INSTALLS = frozenset({"mmdebstrap", "mkfs.ext4", "qemu-system-x86_64"})
 
 

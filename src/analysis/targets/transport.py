@@ -1,7 +1,7 @@
 """One small interface to a target: run a command, put a file, get a file.
 
 Commands are always argument lists. :class:`LocalTransport` runs them without
-a shell; the SSH transport (:mod:`analysis.ssh`) joins them with
+a shell; the SSH transport (:mod:`analysis.targets.ssh`) joins them with
 :func:`shlex.join`, so no argument, name or parameter can inject shell code.
 The rest of the package never knows which transport it has.
 """
@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import CommandTimeout, PrivilegeError, RemoteCommandError, TransferError
+from analysis.errors import CommandTimeout, PrivilegeError, RemoteCommandError, TransferError
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ class Transport:
     #: how the target is named in messages, manifests and progress bars
     name: str = "?"
     #: the token of the target lock this connection's campaign holds (set by
-    #: :class:`~analysis.locks.TargetLock`); traced runs pass it to the runner, which checks it
+    #: :class:`~analysis.targets.locks.TargetLock`); traced runs pass it to the runner, which checks it
     lock_token: str | None = None
     _privilege: tuple[str, ...] | None = None
     _work_base: str | None = None

@@ -66,8 +66,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from . import stats
-from .errors import DataFormatError
+from analysis.errors import DataFormatError
+from analysis.stats import estimates
 
 __all__ = ["bootstrap_t_ci", "block_values", "bracket_blocks", "outlier_blocks",
            "paired_differences", "parse_windows", "shift_ci", "simulate_coverage",
@@ -287,7 +287,7 @@ def outlier_blocks(values) -> np.ndarray:
     values = np.asarray(values, float)
     if values.size < 5:
         return np.zeros(values.size, bool)
-    return stats.mad_outliers(values, 3.5)
+    return estimates.mad_outliers(values, 3.5)
 
 
 def speed_states(values) -> dict:
@@ -332,7 +332,7 @@ def simulate_coverage(*, cost_ns: float = 0.0, rounds: int = 5, campaigns: int =
     (1 + N(0, block_noise))``, ``cost_ns`` added to traced blocks (0: the A/A check, an
     untraced block in the traced slot). Each round is ``A B A``; rounds follow each other
     in one chain. ``leave_out_mixed``: leave out the pairs whose two untraced blocks fall
-    on either side of the detected states (as :mod:`analysis.benchmarks.ratemethod` does).
+    on either side of the detected states (as :mod:`analysis.ratemethod` does).
     ``disturb``: the share of untraced blocks slowed by a further 1-5 % (uniform), traced
     blocks never: the extreme of what the 2-vCPU VM showed (16 % and 31 % of the untraced
     blocks over 1 % slow in two campaigns, 8 % and 25 % of the traced ones).

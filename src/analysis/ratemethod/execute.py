@@ -19,7 +19,7 @@ processes.
 Every round also holds a bracket with the control's script (the tracer's process
 alive, no probe on the path), and an experiment's cost is the shift of its brackets'
 differences against the control's brackets' (Hodges-Lehmann, with the exact rank CI:
-:func:`analysis.ratemeter.shift_ci`): what the tracer's mere presence does to the
+:func:`analysis.ratemethod.meter.shift_ci`): what the tracer's mere presence does to the
 meter is not charged to the probe (measured on the 2-vCPU VM in two campaigns: 16 %
 and 31 % of the untraced blocks ran over 1 % slower than their median, by 2.5-2.8 % on
 average, against 8 % and 25 % of the traced blocks, the tracer's process alive). The
@@ -33,7 +33,7 @@ Plan: a counting run per experiment (``rcount-<id>``: the meter doing exactly
 measured), then rounds of one bracket per experiment and one with the control's
 script (``q<round>-<pos>-<label>``), shuffled per round, the first rounds with one A/A
 slot (a second control bracket: the noise floor). Statistics:
-:mod:`analysis.ratemeter`. Adaptive rounds use :class:`analysis.precision.Rule`.
+:mod:`analysis.ratemethod.meter`. Adaptive rounds use :class:`analysis.stats.precision.Rule`.
 Campaigns made with benchmark 1's earlier design (every block its own run,
 ``A B1 A B2 ... A``) still load and report.
 
@@ -51,11 +51,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import plots, precision, ratemeter
-from ..campaign import Campaign, RunSpec
-from ..deploy import build_summary, build_workload, workload_build
-from ..errors import ParameterError, TargetError
-from ..plots.style import _caption, _figure, thesis_style
+from analysis import plots
+from analysis.campaign import Campaign, RunSpec
+from analysis.errors import ParameterError, TargetError
+from analysis.plots.style import _caption, _figure, thesis_style
+from analysis.ratemethod import meter as ratemeter
+from analysis.stats import precision
+from analysis.targets.deploy import build_summary, build_workload, workload_build
 
 COUNT_ITERATIONS = 200_000
 WARMUP_MS = 200
@@ -72,7 +74,7 @@ WINDOWS = 5  # the earlier design's windows per block (campaigns made before)
 METER = "tracelab-rate"  # the meter's name (comm) on the target
 DESIGN = "bracket"
 #: a block's value: its time per iteration in the machine's fast state
-#: (:func:`analysis.ratemeter.block_values`); ``ns_per_iter`` is every window's
+#: (:func:`analysis.ratemethod.meter.block_values`); ``ns_per_iter`` is every window's
 VALUE = "fast_ns_per_iter"
 #: runs: a counting run, a bracket (A B A in one meter), an earlier design's block
 COUNT_KIND, BRACKET_KIND, KIND = "rate-count", "rate-bracket", "rate"
@@ -105,7 +107,7 @@ def meter_argv(meter: str, loop: list[str], kind: str, q: dict, params: dict) ->
 def build_meter(transport) -> str:
     """Compile the rate meter on the target once per content of ``remote/`` and build
     environment (a meter built before ``sys/sdt.h`` was installed is not reused after:
-    :func:`analysis.deploy.build_workload`); its path."""
+    :func:`analysis.targets.deploy.build_workload`); its path."""
     return build_workload(transport, "build-rate-meter.sh", "rate-meter", METER) + f"/{METER}"
 
 
@@ -179,7 +181,7 @@ def load_blocks(campaign: Campaign, target: str) -> pd.DataFrame:
     slot, ``untraced`` for A blocks), round, position, role, order, time per iteration,
     the thread's CPU time per iteration and CPU share, the windows' CV, whether an untraced
     block is an outlier, its speed state, and whether the meter was preempted (another task
-    took its CPU: its CPU share under :data:`analysis.ratemeter.MIN_CPU_SHARE`)."""
+    took its CPU: its CPU share under :data:`analysis.ratemethod.meter.MIN_CPU_SHARE`)."""
     rows = []
     for rid, e in _entries(campaign, target, BRACKET_KIND):
         # one bracket, three blocks: positions 3k, 3k + 1, 3k + 2 pair it with itself
@@ -220,8 +222,8 @@ def load_blocks(campaign: Campaign, target: str) -> pd.DataFrame:
 
 def events_per_iteration(campaign: Campaign, target: str) -> dict[str, float]:
     """Events per meter iteration per experiment, from its counting run."""
-    from ..lifecycle import parse_meta
-    from ..tracers import parse_count
+    from analysis.tracing.lifecycle import parse_meta
+    from analysis.tracing.tracers import parse_count
     out = {}
     for rid, e in _entries(campaign, target, COUNT_KIND):
         folder = campaign.run_dir(target, rid)
@@ -242,7 +244,7 @@ def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999,
     against the control's alone), the median of all pairwise differences
     (``control_subtracted``; a campaign without control brackets: the one-sample
     estimate, nothing subtracted), the CI the exact Mann-Whitney (one-sample: signed-rank)
-    inversion (:func:`analysis.ratemeter.shift_ci`), pairs across a speed-state change
+    inversion (:func:`analysis.ratemethod.meter.shift_ci`), pairs across a speed-state change
     and pairs wholly in the slow state left out and counted (``pairs_mixed_state``,
     ``pairs_slow_state``). An experiment whose traced blocks vary by themselves (the
     median share of their windows in the fast state, ``traced_fast_share``, below
@@ -525,8 +527,8 @@ def make_execute(scripts: Callable, argv: Callable, q: dict, fallback, *, tracer
     every other run by ``fallback``. ``scripts(transport, meter, run, kind)`` -> (tracer,
     script path) of a run (a counting run's script counts the experiment's events per
     iteration in ``@events``); ``argv(meter, kind, run)`` -> the workload's argv."""
-    from ..lifecycle import TracerSpec, traced_execute
-    from ..tracers import parse_count
+    from analysis.tracing.lifecycle import TracerSpec, traced_execute
+    from analysis.tracing.tracers import parse_count
 
     built: dict[str, tuple[str, str]] = {}
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from .deploy import deploy
-from .locks import TargetLock
-from .targets import connect
-from .transport import Transport
+from analysis.targets import connect
+from analysis.targets.deploy import deploy
+from analysis.targets.locks import TargetLock
+from analysis.targets.transport import Transport
 
 TOOLS = ("bpftrace", "dtrace", "lttng", "trace-cmd", "hyperfine", "cyclictest", "gcc", "cc", "make",
          "zstd", "iperf3", "lzbench")

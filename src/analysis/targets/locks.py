@@ -17,9 +17,9 @@ import socket
 import threading
 import time
 
-from .deploy import deploy, runs_base
-from .errors import LockError, TargetError
-from .transport import CommandResult, Transport
+from analysis.errors import LockError, TargetError
+from analysis.targets.deploy import deploy, runs_base
+from analysis.targets.transport import CommandResult, Transport
 
 HOLD_TIMEOUT_S = 7 * 24 * 3600.0  # the holder lives as long as the campaign; poll() takes < 2**31 ms
 

@@ -12,8 +12,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from .campaign import target_slug
-from .errors import AnalysisError
+from analysis.campaign import target_slug
+from analysis.errors import AnalysisError
 
 CRATE = "ro-crate-metadata.json"
 CRATE_SPEC = "https://w3id.org/ro/crate/1.1"
@@ -180,7 +180,7 @@ def _git(root: Path, *args: str) -> str | None:
 
 def source_root() -> Path | None:
     """The source checkout the package was imported from (None for an installed package)."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     pyproject = root / "pyproject.toml"
     if pyproject.is_file() and f'name = "{PROJECT}"' in pyproject.read_text(encoding="utf-8"):
         return root
@@ -203,7 +203,7 @@ def source_files() -> tuple[dict[str, Path], dict]:
         return files, {"how": "git checkout", "commit": commit, "dirty": bool(status.strip()),
                        "changed": [line[3:] for line in status.splitlines()],
                        "diff": diff or ""}
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]
     files = {f"source/src/analysis/{p.relative_to(package)}": p
              for p in sorted(package.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
     return files, {"how": "installed package files (no git checkout)", "commit": None,

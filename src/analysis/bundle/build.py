@@ -40,8 +40,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import paths
-from ._bundlefiles import (
+from analysis import paths
+from analysis._version import __version__
+from analysis.bundle.files import (
     CRATE,
     BundleError,
     Redactor,
@@ -57,9 +58,8 @@ from ._bundlefiles import (
     source_root,
     write_zip,
 )
-from ._bundletext import citation, describe_output, readme, zenodo
-from ._version import __version__
-from .campaign import Campaign, target_slug
+from analysis.bundle.text import citation, describe_output, readme, zenodo
+from analysis.campaign import Campaign, target_slug
 
 __all__ = ["bundle", "verify_bundle", "BundleResult", "VerifyResult", "BundleError"]
 

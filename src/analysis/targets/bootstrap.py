@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .errors import ParameterError, PrivilegeError
-from .preflight import Preflight, preflight
-from .targets import connect
-from .transport import Transport
+from analysis.errors import ParameterError, PrivilegeError
+from analysis.targets import connect
+from analysis.targets.preflight import Preflight, preflight
+from analysis.targets.transport import Transport
 
 # what -> package, per package manager; None = not available there
 APT = {
@@ -91,7 +91,7 @@ def package_of(name: str) -> str:
         return PROVIDED_BY[name]
     if any(name in pkgs for pkgs in APT.values()):
         return name
-    raise KeyError(f"{name}: no apt package for it in analysis.bootstrap (APT, TESTS_APT)")
+    raise KeyError(f"{name}: no apt package for it in analysis.targets.bootstrap (APT, TESTS_APT)")
 
 
 @dataclass(frozen=True)

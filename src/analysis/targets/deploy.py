@@ -13,9 +13,9 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from . import paths
-from .errors import RemoteCommandError
-from .transport import Transport
+from analysis import paths
+from analysis.errors import RemoteCommandError
+from analysis.targets.transport import Transport
 
 MARKER = ".tracelab-complete"
 

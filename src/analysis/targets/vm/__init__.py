@@ -34,10 +34,11 @@ from pathlib import Path
 
 import paramiko
 
-from . import _qemu, _vmimage
-from .errors import AnalysisError, VMError
-from .ssh import SSHTransport
-from .storage import FileLock, atomic_write, check_name, mkdirs
+from analysis.errors import AnalysisError, VMError
+from analysis.storage import FileLock, atomic_write, check_name, mkdirs
+from analysis.targets.ssh import SSHTransport
+from analysis.targets.vm import image as _vmimage
+from analysis.targets.vm import qemu as _qemu
 
 PREFIX = "vm-"
 KVM_PROBE_S = 15.0  # a kernel that boots under KVM prints its banner in about a second
