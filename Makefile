@@ -25,7 +25,7 @@ install: $(STAMP) ## create .venv and install the package with its dev and docs 
 
 DEMO_CAMPAIGN := demo-$(shell date -u +%Y%m%d-%H%M%S)
 # papermill shows no display updates, so the campaign writes its progress lines to the
-# terminal itself (analysis._progress; a test runs the demo's papermill line with it)
+# terminal itself (analysis.progress; a test runs the demo's papermill line with it)
 DEMO_PROGRESS := TRACELAB_PROGRESS=stderr
 
 .PHONY: demo

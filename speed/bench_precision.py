@@ -17,19 +17,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.benchmarks import dd
+from analysis.benchmarks import run_benchmark
+from analysis.benchmarks.dd.report import report
 from analysis.stats import precision
 from analysis.stats.overhead import overhead_table
 
 
 def campaign(tmp: Path, name: str, **params) -> tuple[float, pd.DataFrame]:
     start = time.perf_counter()
-    b = dd.run_benchmark1("local", experiments=[4, 5], data_dir=tmp, campaign=name,
-                          progress=False, method="hyperfine", **params)  # its sizes are dd's
+    result = run_benchmark("dd", "local", experiments=[4, 5], data_dir=tmp, campaign=name,
+                           progress=False, method="hyperfine", **params)  # its sizes are dd's
     wall = time.perf_counter() - start
-    if not b.result.complete:
-        sys.exit(f"campaign {name} incomplete: {b.result}")
-    table = dd.report(b.campaign, data_dir=tmp, write=False)["table"]
+    if not result.complete:
+        sys.exit(f"campaign {name} incomplete: {result}")
+    table = report(result.campaign, data_dir=tmp, write=False)["table"]
     return wall, table.set_index("experiment").loc[["04-tracepoint-entry",
                                                     "05-tracepoint-return"]]
 

@@ -64,26 +64,28 @@ from pathlib import Path
 import numpy as np
 
 from analysis import ratemethod
-from analysis.benchmarks import dd
+from analysis.benchmarks import run_benchmark
 from analysis.benchmarks.dd import rate
+from analysis.benchmarks.dd.experiments import CONTROL
+from analysis.benchmarks.dd.results import load_counts, load_events, load_runs
 from analysis.campaign import Campaign
 from analysis.stats.overhead import overhead_table
 
 
 def _hyperfine_curve(camp: Campaign, target: str, exp: str, rounds: int):
-    runs = dd.load_runs(camp, target)
+    runs = load_runs(camp, target)
     runs = runs[~runs["experiment"].str.endswith("+stats")]
-    events, counts = dd.load_events(camp, target), dd.load_counts(camp, target)
+    events, counts = load_events(camp, target), load_counts(camp, target)
     per_read = events[exp] / counts[exp]
     entries = camp.run_records(target)
     fixed = sum(e.get("duration_s") or 0 for e in entries.values()
                 if e["params"].get("kind") in ("cal", "count"))
     out = []
     for k in range(3, rounds + 1):
-        sub = runs[(runs["round"] < k) & runs["experiment"].isin([dd.CONTROL, exp])]
+        sub = runs[(runs["round"] < k) & runs["experiment"].isin([CONTROL, exp])]
         width = {}
         for unit in ("round", "run"):  # the report's, and the report's before 25 Nov 2026
-            t = overhead_table(sub, control=dd.CONTROL, events={exp: per_read},
+            t = overhead_table(sub, control=CONTROL, events={exp: per_read},
                                estimator="median", n_resamples=999, value="s_per_read",
                                unit=unit).set_index("experiment").loc[exp]
             width[unit] = _rel(t["per_event_ns"], t["per_event_ns_ci_low"],
@@ -115,13 +117,13 @@ def _round_costs(camp: Campaign, target: str, experiments: list[str]) -> dict:
     """Per round, each method's cost of each experiment against its control in that round
     (ns per event): {experiment: (hyperfine Series, rate Series, t_h, t_r)}, ``t`` a
     method's measurement seconds per round (the same for every experiment)."""
-    runs = dd.load_runs(camp, target)
+    runs = load_runs(camp, target)
     runs = runs[~runs["experiment"].str.endswith("+stats")]
-    events, counts = dd.load_events(camp, target), dd.load_counts(camp, target)
+    events, counts = load_events(camp, target), load_counts(camp, target)
     med = runs.groupby(["experiment", "round"])["s_per_read"].median()
     d = ratemethod.bracket_differences(camp, target)
     per_iter = ratemethod.events_per_iteration(camp, target)
-    ref = d[d["label"].isin([dd.CONTROL, ratemethod.AA])].groupby("round")["diff_ns"].mean()
+    ref = d[d["label"].isin([CONTROL, ratemethod.AA])].groupby("round")["diff_ns"].mean()
     entries = camp.run_records(target).values()
     t_h = [e.get("duration_s") or 0 for e in entries if e["params"].get("kind") == "timed"
            and not e["params"].get("bpf_stats")]
@@ -130,7 +132,7 @@ def _round_costs(camp: Campaign, target: str, experiments: list[str]) -> dict:
     rounds = int(camp.parameters["rounds"])
     out = {}
     for exp in experiments:
-        h = (med.loc[exp] - med.loc[dd.CONTROL]).dropna() * 1e9 / (events[exp] / counts[exp])
+        h = (med.loc[exp] - med.loc[CONTROL]).dropna() * 1e9 / (events[exp] / counts[exp])
         r = (d[d["label"] == exp].groupby("round")["diff_ns"].mean() - ref).dropna() \
             / per_iter[exp]
         out[exp] = (h, r, sum(t_h) / rounds, sum(t_r) / rounds)
@@ -217,12 +219,12 @@ def main() -> None:
     else:
         tmp = Path(a.data_dir or tempfile.mkdtemp(prefix="bench-rate-"))
         start = time.perf_counter()
-        b = dd.run_benchmark1("local", experiments=a.experiments, method="both",
-                              rounds=a.rounds, bpf_stats="off", data_dir=tmp,
-                              rate_loop=a.rate_loop,
-                              campaign=f"speed-{int(time.time())}", progress=False)
+        result = run_benchmark("dd", "local", experiments=a.experiments, method="both",
+                               rounds=a.rounds, bpf_stats="off", data_dir=tmp,
+                               rate_loop=a.rate_loop,
+                               campaign=f"speed-{int(time.time())}", progress=False)
         wall = time.perf_counter() - start
-        camp = b.campaign
+        camp = Campaign.open(result.campaign, data_dir=tmp)
     target = camp.first_target()
     rounds = int(camp.parameters["rounds"])
     print(f"campaign {camp.name}: {rounds} rounds of both methods (rate iteration: "
@@ -230,7 +232,7 @@ def main() -> None:
     print(f"{'experiment':<22} {'method':<9} {'cost ns':>8} {'+-final':>8} {'time s':>7}"
           f" {'time to common +-':>18}")
     ratios, by_runs, curves = [], [], {}
-    exps = [e for e in camp.parameters["experiments"] if e != dd.CONTROL]
+    exps = [e for e in camp.parameters["experiments"] if e != CONTROL]
     for exp in exps:
         h = _hyperfine_curve(camp, target, exp, rounds)
         r = _rate_curve(camp, target, exp, rounds)

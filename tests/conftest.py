@@ -283,7 +283,8 @@ def build_here(script: str, out: Path) -> Path:
 
 @pytest.fixture
 def short_blocks(monkeypatch):
-    """The rate method in seconds, not minutes (:mod:`analysis.ratemethod`)."""
+    """The rate method in seconds, not minutes: its settings patched where they are read
+    (:mod:`analysis.ratemethod.execute`: ``settings``, ``counting_runs``)."""
     from analysis.ratemethod import execute as ratemethod
 
     # 20 ms windows, 0.2 s untraced before and after 0.3 s traced

@@ -23,7 +23,8 @@ import yaml
 
 import analysis
 from analysis.__main__ import main
-from analysis.bundle.files import BundleError, Redactor, encoding_format, secret_problem
+from analysis.bundle.files import Redactor, encoding_format, secret_problem
+from analysis.errors import BundleError
 from conftest import ROOT, need_tool
 
 try:

@@ -1,12 +1,16 @@
-"""The command line: every user error is one line on stderr and exit 2 (no traceback)."""
+"""The command line: every user error is one line on stderr and exit 2 (no traceback); any
+other exception is a bug, and its traceback shows."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import textwrap
 
 import pytest
 
+import analysis.__main__ as cli
+from analysis.errors import ParameterError
 from conftest import ROOT
 
 
@@ -22,8 +26,10 @@ def _cli(*args, cwd=ROOT) -> subprocess.CompletedProcess:
     (["preflight", "local", "--ssh-config", "/nonexistent"], "/nonexistent: no such file"),
     (["run", "dd", "--param", "runs=0"], "parameter runs=0"),
     (["run", "nosuch"], "parameter benchmark='nosuch'"),
-    (["run", "dd", "--param", "data_dir=/tmp/x"], "--param data_dir: give it as --data-dir /tmp/x"),
-    (["run", "dd", "--param", "campaign=c1"], "--param campaign: give it as --campaign c1"),
+    (["run", "dd", "--param", "data_dir=/tmp/x"], "parameter data_dir='/tmp/x': not a --param: "
+                                                  "give it as --data-dir /tmp/x"),
+    (["run", "dd", "--param", "campaign=c1"], "give it as --campaign c1"),
+    (["run", "dd", "--param", "runs"], "parameter --param='runs': expected NAME=VALUE"),
     (["report", "no-such-campaign"], "no campaign 'no-such-campaign'"),
     (["verify", "no-such-campaign"], "no campaign 'no-such-campaign'"),
     (["preflight", "ssh://root@localhost:2222"], "a URL; a target is written without ssh://, "
@@ -35,6 +41,57 @@ def test_user_errors_are_one_line(args, words):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0], r.stderr
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("target,problem", [
+    ("user@host:99999", "invalid port '99999': a port is a number from 1 to 65535"),
+    ("ro ot@host", "invalid user name 'ro ot'"),
+    ("https://lab", "a URL; a target is written without https://, e.g. 'lab'"),
+])
+def test_a_bad_target_is_one_clear_line_naming_it(target, problem):
+    r = _cli("preflight", target)
+    assert r.returncode == 2 and r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert r.stderr.startswith(f"error: parameter target={target!r}: {problem}"), r.stderr
+
+
+def test_an_error_raised_on_purpose_is_caught_in_process(monkeypatch, capsys):
+    def fails(args):
+        raise ParameterError("name", "x", "no such\n  benchmark")
+
+    monkeypatch.setattr(cli, "_benchmarks", fails)
+    assert cli.main(["benchmarks"]) == 2
+    assert capsys.readouterr().err == "error: parameter name='x': no such benchmark\n"
+    with pytest.raises(ParameterError):  # --debug: the traceback
+        cli.main(["benchmarks", "--debug"])
+
+
+@pytest.mark.parametrize("exc", [RuntimeError("a bug"), ValueError("a bug"),
+                                 FileNotFoundError("a bug")])
+def test_an_unexpected_exception_is_a_bug_and_is_not_caught(monkeypatch, exc):
+    def fails(args):
+        raise exc
+
+    monkeypatch.setattr(cli, "_benchmarks", fails)
+    with pytest.raises(type(exc), match="a bug"):
+        cli.main(["benchmarks"])
+
+
+def test_an_unexpected_exception_shows_its_traceback():
+    code = textwrap.dedent("""
+        import sys
+        import analysis.__main__ as cli
+        def fails(args):
+            raise RuntimeError("a bug in a command")
+        cli._benchmarks = fails
+        sys.exit(cli.main(["benchmarks"]))
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                       timeout=120)
+    assert r.returncode == 1
+    assert "Traceback (most recent call last)" in r.stderr
+    assert r.stderr.strip().splitlines()[-1] == "RuntimeError: a bug in a command"
+    assert "error: " not in r.stderr
 
 
 @pytest.mark.parametrize("where", ["before", "after"])

@@ -114,7 +114,7 @@ def test_the_promised_pages_exist():
     for page in ("getting-started", "targets/remote", "targets/vm", "benchmarks/dd",
                  "benchmarks/usdt", "benchmarks/cyclictest", "benchmarks/kbuild",
                  "benchmarks/ktrace", "benchmarks/looper", "benchmarks/probe-effect",
-                 "benchmarks/price-a-probe", "benchmarks/ab", "benchmarks/adding",
+                 "benchmarks/probe-rate", "benchmarks/ab", "benchmarks/adding",
                  "reference/api", "reference/cli", "reference/manifest", "reference/tsmp",
                  "reference/statistics", "design", "notebooks"):
         assert page in pages, page

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -12,9 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from analysis.errors import TargetError, TracerError
+from analysis.loaders.meta import parse_meta
 from analysis.ratemethod import meter as ratemeter
+from analysis.targets import deploy as deploy_module
 from analysis.targets.transport import LocalTransport
-from analysis.tracing.lifecycle import TracerError, TracerSpec, fetch, parse_meta, traced_run
+from analysis.tracing import lifecycle
+from analysis.tracing.lifecycle import TracedRun, TracerSpec, fetch, run_and_fetch, traced_run
 from conftest import need_tool
 
 TRACEFS = Path("/sys/kernel/tracing")
@@ -102,6 +107,40 @@ def test_attach_timeout_and_a_dying_tracer_are_errors_and_stop_the_tracer(local)
     dies = TracerSpec("command", command=("sh", "-c", "echo broken >&2; exit 1"), ready="READY")
     with pytest.raises(TracerError, match="tracer_died"):
         traced_run(local, dies, ["true"], attach_timeout=10)
+
+
+def test_a_run_deploys_once_and_cleans_up_with_the_runner_that_started_it(monkeypatch, tmp_path):
+    """One deploy() per run: the cleanup after a failed workload uses the runner folder the
+    run was started from (the transport's deployed one), it does not deploy (hash) again."""
+    local, deploys, ran = LocalTransport(), [], []
+    real_deploy, real_root = deploy_module.deploy, local.run_root
+
+    def counting_deploy(transport, root=None):
+        deploys.append(transport)
+        return real_deploy(transport, root)
+
+    def recording_root(argv, **kwargs):
+        ran.append([str(a) for a in argv])
+        return real_root(argv, **kwargs)
+
+    monkeypatch.setattr(lifecycle, "deploy", counting_deploy)
+    monkeypatch.setattr(deploy_module, "deploy", counting_deploy)
+    monkeypatch.setattr(local, "run_root", recording_root)
+    with pytest.raises(TargetError):  # the workload failed
+        run_and_fetch(local, TracerSpec("none"), ["false"], tmp_path / "out")
+    assert deploys == [local]
+    runner = next(a[a.index("sh") + 1] for a in ran if any(x.endswith("/bin/traced-run.sh")
+                                                            for x in a))
+    cleanups = [a[1] for a in ran if a[:1] == ["sh"] and a[1].endswith("/bin/cleanup.sh")]
+    assert cleanups == [runner.replace("/bin/traced-run.sh", "/bin/cleanup.sh")]
+
+
+def test_tracer_errors_pickle_with_their_run():
+    run = TracedRun("none", "tracer_died", "/tmp/x", None, None, None, None, None, None, 1.0,
+                    {"status": "tracer_died", "error": "boom"})
+    err = TracerError("lab", run, "stderr tail")
+    back = pickle.loads(pickle.dumps(err))
+    assert str(back) == str(err) and back.run == run and isinstance(back, TargetError)
 
 
 def test_bpftrace_script_error_is_reported_not_hung(local, tmp_path):

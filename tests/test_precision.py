@@ -12,6 +12,7 @@ import pytest
 from analysis import stats
 from analysis.errors import ParameterError
 from analysis.stats import precision as pr
+from analysis.stats import simulate
 from analysis.stats.overhead import overhead_table
 
 # --------------------------------------------------------------------------- #
@@ -232,7 +233,7 @@ def test_next_round_from_an_empty_campaign():
 #: VM-like bimodal control (0.46 s / 0.64 s for 1 M reads), 3 experiments of 200 ns, 500 ns
 #: and 2 us per read, +-10 % target, at least 5 rounds. With a 70/30 mixture campaigns stop
 #: after 6 to ~27 rounds (the rule really adapts); a 60/40 mixture needs ~40 (slower test).
-SIM = dict(control_model=pr.ControlModel(weights=(0.7, 0.3)), rule=pr.Rule(0.10, 5, 60),
+SIM = dict(control_model=simulate.ControlModel(weights=(0.7, 0.3)), rule=pr.Rule(0.10, 5, 60),
            n_resamples=199, seed=2024)
 
 
@@ -246,7 +247,7 @@ def test_percentile_bootstrap_agrees_with_the_packages_bca_on_unimodal_data():
         y = 0.5 + 0.01 * rng.standard_normal(n)
         x = 0.55 + 0.01 * rng.standard_normal(n)
         est, (lo, hi) = stats.bootstrap_difference_ci(x, y, "median", 0.95, 1999, 0)
-        est2, (lo2, hi2) = pr.percentile_difference_ci(x, y, "median", 0.95, 1999, 0)
+        est2, (lo2, hi2) = simulate.percentile_difference_ci(x, y, "median", 0.95, 1999, 0)
         assert est == est2
         half = (hi - lo) / 2
         ratio.append((hi2 - lo2) / 2 / half)
@@ -258,7 +259,7 @@ def test_percentile_bootstrap_agrees_with_the_packages_bca_on_unimodal_data():
 
 @pytest.fixture(scope="module")
 def adaptive():
-    return pr.simulate_coverage(300, **SIM)  # the package's BCa, as next_round uses it
+    return simulate.simulate_coverage(300, **SIM)  # the package's BCa, as next_round uses it
 
 
 def test_coverage_under_the_adaptive_rule(adaptive):
@@ -274,12 +275,12 @@ def test_coverage_under_the_adaptive_rule(adaptive):
 
 
 def test_percentile_coverage_is_close_to_bcas(adaptive):
-    fast = pr.simulate_coverage(300, ci="percentile", **SIM)
+    fast = simulate.simulate_coverage(300, ci="percentile", **SIM)
     assert abs(fast["coverage"] - adaptive["coverage"]) < 0.03, (fast, adaptive)
 
 
 def test_a_broken_ci_fails_the_coverage_check(adaptive):
-    broken = pr.simulate_coverage(300, ci_scale=0.5, **SIM)  # half the width: stops earlier
+    broken = simulate.simulate_coverage(300, ci_scale=0.5, **SIM)  # half the width: stops earlier
     assert broken["coverage"] < 0.85, (
         f"coverage {broken['coverage']:.3f} with half-width CIs should be clearly below 95 %")
     assert broken["coverage"] < adaptive["coverage"] - 0.1
@@ -289,7 +290,7 @@ def test_a_broken_ci_fails_the_coverage_check(adaptive):
 #: the same, with each block (an experiment's runs in one round) its own factor: blocks
 #: 3 % apart, as measured on the 2-vCPU VM (runs within a block about 1 % apart, blocks
 #: 3-4 %: a tracer session and a moment are shared by a block's runs)
-BLOCKS = dict(SIM, control_model=pr.ControlModel(weights=(0.7, 0.3), block_sd=0.03))
+BLOCKS = dict(SIM, control_model=simulate.ControlModel(weights=(0.7, 0.3), block_sd=0.03))
 
 
 def test_the_round_as_the_unit_covers_with_and_without_blocks_apart():
@@ -299,8 +300,8 @@ def test_the_round_as_the_unit_covers_with_and_without_blocks_apart():
     a block's runs as independent, does not with blocks apart: this test is what shows
     the difference."""
     for sim in (SIM, BLOCKS):
-        res = pr.simulate_coverage(300, ci="rounds", **sim)
+        res = simulate.simulate_coverage(300, ci="rounds", **sim)
         assert res["coverage"] >= 0.93, (res["coverage"], res["coverage_by_experiment"])
         assert res["stops"].get("met", 0) >= 0.9 * 300, res["stops"]
-    runs = pr.simulate_coverage(300, ci="bca", **BLOCKS)
+    runs = simulate.simulate_coverage(300, ci="bca", **BLOCKS)
     assert runs["coverage"] < 0.93, runs["coverage"]

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis._progress import ENV, EVERY_S, CampaignProgress, terminal_fd
 from analysis.campaign import RunSpec
 from analysis.errors import ParameterError
+from analysis.progress import ENV, EVERY_S, CampaignProgress, terminal_fd
 from analysis.stats import precision
 from conftest import ROOT, need_tool
 

@@ -1,6 +1,7 @@
 """The rate method's statistics (analysis.ratemethod.meter): the meter's output (the real C
 program, compiled here), the ABAB pairing, the bootstrap-t CI, the speed states, and the
-coverage of the nominal 95 % CIs on a simulated two-state machine (A/A and a real cost)."""
+coverage of the nominal 95 % CIs on a simulated two-state machine (A/A and a real cost;
+analysis.ratemethod.simulate)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from scipy import stats as st
 
 from analysis.errors import DataFormatError
 from analysis.ratemethod import meter as rm
+from analysis.ratemethod import simulate
 from conftest import ROOT, need_tool
 
 
@@ -202,14 +204,14 @@ def test_outlier_blocks_are_flagged_not_removed():
 def test_coverage_on_a_two_state_machine(cost_ns):
     # A/A (cost 0: the noise floor) and a tracepoint-like cost, 8 rounds each, on the
     # noisy machine's model: states 8 % apart lasting ~10 blocks, 0.4 % block noise
-    cov = rm.simulate_coverage(cost_ns=cost_ns, rounds=8, campaigns=1000, seed=7)
+    cov = simulate.simulate_coverage(cost_ns=cost_ns, rounds=8, campaigns=1000, seed=7)
     assert cov >= 0.93, cov
 
 
 def test_pairs_across_a_state_change_are_what_breaks_coverage():
     # the same machine without leaving out the pairs across a change: the CIs under-cover
     # (this is why the benchmark leaves them out and counts them)
-    kept = rm.simulate_coverage(rounds=8, campaigns=1000, seed=7, leave_out_mixed=False)
+    kept = simulate.simulate_coverage(rounds=8, campaigns=1000, seed=7, leave_out_mixed=False)
     assert kept < 0.93
 
 
@@ -258,10 +260,10 @@ def test_the_control_slot_keeps_coverage_when_only_untraced_blocks_are_disturbed
     # blocks the A/A and every cost are then biased (here about -1.8 ns), and the CIs
     # lose coverage as rounds accumulate; the rank CI against the control's brackets
     # keeps it. 1,000 simulated campaigns: a coverage of 0.95 is estimated to +-0.014.
-    own = rm.simulate_coverage(cost_ns=cost_ns, rounds=8, campaigns=1000, seed=7,
-                               disturb=0.2)
-    ctl = rm.simulate_coverage(cost_ns=cost_ns, rounds=8, campaigns=1000, seed=7,
-                               disturb=0.2, control_slot=True)
+    own = simulate.simulate_coverage(cost_ns=cost_ns, rounds=8, campaigns=1000, seed=7,
+                                     disturb=0.2)
+    ctl = simulate.simulate_coverage(cost_ns=cost_ns, rounds=8, campaigns=1000, seed=7,
+                                     disturb=0.2, control_slot=True)
     assert own < 0.88 and ctl >= 0.93, (own, ctl)
 
 
@@ -271,7 +273,7 @@ def test_the_fast_state_estimate_keeps_coverage_window_by_window(cost_ns, rounds
     traced windows by the same factor, ~13 % of the time), each block in the fast state,
     the shift against the control's brackets: the 95 % CIs cover the A/A's 0 and a real
     cost (160 ns on a 230 ns read, as 04 here) in >= 93 % of 600 campaigns."""
-    cov = rm.simulate_window_coverage(cost_ns=cost_ns, rounds=rounds, campaigns=600, seed=11)
+    cov = simulate.simulate_window_coverage(cost_ns=cost_ns, rounds=rounds, campaigns=600, seed=11)
     assert cov >= 0.93, cov
 
 
@@ -285,9 +287,10 @@ def test_the_benchmarks_own_bracket_keeps_coverage(cost_ns, rounds):
 
     per = m.WINDOW_MS / 100
     n = (round(m.UNTRACED_S * 1000 / m.WINDOW_MS), round(m.TRACED_S * 1000 / m.WINDOW_MS))
-    cov = rm.simulate_window_coverage(cost_ns=cost_ns, rounds=rounds, campaigns=600, seed=11,
-                                      windows=(n[0], n[1], n[0]), gap=round(300 / m.WINDOW_MS),
-                                      enter=0.03 * per, leave=0.2 * per)
+    cov = simulate.simulate_window_coverage(cost_ns=cost_ns, rounds=rounds, campaigns=600,
+                                            seed=11, windows=(n[0], n[1], n[0]),
+                                            gap=round(300 / m.WINDOW_MS), enter=0.03 * per,
+                                            leave=0.2 * per)
     assert cov >= 0.93, (cov, n)
 
 

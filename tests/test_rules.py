@@ -3,13 +3,16 @@ table for every campaign on a target (a small real looper campaign as the fixtur
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from analysis import rules
+from analysis.benchmarks import for_campaign
 from conftest import FIXTURES
 
 
@@ -58,21 +61,39 @@ def _by_hand(raw, calls: int) -> dict:
 
 
 def test_every_experiment_of_every_campaign_on_a_target(data, tmp_path):
-    found = rules.costs("local", data_dir=data)
+    found = rules.costs("local", benchmark_of=for_campaign, data_dir=data)
     assert list(found["experiment"]) == ["count", "string-key"]
     assert set(found["benchmark"]) == {"looper"} and set(found["probe_type"]) == {"uprobe"}
     hand = _by_hand(data / "raw" / "t1", 20_000)
     for _, r in found.iterrows():
         assert r["per_event_ns"] == pytest.approx(hand[r["experiment"]], rel=1e-9)
         assert r["per_event_ns_ci_low"] <= r["per_event_ns"] <= r["per_event_ns_ci_high"]
-    tab = rules.table("local", data_dir=data).set_index("experiment")
+    tab = rules.table("local", benchmark_of=for_campaign, data_dir=data).set_index("experiment")
     for e in ("count", "string-key"):
         assert tab.loc[e, "pct_10k"] == pytest.approx(hand[e] * 10_000 * 1e-9 * 100)
         assert tab.loc[e, "pct_1M_ci_high"] == pytest.approx(
             tab.loc[e, "per_event_ns_ci_high"] * 1e6 * 1e-7)
         assert tab.loc[e, "verdict_10k"] == rules.verdict(tab.loc[e, "pct_10k"] / 100)
-    assert rules.costs("lab", data_dir=data).empty  # another target's campaigns only
-    saved = rules.save("local", data_dir=data, figures_dir=tmp_path / "fig")
+    assert rules.costs("lab", benchmark_of=for_campaign, data_dir=data).empty  # other targets' only
+    saved = rules.save("local", benchmark_of=for_campaign, data_dir=data, figures_dir=tmp_path / "fig")
     assert sorted(p.name for p in saved["written"]) == ["rules-of-thumb-local.pdf",
                                                         "rules-of-thumb-local.png"]
     assert not (data / "processed").exists()  # costs are read, nothing is written into data
+
+
+def test_rules_look_up_no_benchmark_the_caller_names_it(data):
+    """rules sits below the benchmarks: each campaign's benchmark comes from the caller's
+    ``benchmark_of``, which sees every campaign on the target (and only those)."""
+    seen = []
+
+    def benchmark_of(camp):
+        seen.append(camp.name)
+        return for_campaign(camp)
+
+    assert len(rules.costs("local", benchmark_of=benchmark_of, data_dir=data)) == 2
+    assert seen == ["t1"]
+    with pytest.raises(TypeError, match="benchmark_of"):
+        rules.table("local", data_dir=data)
+    imported = {n.module for n in ast.walk(ast.parse(Path(rules.__file__).read_text()))
+                if isinstance(n, ast.ImportFrom)}
+    assert not any(m and m.startswith("analysis.benchmarks") for m in imported)

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
+import re
 from pathlib import Path
 
 import pytest
 
 from analysis import targets
-from analysis.errors import CommandTimeout, HostKeyError, RemoteCommandError, TargetUnreachable
-from analysis.targets.ssh import SSHTransport, parse_target
+from analysis.errors import (
+    AnalysisError,
+    CommandTimeout,
+    HostKeyError,
+    ParameterError,
+    RemoteCommandError,
+    TargetUnreachable,
+)
+from analysis.targets.ssh import SSHTransport
+from analysis.targets.ssh_address import parse_target
 from analysis.targets.transport import LocalTransport
 
 
@@ -136,18 +146,68 @@ def test_arguments_never_reach_a_shell(ssh_transport, tmp_path, evil):
 @pytest.mark.parametrize("bad", ["root@host; touch /tmp/x", "$(id)@host", "host:22;ls",
                                  "ro ot@host", "user@ho`st`", "a@b@c;d", "", "host:99999"])
 def test_malicious_target_names_are_rejected_before_connecting(bad):
-    with pytest.raises(ValueError):
+    with pytest.raises(ParameterError) as exc:
         parse_target(bad)
+    assert exc.value.name == "target" and exc.value.value == bad
 
 
 @pytest.mark.parametrize("bad,port", [("root@host:0", "0"), ("host:99999", "99999"),
                                       ("host:65536", "65536"), ("root@[::1]:0", "0"),
                                       ("host:1234567", "1234567")])
 def test_out_of_range_ports_are_refused_naming_the_port(bad, port, tmp_path):
-    with pytest.raises(ValueError, match=f"invalid port '{port}' in target"):
+    with pytest.raises(ParameterError, match=re.escape(f"parameter target={bad!r}: invalid port "
+                                                     f"'{port}': a port is a number from 1")):
         parse_target(bad, ssh_config=tmp_path / "none")
     assert parse_target("host:65535", ssh_config=tmp_path / "none").port == 65535
     assert parse_target("host:1", ssh_config=tmp_path / "none").port == 1
+
+
+@pytest.mark.parametrize("bad,problem", [
+    ("", "a target is a non-empty string"),
+    ("ssh://root@localhost:2222", "a URL; a target is written without ssh://, e.g. "
+                                  "'root@localhost:2222'"),
+    ("ro ot@host", "invalid user name 'ro ot'"),
+    ("user@ho`st`", "invalid host name 'ho`st`'"),
+    ("a@b@c;d", "invalid user name 'a@b'"),
+    ("host:22;ls", "expected user@host[:port] or an ssh alias"),
+    ("host:0", "invalid port '0': a port is a number from 1 to 65535"),
+])
+def test_a_mistyped_target_is_a_parameter_error_naming_it_in_one_line(bad, problem, tmp_path):
+    with pytest.raises(ParameterError) as exc:
+        parse_target(bad, ssh_config=tmp_path / "none")
+    err = exc.value
+    assert isinstance(err, AnalysisError) and isinstance(err, ValueError)  # old callers too
+    assert (err.name, err.value) == ("target", bad)
+    assert str(err).startswith(f"parameter target={bad!r}: {problem}")
+    assert "\n" not in str(err)
+    assert str(pickle.loads(pickle.dumps(err))) == str(err)
+
+
+def test_a_wrong_ssh_config_entry_is_a_parameter_error_naming_entry_and_field(tmp_path):
+    config = tmp_path / "config"
+    config.write_text("Host slow\n    HostName 127.0.0.1\n    ConnectTimeout soon\n"
+                      "Host high\n    HostName 127.0.0.1\n    Port 70000\n"
+                      "Host odd\n    HostName bad_host!\n")
+    with pytest.raises(ParameterError, match=re.escape(
+            "parameter target='slow': ConnectTimeout 'soon' in the ssh_config entry for "
+            "'slow': expected seconds")):
+        parse_target("slow", ssh_config=config)
+    with pytest.raises(ParameterError, match=re.escape(
+            "parameter target='high': invalid port '70000' in the ssh_config entry for 'high' "
+            "(Port): a port is a number from 1 to 65535")):
+        parse_target("high", ssh_config=config)
+    with pytest.raises(ParameterError, match=re.escape(
+            "parameter target='odd': invalid host name 'bad_host!'")):
+        parse_target("odd", ssh_config=config)
+
+
+def test_a_hint_for_an_unknown_host_is_a_parameter_error(tmp_path):
+    with pytest.raises(ParameterError, match=re.escape(
+            "parameter target='vm-x': 'vm-x' is a VM that is not running")):
+        parse_target("vm-x", ssh_config=tmp_path / "none",
+                     unknown_hint=lambda h: f"{h!r} is a VM that is not running")
+    assert parse_target("vm-x", ssh_config=tmp_path / "none",
+                        unknown_hint=lambda h: None).hostname == "vm-x"
 
 
 def _connections(sshd) -> int:
@@ -170,9 +230,10 @@ def test_port_zero_never_means_22_and_nothing_connects(sshd, tmp_path):
                       f"    UserKnownHostsFile {sshd.known_hosts}\n")
     before = _connections(sshd)
     for target in ("root@127.0.0.1:0", "zero", "behind", "via-lab"):
-        with pytest.raises(ValueError, match="invalid port '0' ") as exc:
+        with pytest.raises(ParameterError, match="invalid port '0'") as exc:
             SSHTransport(target, ssh_config=config)
         assert "ssh_config" in str(exc.value) or ":0" in str(exc.value)
+        assert exc.value.value == target  # the target the user gave, even for a hop's port
     assert _connections(sshd) == before
     with SSHTransport("lab", ssh_config=config) as t:  # the same file, a valid port: fine
         assert t.run(["true"]).exit_status == 0

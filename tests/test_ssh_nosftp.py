@@ -20,11 +20,13 @@ from pathlib import Path
 import paramiko
 import pytest
 
-from analysis.benchmarks import dd
+from analysis.benchmarks import run_benchmark
+from analysis.benchmarks.dd.report import report
 from analysis.errors import TargetUnreachable, TransferError
 from analysis.storage import sha256_file
-from analysis.targets.ssh import _PUT_SH, SSHTransport
-from analysis.targets.transport import _SHA256_SH
+from analysis.targets.ssh import SSHTransport
+from analysis.targets.ssh_transfer import PUT_SH
+from analysis.targets.transport import SHA256_SH
 from conftest import need_tool
 
 TEXT = "line one\nline two: ünïcödé, tabs\tand $HOME `id` $(id) 'quotes'\n" * 20
@@ -282,12 +284,12 @@ def test_the_target_side_commands_run_under_busybox_alone(bbpath, tmp_path):
     data = os.urandom(1 << 20)
     want = hashlib.sha256(data).hexdigest()
     dest, env = tmp_path / "it's here", {"PATH": bbpath}
-    put = ["sh", "-c", _PUT_SH, "sh", f"{dest}.part", str(dest), want, _SHA256_SH]
+    put = ["sh", "-c", PUT_SH, "sh", f"{dest}.part", str(dest), want, SHA256_SH]
     r = subprocess.run(put, input=data, env=env, capture_output=True, executable=f"{bbpath}/sh")
     assert (r.returncode, r.stdout.decode().strip(), r.stderr) == (0, want, b"")
     assert dest.read_bytes() == data and sorted(tmp_path.iterdir()) == [dest]
     # a stream cut short: nothing at the destination, no temporary file left
-    r = subprocess.run([*put[:6], "0" * 64, _SHA256_SH], input=data[:1000], env=env,
+    r = subprocess.run([*put[:6], "0" * 64, SHA256_SH], input=data[:1000], env=env,
                        capture_output=True, executable=f"{bbpath}/sh")
     assert r.returncode == 3 and dest.read_bytes() == data and sorted(tmp_path.iterdir()) == [dest]
     get = subprocess.run(["sh", "-c", f"cat < {shlex.quote(str(dest))}"], env=env,
@@ -314,12 +316,12 @@ def test_preflight_without_sftp(sshd_nosftp, remote_dir):
 
 def test_a_small_dd_campaign_without_sftp(sshd_nosftp, tmp_path):
     need_tool("bpftrace")
-    b = dd.run_benchmark1("lab", ssh_config=sshd_nosftp.ssh_config, experiments=[4],
-                          count="2k", runs=1, warmup=0, rounds=1, precision=None,
-                          budget=None, method="hyperfine", data_dir=tmp_path,
-                          progress=False)
-    assert b.result.complete, b.result
-    rep = dd.report(b.campaign, data_dir=tmp_path, figures_dir=tmp_path / "fig",
-                    n_resamples=200)
+    result = run_benchmark("dd", "lab", ssh_config=sshd_nosftp.ssh_config, experiments=[4],
+                           count="2k", runs=1, warmup=0, rounds=1, precision=None,
+                           budget=None, method="hyperfine", data_dir=tmp_path,
+                           progress=False)
+    assert result.complete, result
+    rep = report(result.campaign, data_dir=tmp_path, figures_dir=tmp_path / "fig",
+                 n_resamples=200)
     assert list(rep["table"]["experiment"]) == ["01-control", "04-tracepoint-entry"]
     assert (rep["table"]["events"].iloc[1]) >= 2048

@@ -1,6 +1,9 @@
 """The package's layout keeps its architecture: no import cycles (module-level and
-function-level imports alike), no module over 600 lines, no function over 60 lines, no
-benchmark importing another, and exactly the benchmarks we know of registered."""
+function-level imports alike); no import from a lower layer to a higher one (:data:`LAYERS`);
+at most 12 modules at the package's root and no private satellite of a sibling module; no
+module over 400 lines, no function over 50; no benchmark importing another, and every
+benchmark it runs declared in its ``uses``; no test importing a private name; and exactly
+the benchmarks we know of registered."""
 
 from __future__ import annotations
 
@@ -11,8 +14,23 @@ from analysis import benchmarks
 from conftest import ROOT
 
 SRC = ROOT / "src" / "analysis"
-MAX_LINES = 600
-MAX_FUNCTION_LINES = 60
+MAX_LINES = 400
+MAX_FUNCTION_LINES = 50
+MAX_ROOT_MODULES = 12
+#: the layers, lowest first: a module imports only from its own layer or a lower one (and
+#: within a layer without cycles). Each entry is a module or subpackage under ``analysis``.
+LAYERS = (
+    ("errors",),
+    ("paths", "storage", "_params", "progress", "_version", "_display"),
+    ("loaders", "stats"),
+    ("targets",),
+    ("tracing",),
+    ("campaign", "plots"),
+    ("published", "ratemethod", "rules"),
+    ("benchmarks",),
+    ("comparison", "regenerate", "bundle"),
+    ("__init__", "__main__"),
+)
 BENCHMARKS = {"ab", "cyclictest", "dd", "kbuild", "ktrace", "looper", "probe-effect",
               "probe-rate", "usdt"}
 
@@ -88,13 +106,48 @@ def test_a_cycle_is_found_even_behind_a_function_level_import():
     assert _cycles(graph) == [["a", "b", "c"]]
 
 
-def test_no_module_over_600_lines():
+def _layer(name: str) -> int:
+    """The layer of module ``name`` (``analysis`` itself is the package's face)."""
+    part = name.split(".")[1] if "." in name else "__init__"
+    for i, layer in enumerate(LAYERS):
+        if part in layer:
+            return i
+    raise AssertionError(f"{name} is in no layer of LAYERS")
+
+
+def test_no_import_goes_up_a_layer():
+    mods = _modules()
+    up = [f"{m} ({_layer(m)}) -> {t} ({_layer(t)})" for m in sorted(mods)
+          for t in sorted(_imports(mods, m)) if _layer(t) > _layer(m)]
+    assert up == []
+
+
+def test_an_import_up_a_layer_is_found():
+    assert _layer("analysis.rules") < _layer("analysis.benchmarks.dd.report")
+    assert _layer("analysis.errors") == 0 and _layer("analysis") == len(LAYERS) - 1
+
+
+def test_the_root_holds_at_most_12_modules_and_no_satellites():
+    root = sorted(f.stem for f in SRC.glob("*.py"))
+    assert len(root) <= MAX_ROOT_MODULES, root
+    satellites = []
+    for folder in [SRC, *(d for d in SRC.rglob("*") if d.is_dir() and d.name != "__pycache__")]:
+        names = {f.stem for f in folder.glob("*.py")} | {
+            d.name for d in folder.iterdir() if (d / "__init__.py").is_file()}
+        for n in names:
+            if n.startswith("_") and not n.startswith("__"):
+                satellites += [f"{folder.relative_to(SRC)}/{n} (of {s})" for s in names
+                               if not s.startswith("_") and n[1:].startswith(s)]
+    assert satellites == []
+
+
+def test_no_module_over_400_lines():
     long = {str(f.relative_to(SRC)): n for f in SRC.rglob("*.py")
             if (n := len(f.read_text().splitlines())) > MAX_LINES}
     assert long == {}
 
 
-def test_no_function_over_60_lines():
+def test_no_function_over_50_lines():
     long = []
     for path in sorted(SRC.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -127,3 +180,64 @@ def test_no_benchmark_imports_another():
 def test_the_registry_holds_exactly_the_known_benchmarks():
     assert set(benchmarks.registry()) == BENCHMARKS
 
+
+
+def _named_benchmarks(path: Path) -> set[str]:
+    """The benchmarks a module names as the first argument of ``get(...)`` or
+    ``run_benchmark(...)``: the ones it runs."""
+    known = set(benchmarks.registry())
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) \
+                else None
+            if name in ("get", "run_benchmark") and node.args[0].value in known:
+                found.add(node.args[0].value)
+    return found
+
+
+def test_every_benchmark_declares_the_benchmarks_it_runs():
+    undeclared = {}
+    for name, bench in benchmarks.registry().items():
+        module = type(bench).__module__
+        home = _home(module)
+        files = [f for m, f in _modules().items() if _home(m) == home]
+        runs = set().union(*(_named_benchmarks(f) for f in files)) - {name}
+        assert set(bench.uses) <= set(benchmarks.registry()), (name, bench.uses)
+        if runs != set(bench.uses):
+            undeclared[name] = (sorted(runs), bench.uses)
+    assert undeclared == {}
+
+
+def test_a_benchmark_run_by_name_is_found(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text('x = get("dd").plan()\nrun_benchmark("looper", "local")\nget(name)\n')
+    assert _named_benchmarks(f) == {"dd", "looper"}
+
+
+def _private_imports(path: Path) -> list[str]:
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("analysis"):
+            parts = node.module.split(".") + [a.name for a in node.names]
+            out += [f"{node.module}: {p}" for p in parts
+                    if p.startswith("_") and not p.startswith("__")]
+        elif isinstance(node, ast.Import):
+            out += [a.name for a in node.names if a.name.startswith("analysis")
+                    and any(p.startswith("_") and not p.startswith("__")
+                            for p in a.name.split("."))]
+    return out
+
+
+def test_no_test_imports_a_private_name():
+    found = {str(f.relative_to(ROOT)): bad for f in sorted((ROOT / "tests").rglob("*.py"))
+             if (bad := _private_imports(f))}
+    assert found == {}
+
+
+def test_a_private_import_is_found(tmp_path):
+    f = tmp_path / "t.py"
+    f.write_text("from analysis import _params, paths\nfrom analysis.x import _y\n"
+                 "import analysis._display\nfrom analysis import __version__\n")
+    assert _private_imports(f) == ["analysis: _params", "analysis.x: _y", "analysis._display"]

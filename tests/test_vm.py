@@ -146,7 +146,8 @@ def test_a_stale_record_is_reported_and_cleared(monkeypatch, tmp_path, capsys):
 def test_the_watcher_stops_qemu_when_its_controller_dies(tmp_path):
     """`vm start` killed half-way: the watcher sees its input close and stops 'QEMU'
     (here a sleep standing in for it: the real one is tested below)."""
-    code = ("import sys, time; from pathlib import Path; from analysis import _qemu; "
+    code = ("import sys, time; from pathlib import Path; "
+            "from analysis.targets.vm import qemu as _qemu; "
             "w, pid = _qemu.launch(['sleep', '300'], Path(sys.argv[1])); print(pid, flush=True); "
             "time.sleep(300)")
     ctl = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE,
@@ -296,11 +297,10 @@ def _originals_to_run_on_the_vm() -> list:
     argument but arg2 (08's filter, 15's histogram and 18's printf on it)."""
     import re
 
-    from analysis.benchmarks import dd
-    from analysis.benchmarks.dd.experiments import scripts_dir
+    from analysis.benchmarks.dd.experiments import EXPERIMENTS, scripts_dir
 
     chosen, same, arg2 = [], [], []
-    for e in dd.EXPERIMENTS:
+    for e in EXPERIMENTS:
         if e.needs != "kprobes":
             continue
         original = _script(scripts_dir() / "bpftrace" / f"{e.id}.bt")

@@ -3,10 +3,10 @@ with honest statistics, and export thesis-ready figures.
 
 What a notebook author uses is exported here: the loaders, the overhead and
 statistics entry points, the benchmarks' front door (``run_benchmark``,
-``report``; ``benchmarks.registry()`` lists them), targets (``preflight``, ``connect``), figures and
-the errors. Everything else stays in its module (``analysis.campaign``,
-``analysis.tracing.lifecycle``, ``analysis.targets.transport``, ...). The design is in the
-README.
+``report``; ``benchmarks.registry()`` lists them), targets (``preflight``, ``connect``),
+figures and the errors. Everything else lives in the subpackage of its domain
+(``analysis.targets``, ``analysis.tracing``, ``analysis.campaign``, ``analysis.stats``,
+``analysis.ratemethod``, ...); the layout and its layers are described in ``docs/design.md``.
 """
 
 from analysis import benchmarks, paths, plots, published, rules, stats

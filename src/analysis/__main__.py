@@ -14,7 +14,7 @@ from analysis.benchmarks.report import Report
 from analysis.bundle import bundle, verify_bundle
 from analysis.bundle.cli import add_parsers as add_bundle_parsers
 from analysis.campaign import Campaign
-from analysis.errors import AnalysisError
+from analysis.errors import AnalysisError, ParameterError
 from analysis.loaders.samples import summarize_samples
 from analysis.regenerate import regenerate
 from analysis.targets import vm
@@ -48,6 +48,13 @@ def _figures(args) -> int:
     return 0
 
 
+def _figures_parser(sub) -> None:
+    fig = sub.add_parser("figures", help="regenerate every figure and table from data/")
+    _figures_dir(fig)
+    _data_dir(fig)
+    fig.set_defaults(func=_figures)
+
+
 def _benchmarks(args) -> int:
     if args.name:  # one benchmark's parameters
         b = get(args.name)
@@ -64,6 +71,13 @@ def _benchmarks(args) -> int:
     return 0
 
 
+def _benchmarks_parser(sub) -> None:
+    bl = sub.add_parser("benchmarks", help="list the registered benchmarks (one line each), "
+                        "or one benchmark's parameters")
+    bl.add_argument("name", nargs="?", help="a benchmark: list its parameters")
+    bl.set_defaults(func=_benchmarks)
+
+
 #: the notebooks' parameters that the command line takes as options of their own
 _OPTIONS = {"target": "--target", "campaign": "--campaign", "data_dir": "--data-dir",
             "figures_dir": "--figures-dir"}
@@ -74,10 +88,10 @@ def _param_pairs(pairs) -> dict:
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not name:
-            raise ValueError(f"--param {pair!r}: expected NAME=VALUE")
+            raise ParameterError("--param", pair, "expected NAME=VALUE")
         if name.strip() in _OPTIONS:
-            raise ValueError(f"--param {name.strip()}: give it as "
-                             f"{_OPTIONS[name.strip()]} {value.strip() or 'VALUE'}")
+            raise ParameterError(name.strip(), value.strip(), "not a --param: give it as "
+                                 f"{_OPTIONS[name.strip()]} {value.strip() or 'VALUE'}")
         params[name.strip()] = None if value.strip() in ("None", "none", "") else value.strip()
     return params
 
@@ -96,10 +110,37 @@ def _run(args) -> int:
     return 0 if result.complete else 1
 
 
+def _run_parser(sub) -> None:
+    run = sub.add_parser("run", help="run (or resume) a benchmark's campaign, then its report")
+    run.add_argument("benchmark", help="a name from `python -m analysis benchmarks`")
+    run.add_argument("--target", action="append", help='"local" (default), user@host[:port] or '
+                     "an ~/.ssh/config alias; repeat for benchmarks that compare targets")
+    run.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                     help="a benchmark parameter (lists as 4,5); repeatable")
+    run.add_argument("--campaign", default=None, help="campaign name (an existing one resumes)")
+    _data_dir(run)
+    _figures_dir(run)
+    _ssh_options(run)
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--allow-foreign-tracers", action="store_true",
+                     help="run even where other tracers are at work (they are recorded)")
+    run.set_defaults(func=_run)
+
+
 def _report(args) -> int:
     _print_report(report(args.campaign, data_dir=args.data_dir, figures_dir=args.figures_dir,
                          skip_runs=args.skip_run))
     return 0
+
+
+def _report_parser(sub) -> None:
+    rep = sub.add_parser("report", help="rebuild a campaign's tables and figures from data/raw")
+    rep.add_argument("campaign")
+    _data_dir(rep)
+    _figures_dir(rep)
+    rep.add_argument("--skip-run", action="append", default=[], metavar="RUN_ID",
+                     help="leave a run out (e.g. one that fails verification); repeatable")
+    rep.set_defaults(func=_report)
 
 
 def _compare(args) -> int:
@@ -128,8 +169,8 @@ def _compare_parser(sub) -> None:
                    "measure's unit) or '3%%' of A (default: the larger A/A noise floor)")
     c.add_argument("--unit", choices=["rounds", "runs"], default="rounds",
                    help="unit of replication (runs: only to show what it gets wrong)")
-    c.add_argument("--data-dir", default=None, help="the folder holding raw/ (default data/)")
-    c.add_argument("--figures-dir", default=None, help="write here instead of figures/")
+    _data_dir(c)
+    _figures_dir(c)
     c.set_defaults(func=_compare)
 
 
@@ -139,6 +180,12 @@ def _summarize(args) -> int:
         row = s.as_row()
         print(file + ": " + ", ".join(f"{k}={v:g}" for k, v in row.items()))
     return 0
+
+
+def _summarize_parser(sub) -> None:
+    summ = sub.add_parser("summarize", help="summarise .tsmp sample files")
+    summ.add_argument("files", nargs="+")
+    summ.set_defaults(func=_summarize)
 
 
 def _preflight(args) -> int:
@@ -151,6 +198,13 @@ def _preflight(args) -> int:
         for w in result.warnings():
             print(f"warning: {w}")
     return 0
+
+
+def _preflight_parser(sub) -> None:
+    pre = sub.add_parser("preflight", help="what a target can do (tools, capabilities, noise)")
+    _target_args(pre)
+    pre.add_argument("--json", action="store_true", help="print one JSON object")
+    pre.set_defaults(func=_preflight)
 
 
 def _bootstrap(args) -> int:
@@ -171,6 +225,14 @@ def _verify(args) -> int:
     print(f"{camp.name}: {verdict}; {runs} runs, {files} files checked against the manifest",
           file=sys.stderr)
     return 1 if problems else 0
+
+
+def _verify_parser(sub) -> None:
+    ver = sub.add_parser("verify", help="check every raw file of a campaign against its "
+                         "manifest (exit 1 on any problem)")
+    ver.add_argument("campaign", help="the campaign's name (a folder of data/raw)")
+    _data_dir(ver)
+    ver.set_defaults(func=_verify)
 
 
 def _bundle(args) -> int:
@@ -227,11 +289,23 @@ def _vm_parser(sub) -> None:
     v.set_defaults(func=_vm)
 
 
-def _target_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("target", help='"local", user@host[:port] or an ~/.ssh/config alias')
+def _data_dir(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data-dir", default=None, help="the folder holding raw/ (default data/)")
+
+
+def _figures_dir(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--figures-dir", default=None, help="write here instead of figures/")
+
+
+def _ssh_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trust-new-host-keys", action="store_true",
                    help="accept and record an unknown SSH host key (never a changed one)")
     p.add_argument("--ssh-config", default=None, help="ssh_config file (default ~/.ssh/config)")
+
+
+def _target_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("target", help='"local", user@host[:port] or an ~/.ssh/config alias')
+    _ssh_options(p)
 
 
 def _bootstrap_parser(sub) -> None:
@@ -249,59 +323,23 @@ def _bootstrap_parser(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command line: one sub-parser per command, in the order ``--help`` lists them."""
     parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    fig = sub.add_parser("figures", help="regenerate every figure and table from data/")
-    fig.add_argument("--figures-dir", default=None, help="write here instead of figures/")
-    fig.add_argument("--data-dir", default=None, help="the folder holding raw/ (default data/)")
-    fig.set_defaults(func=_figures)
-    bl = sub.add_parser("benchmarks", help="list the registered benchmarks (one line each), "
-                        "or one benchmark's parameters")
-    bl.add_argument("name", nargs="?", help="a benchmark: list its parameters")
-    bl.set_defaults(func=_benchmarks)
-    run = sub.add_parser("run", help="run (or resume) a benchmark's campaign, then its report")
-    run.add_argument("benchmark", help="a name from `python -m analysis benchmarks`")
-    run.add_argument("--target", action="append", help='"local" (default), user@host[:port] or '
-                     "an ~/.ssh/config alias; repeat for benchmarks that compare targets")
-    run.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                     help="a benchmark parameter (lists as 4,5); repeatable")
-    run.add_argument("--campaign", default=None, help="campaign name (an existing one resumes)")
-    run.add_argument("--data-dir", default=None, help="the folder holding raw/ (default data/)")
-    run.add_argument("--figures-dir", default=None, help="write here instead of figures/")
-    run.add_argument("--trust-new-host-keys", action="store_true",
-                     help="accept and record an unknown SSH host key (never a changed one)")
-    run.add_argument("--ssh-config", default=None, help="ssh_config file (default ~/.ssh/config)")
-    run.add_argument("--no-progress", action="store_true", help="no progress bar")
-    run.add_argument("--allow-foreign-tracers", action="store_true",
-                     help="run even where other tracers are at work (they are recorded)")
-    run.set_defaults(func=_run)
-    rep = sub.add_parser("report", help="rebuild a campaign's tables and figures from data/raw")
-    rep.add_argument("campaign")
-    rep.add_argument("--data-dir", default=None, help="the folder holding raw/ (default data/)")
-    rep.add_argument("--figures-dir", default=None, help="write here instead of figures/")
-    rep.add_argument("--skip-run", action="append", default=[], metavar="RUN_ID",
-                     help="leave a run out (e.g. one that fails verification); repeatable")
-    rep.set_defaults(func=_report)
-    pre = sub.add_parser("preflight", help="what a target can do (tools, capabilities, noise)")
-    _target_args(pre)
-    pre.add_argument("--json", action="store_true", help="print one JSON object")
-    pre.set_defaults(func=_preflight)
-    _bootstrap_parser(sub)
-    ver = sub.add_parser("verify", help="check every raw file of a campaign against its "
-                         "manifest (exit 1 on any problem)")
-    ver.add_argument("campaign", help="the campaign's name (a folder of data/raw)")
-    ver.add_argument("--data-dir", default=None, help="the folder holding raw/ (default data/)")
-    ver.set_defaults(func=_verify)
-    _vm_parser(sub)
-    _compare_parser(sub)
+    for add in (_figures_parser, _benchmarks_parser, _run_parser, _report_parser,
+                _preflight_parser, _bootstrap_parser, _verify_parser, _vm_parser,
+                _compare_parser):
+        add(sub)
     add_bundle_parsers(sub, _bundle, _verify_bundle)
-    summ = sub.add_parser("summarize", help="summarise .tsmp sample files")
-    summ.add_argument("files", nargs="+")
-    summ.set_defaults(func=_summarize)
+    _summarize_parser(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; its exit status. An error raised on purpose (an
+    :class:`~analysis.errors.AnalysisError`: a missing campaign, a bad parameter, target or
+    file) is one line on stderr and status 2 (``--debug``: its traceback); any other
+    exception is a bug and is not caught: its traceback shows."""
     parser = build_parser()
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors "
                         "(anywhere on the line, before or after the command)")
@@ -317,11 +355,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return args.func(args)
-    except (AnalysisError, ValueError, FileNotFoundError) as exc:
+    except AnalysisError as exc:  # raised on purpose: its message is the whole story
         if args.debug:
             raise
-        text = " ".join(str(exc).split()) if isinstance(exc, AnalysisError) else str(exc)
-        print(f"error: {text}", file=sys.stderr)
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
 
 

@@ -160,6 +160,37 @@ class TransferError(TargetError):
         return (type(self), (self.target, self.path, self.reason))
 
 
+class TracerError(TargetError):
+    """The tracer did not attach, or died (``run``: the
+    :class:`~analysis.tracing.lifecycle.TracedRun` with its meta; ``stderr``: the runner's)."""
+
+    def __init__(self, target: str, run, stderr: str = ""):
+        self.target = target
+        self.run = run
+        self.stderr = stderr
+        reason = run.meta.get("error", run.status)
+        super().__init__(f"{target}: {run.tracer} {run.status}: {reason}; {stderr.strip()[-400:]}")
+
+    def __reduce__(self):
+        return (type(self), (self.target, self.run, self.stderr))
+
+
+class ForeignTracers(TargetError):
+    """A target has other tracers at work and the campaign was not allowed to run there
+    (``found``: kind -> what; ``when``: e.g. ``before round 3``, empty before the first run)."""
+
+    def __init__(self, target: str, found: dict, when: str = ""):
+        self.target, self.found, self.when = target, found, when
+        what = "; ".join(f"{k}: {v}" for k, v in found.items())
+        at = f" {when}" if when else ""
+        super().__init__(f"{target}: other tracers are at work{at} ({what}); they change every "
+                         "per-event cost. Stop them, or pass allow_foreign_tracers=True "
+                         "(--allow-foreign-tracers) to run anyway (they are recorded)")
+
+    def __reduce__(self):
+        return (type(self), (self.target, self.found, self.when))
+
+
 class ParameterError(AnalysisError, ValueError):
     """A parameter is of the wrong type or out of range (``name``, ``value``, ``allowed``).
 
@@ -282,6 +313,10 @@ class LockError(AnalysisError):
 
     def __reduce__(self):
         return (type(self), (self.what, self.name, self.pid, self.host, self.since))
+
+
+class BundleError(AnalysisError):
+    """A bundle cannot be made, or a bundle does not verify (names the file)."""
 
 
 class VMError(AnalysisError):

@@ -8,7 +8,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 from analysis import rules
-from analysis.benchmarks import report
+from analysis.benchmarks import for_campaign, report
 from analysis.campaign import Campaign, campaigns
 
 
@@ -26,6 +26,7 @@ def regenerate(data_dir=None, figures_dir=None) -> list[Path]:
             print(f"skipped {name}: {exc}")
         plt.close("all")
     for target in targets:  # Gregg's rules of thumb from every campaign on each target
-        written += rules.save(target, data_dir=data_dir, figures_dir=figures_dir)["written"]
+        written += rules.save(target, benchmark_of=for_campaign, data_dir=data_dir,
+                              figures_dir=figures_dir)["written"]
         plt.close("all")
     return written

@@ -16,20 +16,25 @@ measured cost from the CPU share it implies:
 share of one CPU at given event rates; :func:`table` does it for every
 experiment of every finished campaign on a target (through each benchmark's
 ``costs``); :func:`figure` draws Gregg's table with this machine's numbers.
+
+This module sits below the benchmarks and imports none: whoever asks for every campaign's
+costs passes ``benchmark_of``, the lookup from a campaign to its benchmark (e.g.
+:func:`analysis.benchmarks.for_campaign`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from analysis import plots
-from analysis.benchmarks.base import for_campaign
 from analysis.campaign import Campaign, campaigns, target_slug
-from analysis.plots import THESIS_WIDTH_IN, _caption, thesis_style
+from analysis.plots import THESIS_WIDTH_IN, thesis_style
+from analysis.plots.style import _caption
 
 #: the event rates of Gregg's rules (events per second)
 RATES = (1_000, 10_000, 100_000, 1_000_000)
@@ -84,17 +89,24 @@ def expected_overhead(per_event_ns: float, ci_low: float = np.nan, ci_high: floa
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def costs(target: str = "local", *, data_dir=None) -> pd.DataFrame:
+#: a campaign -> its benchmark (anything with a ``name`` and
+#: ``costs(campaign_name, data_dir=..., target=...)``), e.g.
+#: :func:`analysis.benchmarks.for_campaign`
+BenchmarkOf = Callable[[Campaign], Any]
+
+
+def costs(target: str = "local", *, benchmark_of: BenchmarkOf, data_dir=None) -> pd.DataFrame:
     """Every measured per-event cost on ``target``: one row per experiment of every
-    finished campaign whose benchmark knows its costs (campaign, benchmark, experiment,
-    probe_type, action, per_event_ns with its 95 % CI), newest campaign first."""
+    finished campaign whose benchmark (``benchmark_of(campaign)``) knows its costs
+    (campaign, benchmark, experiment, probe_type, action, per_event_ns with its 95 % CI),
+    newest campaign first."""
     frames = []
     for name in campaigns(data_dir):
         camp = Campaign.open(name, data_dir=data_dir)
         if target not in camp.target_names:
             continue
         try:
-            bench = for_campaign(camp)
+            bench = benchmark_of(camp)
             found = bench.costs(name, data_dir=data_dir, target=target)
         except (ValueError, KeyError, NotImplementedError):
             continue  # nothing finished, or a benchmark without per-event costs
@@ -110,12 +122,16 @@ def costs(target: str = "local", *, data_dir=None) -> pd.DataFrame:
     return out[cols].reset_index(drop=True)
 
 
-def table(target: str = "local", *, data_dir=None, found: pd.DataFrame | None = None,
-          rates: Sequence[float] = RATES) -> pd.DataFrame:
+def table(target: str = "local", *, benchmark_of: BenchmarkOf | None = None, data_dir=None,
+          found: pd.DataFrame | None = None, rates: Sequence[float] = RATES) -> pd.DataFrame:
     """Gregg's table filled in: per measured experiment (``found``, default
-    :func:`costs` of ``target``), the % of one CPU at each rate with its 95 % CI and
-    verdict. Columns ``pct_<rate>``, ``pct_<rate>_ci_low/high``, ``verdict_<rate>``."""
-    found = costs(target, data_dir=data_dir) if found is None else found
+    :func:`costs` of ``target``, which needs ``benchmark_of``), the % of one CPU at each
+    rate with its 95 % CI and verdict. Columns ``pct_<rate>``, ``pct_<rate>_ci_low/high``,
+    ``verdict_<rate>``."""
+    if found is None:
+        if benchmark_of is None:
+            raise TypeError("table() needs the costs (found=) or benchmark_of= to find them")
+        found = costs(target, benchmark_of=benchmark_of, data_dir=data_dir)
     rows = []
     for _, r in found.iterrows():
         if not np.isfinite(float(r["per_event_ns"])):
@@ -198,10 +214,12 @@ def _pct(v: float) -> str:
     return f"{v:.2f} %"
 
 
-def save(target: str = "local", *, data_dir=None, figures_dir=None) -> dict:
-    """Gregg's table for every experiment of every finished campaign on ``target``: the
-    table (:func:`table`) and its figure, ``figures/rules-of-thumb-<target>.pdf/png``."""
-    tab = table(target, data_dir=data_dir)
+def save(target: str = "local", *, benchmark_of: BenchmarkOf, data_dir=None,
+         figures_dir=None) -> dict:
+    """Gregg's table for every experiment of every finished campaign on ``target`` (each
+    campaign's benchmark: ``benchmark_of(campaign)``): the table (:func:`table`) and its
+    figure, ``figures/rules-of-thumb-<target>.pdf/png``."""
+    tab = table(target, benchmark_of=benchmark_of, data_dir=data_dir)
     if tab.empty:
         return {"table": tab, "written": []}
     tab = tab.assign(label=[f"{c}: {e}" for c, e in zip(tab["campaign"], tab["experiment"])])

@@ -13,7 +13,7 @@ import pytest
 
 import analysis
 from analysis.benchmarks import get
-from analysis.benchmarks._tools import lacking
+from analysis.benchmarks.tools import lacking
 from analysis.errors import MissingTools
 from analysis.targets import bootstrap
 from analysis.targets.deploy import runs_base

@@ -1,5 +1,5 @@
 """The probe-effect lesson: the notebook at a tiny size (its two-minute run at the default
-size is measured by speed/bench_lesson.py, never asserted here), and the live figure."""
+size is measured by speed/bench_probe_effect.py, never asserted here), and the live figure."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import papermill
 import pytest
 
-from analysis.benchmarks import probe_effect as lesson
+from analysis.benchmarks import probe_effect
 from analysis.campaign import RunSpec
 from analysis.regenerate import regenerate
 from conftest import FIXTURES, ROOT, need_tool
@@ -20,7 +20,7 @@ def test_live_runs_collect_each_timed_block(tmp_path):
     (staging / "hyperfine.json").write_text(
         (FIXTURES / "hyperfine" / "v1.15-two-commands.json").read_text())
     (staging / "09-map.bt").write_text("// comment\nt:syscalls:sys_enter_read {\n    @ = count()\n}\n")
-    live = lesson.LiveRuns("local", {})
+    live = probe_effect.LiveRuns("local", {})
     times = json.loads((staging / "hyperfine.json").read_text())["results"][0]["times"]
     live(RunSpec("r000-00-09-map", "09-map", {"kind": "timed", "count": 1000, "round": 0}),
          staging, {})
@@ -30,7 +30,7 @@ def test_live_runs_collect_each_timed_block(tmp_path):
     frame = live.frame()
     assert frame["ns_per_read"].tolist() == [t / 1000 * 1e9 for t in times]
     assert live.labels["09-map"] == "tracepoint count"
-    assert lesson.label("18-per-event", "k:vfs_read") == "kprobe printf per event"
+    assert probe_effect.label("18-per-event", "k:vfs_read") == "kprobe printf per event"
 
 
 def test_the_lesson_is_the_size_it_says_not_adaptive():

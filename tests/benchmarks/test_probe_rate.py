@@ -10,7 +10,7 @@ import time
 import pytest
 
 import analysis
-from analysis.benchmarks import probe_rate as pricing
+from analysis.benchmarks import probe_rate
 from analysis.errors import ParameterError
 from conftest import need_tool
 
@@ -28,23 +28,23 @@ while True:
 
 
 def test_probe_specs_are_checked():
-    assert pricing.parse_probe("tracepoint:syscalls:sys_enter_openat") == \
+    assert probe_rate.parse_probe("tracepoint:syscalls:sys_enter_openat") == \
         ("tracepoint:syscalls:sys_enter_openat", "tracepoint", None)
-    assert pricing.parse_probe('t:syscalls:sys_enter_openat /comm == "nginx"/') == \
+    assert probe_rate.parse_probe('t:syscalls:sys_enter_openat /comm == "nginx"/') == \
         ("t:syscalls:sys_enter_openat", "tracepoint", 'comm == "nginx"')
-    assert pricing.parse_probe("uprobe:/usr/lib/libc.so.6:malloc")[1] == "uprobe"
+    assert probe_rate.parse_probe("uprobe:/usr/lib/libc.so.6:malloc")[1] == "uprobe"
     for bad in ("t:syscalls:sys_enter_openat { system(\"id\") }", "t:a:b\nBEGIN { exit() }",
                 "t:a:b; END", "interval:s:1", "", 42):
         with pytest.raises(ParameterError, match="probe"):
-            pricing.parse_probe(bad)
-    assert pricing.rate_script("t:syscalls:sys_enter_openat /pid == 7/") == (
+            probe_rate.parse_probe(bad)
+    assert probe_rate.rate_script("t:syscalls:sys_enter_openat /pid == 7/") == (
         "BEGIN { @t0 = nsecs; @t1 = nsecs; }\n"
         "interval:ms:5 { @t1 = nsecs; }\n"
         "t:syscalls:sys_enter_openat /pid == 7/ { @events = count(); }\n"
         "END { @window_ns = @t1 - @t0; delete(@t0); delete(@t1); }\n")
-    assert pricing.parse_rate("Attaching 3 probes...\n\n\n@events: 6000\n\n@window_ns: 3000000000\n") \
+    assert probe_rate.parse_rate("Attaching 3 probes...\n\n\n@events: 6000\n\n@window_ns: 3000000000\n") \
         == (6000, 3.0)
-    assert pricing.parse_rate("@window_ns: 2000000000\n") == (0, 2.0)  # nothing fired
+    assert probe_rate.parse_rate("@window_ns: 2000000000\n") == (0, 2.0)  # nothing fired
     with pytest.raises(ParameterError, match="action"):
         analysis.price_probe("local", "t:syscalls:sys_enter_openat", "trace everything", 1)
     with pytest.raises(ParameterError, match="duration"):
@@ -89,5 +89,5 @@ def test_a_controlled_rate_priced_by_hand(tmp_path):
     assert measured.loc[rate, "measured_here"]
     assert measured.loc[rate, "ms_per_s"] == pytest.approx(rate * row["per_event_ns"] * 1e-6)
     assert f"{price.rate:,.1f} events/s" in str(price)
-    written = pricing.save_figure(price, figures_dir=tmp_path / "fig")
+    written = price.save_figure(figures_dir=tmp_path / "fig")
     assert sorted(p.suffix for p in written) == [".pdf", ".png"]

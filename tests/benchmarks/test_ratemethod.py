@@ -1,4 +1,5 @@
-"""The rate method's shared statistics (``analysis.ratemethod``) on constructed
+"""The rate method's shared statistics (``analysis.ratemethod.table``, where
+:func:`rate_table` looks up the blocks and events it is given here) on constructed
 blocks: which windows an experiment's cost comes from."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.ratemethod import execute as rm
+from analysis.ratemethod import table as rm
 
 
 def _blocks(rng, traced_share: float, rounds: int = 8) -> pd.DataFrame:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from analysis.campaign import Campaign, RunSpec, run_campaign, target_slug, traced_execute
+from analysis.campaign import Campaign, RunSpec, run_campaign, target_slug
 from analysis.storage import sha256_file
 from analysis.targets.ssh import SSHTransport
-from analysis.tracing.lifecycle import TracerSpec
+from analysis.tracing.lifecycle import TracerSpec, traced_execute
 from conftest import need_tool
 
 DD = ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=3000"]

@@ -16,8 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from analysis.benchmarks import dd
-from analysis.campaign import Campaign, RunSpec, run_campaign, traced_execute
+from analysis.benchmarks import run_benchmark
+from analysis.benchmarks.dd import experiments as dd_experiments
+from analysis.benchmarks.dd.report import report
+from analysis.benchmarks.dd.results import load_events
+from analysis.campaign import Campaign, CampaignResult, RunSpec, run_campaign
 from analysis.errors import (
     CampaignNotFound,
     IntegrityError,
@@ -30,7 +33,7 @@ from analysis.storage import sha256_file
 from analysis.targets.locks import TargetLock
 from analysis.targets.preflight import preflight
 from analysis.targets.transport import LocalTransport
-from analysis.tracing.lifecycle import TracerSpec
+from analysis.tracing.lifecycle import TracerSpec, traced_execute
 from conftest import ROOT, leftovers, need_tool, wait_until_clean
 
 DRIVER = ROOT / "tests" / "drivers" / "run_dd.py"
@@ -40,13 +43,14 @@ SMALL = {"experiments": [4], "count": "2k", "runs": 2, "warmup": 0, "rounds": 1,
          "precision": None, "budget": None, "method": "hyperfine"}
 
 
-def _tiny(tmp_path, name="integ", **over) -> dd.Benchmark1:
+def _tiny(tmp_path, name="integ", **over) -> tuple[CampaignResult, Campaign]:
+    """A small campaign run (or resumed) on local: what the run did, and the campaign."""
     need_tool("bpftrace")
     need_tool("hyperfine")
-    b = dd.run_benchmark1("local", campaign=name, data_dir=tmp_path, progress=False,
-                          **{**SMALL, **over})
-    assert b.result.complete, b.result
-    return b
+    result = run_benchmark("dd", "local", campaign=name, data_dir=tmp_path, progress=False,
+                           **{**SMALL, **over})
+    assert result.complete, result
+    return result, Campaign.open(result.campaign, data_dir=tmp_path)
 
 
 def _timed_run(camp: Campaign) -> str:
@@ -64,37 +68,37 @@ def _flip_a_digit(path: Path) -> None:
 
 
 def test_a_flipped_byte_is_refused_reported_quarantined_and_rerun(tmp_path):
-    b = _tiny(tmp_path, rounds=2)
-    run_id = _timed_run(b.campaign)
-    victim = b.campaign.run_dir("local", run_id) / "hyperfine.json"
-    recorded = b.campaign.status("local", run_id)["files"]["hyperfine.json"]
+    _, camp = _tiny(tmp_path, rounds=2)
+    run_id = _timed_run(camp)
+    victim = camp.run_dir("local", run_id) / "hyperfine.json"
+    recorded = camp.status("local", run_id)["files"]["hyperfine.json"]
     _flip_a_digit(victim)
     corrupted = sha256_file(victim)
     assert corrupted != recorded
 
     with pytest.raises(IntegrityError) as err:
-        dd.report(b.campaign.name, data_dir=tmp_path, figures_dir=tmp_path / "fig", n_resamples=99)
+        report(camp.name, data_dir=tmp_path, figures_dir=tmp_path / "fig", n_resamples=99)
     assert err.value.path == str(victim) and err.value.expected == recorded
     assert err.value.actual == corrupted and err.value.run == run_id
     assert "hyperfine.json" in str(err.value)
     # asked explicitly, the run is left out and the report is made without it
-    out = dd.report(b.campaign.name, data_dir=tmp_path, figures_dir=tmp_path / "fig",
-                    n_resamples=99, skip_runs=[run_id])
+    out = report(camp.name, data_dir=tmp_path, figures_dir=tmp_path / "fig",
+                 n_resamples=99, skip_runs=[run_id])
     assert run_id not in set(out["runs"]["block"])
 
-    cli = subprocess.run([sys.executable, "-m", "analysis", "verify", b.campaign.name,
+    cli = subprocess.run([sys.executable, "-m", "analysis", "verify", camp.name,
                           "--data-dir", str(tmp_path)], capture_output=True, text=True)
     assert cli.returncode == 1
     assert f"{run_id}/hyperfine.json" in cli.stdout and len(cli.stdout.splitlines()) == 1
 
-    again = _tiny(tmp_path, rounds=2)  # resume: quarantine, run again
-    assert run_id in again.result.done["local"]
-    quarantined = b.campaign.folder / ".quarantine" / "local" / f"{run_id}.1" / "hyperfine.json"
+    again, _ = _tiny(tmp_path, rounds=2)  # resume: quarantine, run again
+    assert run_id in again.done["local"]
+    quarantined = camp.folder / ".quarantine" / "local" / f"{run_id}.1" / "hyperfine.json"
     assert sha256_file(quarantined) == corrupted  # the evidence is kept
-    fresh = json.loads(again.campaign.manifest_path.read_text())["runs"]["local"][run_id]
+    fresh = json.loads(camp.manifest_path.read_text())["runs"]["local"][run_id]
     assert fresh["status"] == "done" and fresh["quarantined"][0]["files"]["hyperfine.json"] == recorded
     assert fresh["files"]["hyperfine.json"] == sha256_file(victim) != corrupted
-    ok = subprocess.run([sys.executable, "-m", "analysis", "verify", b.campaign.name,
+    ok = subprocess.run([sys.executable, "-m", "analysis", "verify", camp.name,
                          "--data-dir", str(tmp_path)], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stdout
 
@@ -115,24 +119,24 @@ def test_a_folder_is_adopted_only_without_recorded_checksums(tmp_path):
 
 
 def test_other_parameters_are_refused_and_reports_create_nothing(tmp_path):
-    b = _tiny(tmp_path, name="ident")
-    before = b.campaign.manifest_path.read_bytes()
+    _, camp = _tiny(tmp_path, name="ident")
+    before = camp.manifest_path.read_bytes()
     with pytest.raises(ParameterMismatch) as err:
         _tiny(tmp_path, name="ident", count="4k")
     assert "count" in err.value.differences and "count" in str(err.value)
     assert err.value.differences["count"] == (2048, 4096)
-    assert b.campaign.manifest_path.read_bytes() == before
+    assert camp.manifest_path.read_bytes() == before
     with pytest.raises(CampaignNotFound):
-        dd.report("no-such-campaign", data_dir=tmp_path)
+        report("no-such-campaign", data_dir=tmp_path)
     assert not (tmp_path / "raw" / "no-such-campaign").exists()
     assert not (tmp_path / "processed" / "no-such-campaign").exists()
 
 
 def test_a_campaign_from_before_presets_says_why_it_cannot_be_extended(tmp_path):
-    b = _tiny(tmp_path, name="old")
-    m = json.loads(b.campaign.manifest_path.read_text())
+    _, camp = _tiny(tmp_path, name="old")
+    m = json.loads(camp.manifest_path.read_text())
     del m["parameters"]["preset"]  # as analysis wrote it before presets
-    b.campaign.manifest_path.write_text(json.dumps(m))
+    camp.manifest_path.write_text(json.dumps(m))
     with pytest.raises(ParameterMismatch) as err:
         _tiny(tmp_path, name="old")
     assert err.value.differences["preset"][0] is None
@@ -140,11 +144,11 @@ def test_a_campaign_from_before_presets_says_why_it_cannot_be_extended(tmp_path)
 
 
 def test_a_newer_manifest_schema_is_a_clear_error(tmp_path):
-    b = _tiny(tmp_path, name="schema")
-    m = json.loads(b.campaign.manifest_path.read_text())
+    _, camp = _tiny(tmp_path, name="schema")
+    m = json.loads(camp.manifest_path.read_text())
     assert m["schema"] == 2
     m["schema"] = 99
-    b.campaign.manifest_path.write_text(json.dumps(m))
+    camp.manifest_path.write_text(json.dumps(m))
     with pytest.raises(ValueError, match="schema 99 was written by a newer version"):
         Campaign.open("schema", data_dir=tmp_path)
 
@@ -153,8 +157,8 @@ def test_a_newer_manifest_schema_is_a_clear_error(tmp_path):
                                  {"runs": "abc"}, {"experiments": [99]}, {"tracer": "perf"}])
 def test_bad_parameters_fail_before_anything_exists(tmp_path, bad):
     with pytest.raises(ParameterError) as err:
-        dd.run_benchmark1("local", campaign="bad", data_dir=tmp_path, progress=False,
-                          **{**SMALL, **bad})
+        run_benchmark("dd", "local", campaign="bad", data_dir=tmp_path, progress=False,
+                      **{**SMALL, **bad})
     message = str(err.value)
     assert "\n" not in message and err.value.name == next(iter(bad)) and message.startswith(
         f"parameter {next(iter(bad))}=")
@@ -164,12 +168,12 @@ def test_bad_parameters_fail_before_anything_exists(tmp_path, bad):
 def test_files_have_normal_modes(tmp_path):
     old = os.umask(0o022)
     try:
-        b = _tiny(tmp_path, name="modes")
-        out = dd.report(b.campaign, data_dir=tmp_path, figures_dir=tmp_path / "fig", n_resamples=99)
+        _, camp = _tiny(tmp_path, name="modes")
+        out = report(camp, data_dir=tmp_path, figures_dir=tmp_path / "fig", n_resamples=99)
     finally:
         os.umask(old)
-    files = [b.campaign.manifest_path, *out["written"],
-             *b.campaign.folder.glob("local/*/*")]
+    files = [camp.manifest_path, *out["written"],
+             *camp.folder.glob("local/*/*")]
     assert len(files) > 10
     for f in files:
         assert stat.S_IMODE(Path(f).stat().st_mode) == 0o644, f
@@ -186,10 +190,10 @@ def test_a_counting_run_whose_tracer_was_killed_is_not_trusted(tmp_path, monkeyp
 
     from analysis.targets.transport import LocalTransport
 
-    planned = [p for p in dd.plan_experiments(_local_pf(), experiments=[4])]
-    monkeypatch.setattr(dd.experiments, "traced_execute", killed)
-    execute = dd.make_execute(planned, count=100, runs=1, warmup=0, workload_cpu=None,
-                              tracer_cpu=None, os_name="Linux", scratch=tmp_path / "s")
+    planned = [p for p in dd_experiments.plan_experiments(_local_pf(), experiments=[4])]
+    monkeypatch.setattr(dd_experiments, "traced_execute", killed)
+    execute = dd_experiments.make_execute(planned, count=100, runs=1, warmup=0, workload_cpu=None,
+                                          tracer_cpu=None, os_name="Linux", scratch=tmp_path / "s")
     staging = tmp_path / "st"
     staging.mkdir()
     with pytest.raises(Exception, match="count of 04-tracepoint-entry was lost"):
@@ -265,9 +269,9 @@ def test_two_processes_on_one_campaign_or_one_target(tmp_path, nothing_left_behi
     out, err = first.communicate(timeout=300)
     assert first.returncode == 0, out + err
     camp = Campaign.open("shared", data_dir=tmp_path)
-    events = dd.load_events(camp, "local")
+    events = load_events(camp, "local")
     for exp, n in events.items():
-        assert n <= dd.parse_count("1000k") * 1.01, (exp, n)
+        assert n <= dd_experiments.parse_count("1000k") * 1.01, (exp, n)
 
 
 def test_a_campaign_in_use_is_told_before_any_target_is_contacted(tmp_path):
@@ -316,8 +320,8 @@ def test_refused_on_a_busy_target_runs_no_tracer_there(what, tmp_path, nothing_l
         try:
             with pytest.raises(LockError, match="target 'local' is in use.*campaign running"):
                 if what == "campaign":
-                    dd.run_benchmark1("local", campaign="refused", data_dir=tmp_path,
-                                      progress=False, **SMALL)
+                    run_benchmark("dd", "local", campaign="refused", data_dir=tmp_path,
+                                  progress=False, **SMALL)
                 else:
                     preflight("local")
             subprocess.run(["true"], check=True)  # a mark: the watcher saw this far
@@ -380,14 +384,15 @@ def test_sigkill_of_the_controller_leaves_nothing_on_the_target(request, tmp_pat
     assert before, "some runs finished before the kill"
     if where == "ssh":  # resuming is the same code for both: checked once, on local
         return
-    b = dd.run_benchmark1(progress=False, method="hyperfine",  # as the driver ran it
-                          **{k: v for k, v in kwargs.items() if k not in ("data_dir",)},
-                          data_dir=tmp_path)
-    assert b.result.complete, b.result
+    rest = {k: v for k, v in kwargs.items() if k not in ("target", "data_dir")}
+    result = run_benchmark("dd", kwargs["target"], progress=False, data_dir=tmp_path,
+                           method="hyperfine", **rest)  # as the driver ran it
+    assert result.complete, result
     after = _done_files(camp_dir)
     assert {k: after[k] for k in before} == before  # earlier runs byte-identical
+    camp = Campaign.open(result.campaign, data_dir=tmp_path)
     for (target, run_id), files in before.items():
-        folder = b.campaign.run_dir(target, run_id)
+        folder = camp.run_dir(target, run_id)
         assert {n: sha256_file(folder / n) for n in files} == files
     assert not list((camp_dir / ".staging").glob("*/*")), "stale staging copies removed"
 

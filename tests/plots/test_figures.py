@@ -21,10 +21,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+import seaborn as sns
 
 from analysis import plots, published, stats
 from analysis.benchmarks import cyclictest as latency
-from analysis.benchmarks import dd
+from analysis.benchmarks.dd.experiments import plan_experiments
+from analysis.benchmarks.dd.figures import draw_figures, percent_columns, thesis_tables
+from analysis.benchmarks.dd.results import with_published
 from analysis.loaders.cyclictest import load_cyclictest
 from analysis.loaders.hyperfine import load_hyperfine
 from analysis.targets.preflight import Preflight
@@ -60,9 +63,9 @@ def _preflight() -> Preflight:
 
 
 def measured_report(scale_ci: float = 1.0) -> dict:
-    """What dd.report hands to its figure and table writers, for the campaign above
+    """What the dd report hands to its figure and table writers, for the campaign above
     (``scale_ci`` narrows the CIs: 0.1 gives a precise campaign)."""
-    planned = dd.plan_experiments(_preflight(), "bpftrace", [2, 4, 5, 6])
+    planned = plan_experiments(_preflight(), "bpftrace", [2, 4, 5, 6])
     by_id = {p.id: p for p in planned}
     rows = []
     for e, events, cost, low, high, fastest, slow in MEASURED_TABLE:
@@ -84,7 +87,7 @@ def measured_report(scale_ci: float = 1.0) -> dict:
                           "attach_median_s": [0.05, 0.05], "attach_max_s": [0.06, 0.06],
                           "stop_median_s": [0.11, 0.22], "stop_max_s": [0.14, 0.22],
                           "killed": [0, 0]})
-    return {"table": table, "with_published": dd.with_published(table), "runs": runs,
+    return {"table": table, "with_published": with_published(table), "runs": runs,
             "planned": planned, "tracer_times": times, "noise_floor_ns_per_read": 147.5}
 
 
@@ -119,9 +122,9 @@ def every_figure() -> dict:
     hists = _cyclictest_histograms()
     figs = {name: (lambda f=func: f()) for name, (func, _) in published.FIGURES.items()}
     for name in ("per-event-cost", "runs", "run-order"):
-        figs[f"dd-measured-{name}"] = lambda n=name: dd._figures(measured_report(), "local",
-                                                                  "bpftrace")[n]
-    figs["dd-measured-precise-per-event-cost"] = lambda: dd._figures(
+        figs[f"dd-measured-{name}"] = lambda n=name: draw_figures(measured_report(), "local",
+                                                                    "bpftrace")[n]
+    figs["dd-measured-precise-per-event-cost"] = lambda: draw_figures(
         measured_report(0.1), "local", "bpftrace")["per-event-cost"]
     figs["cyclictest-box"] = lambda: plots.box_plot(
         {k: latency.box_stats(lat, cnt, k) for k, (lat, cnt) in hists.items()},
@@ -146,7 +149,7 @@ FIGURES = every_figure()
 @pytest.fixture(autouse=True)
 def _close_figures():
     yield
-    plt.close("all")  # dd._figures draws three; a test may look at one
+    plt.close("all")  # draw_figures draws three; a test may look at one
 
 
 # --------------------------------------------------------------------------- #
@@ -289,13 +292,13 @@ def test_seaborn_is_imported_and_draws(monkeypatch):
     assert check.returncode == 0, check.stderr
     calls = []
     for fn in ("boxplot", "heatmap", "histplot", "lineplot"):
-        original = getattr(plots.sns, fn)
+        original = getattr(sns, fn)
 
         def spy(*args, _original=original, _fn=fn, **kwargs):
             calls.append(_fn)
             return _original(*args, **kwargs)
 
-        monkeypatch.setattr(plots.sns, fn, spy)
+        monkeypatch.setattr(sns, fn, spy)
     for name in ("published-dd-slowdown", "hyperfine-runs-box", "frequency-polygon",
                  "cyclictest-histogram", "hyperfine-run-order", "hyperfine-run-order-grid"):
         plt.close(FIGURES[name]())
@@ -314,7 +317,7 @@ def _bar_colours(fig) -> dict:
 
 def test_per_event_bars_are_linear_even_across_orders_of_magnitude():
     out = measured_report()
-    fig = dd._figures(out, "local", "bpftrace")["per-event-cost"]
+    fig = draw_figures(out, "local", "bpftrace")["per-event-cost"]
     bars = [ax for ax in fig.axes if ax.axison]
     assert [ax.get_yscale() for ax in bars] == ["linear", "linear"]  # 100s of ns | 10,000s
     assert bars[0].get_ylim()[0] < -41  # the whisker below zero is drawn, not clipped
@@ -329,7 +332,7 @@ def test_per_event_bars_are_linear_even_across_orders_of_magnitude():
 
 def test_one_colour_per_source_in_published_and_measured_figures():
     pub = published.fig_dd_per_event_cost()
-    ours = dd._figures(measured_report(), "local", "bpftrace")["per-event-cost"]
+    ours = draw_figures(measured_report(), "local", "bpftrace")["per-event-cost"]
     a, b = _bar_colours(pub), _bar_colours(ours)
     sources = ["bpftrace (Gregg, 2019)", "bpftrace (Piotrowski)", "DTrace (Piotrowski)"]
     assert [a[s] for s in sources] == [b[s] for s in sources]
@@ -343,7 +346,7 @@ def test_one_colour_per_source_in_published_and_measured_figures():
 
 
 def test_one_hatch_meaning_substitute_attach_point():
-    fig = dd._figures(measured_report(), "local", "bpftrace")["per-event-cost"]
+    fig = draw_figures(measured_report(), "local", "bpftrace")["per-event-cost"]
     hatched = [p for ax in fig.axes for p in ax.patches if p.get_hatch()]
     assert len(hatched) == 1  # our 02 Kprobe ran on a tracepoint; nothing else is hatched
     assert matplotlib.colors.to_hex(hatched[0].get_facecolor()) == \
@@ -364,12 +367,12 @@ def test_one_hatch_meaning_substitute_attach_point():
 
 
 def test_low_precision_is_said_on_the_figure_and_only_then():
-    fig = dd._figures(measured_report(), "local", "bpftrace")["per-event-cost"]
+    fig = draw_figures(measured_report(), "local", "bpftrace")["per-event-cost"]
     notes = [d for d, *_ in text_boxes(fig) if "low precision" in d]
     assert notes and "low precision: 95 % CI wider than ±25 %" in notes[0]
     assert "3 of 4 experiments" in notes[0]
     plt.close(fig)
-    fig = dd._figures(measured_report(0.1), "local", "bpftrace")["per-event-cost"]
+    fig = draw_figures(measured_report(0.1), "local", "bpftrace")["per-event-cost"]
     assert not [d for d, *_ in text_boxes(fig) if "low precision" in d]
     plt.close(fig)
 
@@ -377,7 +380,7 @@ def test_low_precision_is_said_on_the_figure_and_only_then():
 def test_figure_with_a_note_is_byte_identical_on_rerun(tmp_path):
     digests = []
     for k in range(2):
-        fig = dd._figures(measured_report(), "local", "bpftrace")["runs"]
+        fig = draw_figures(measured_report(), "local", "bpftrace")["runs"]
         written = plots.save_figure(fig, "runs", figures_dir=tmp_path / str(k))
         digests.append([hashlib.sha256(p.read_bytes()).hexdigest() for p in written])
     assert digests[0] == digests[1]
@@ -440,8 +443,8 @@ def test_published_tables_are_fit_for_print(tmp_path):
 
 def test_measured_tables_are_fit_for_print(tmp_path):
     out = measured_report()
-    tables = dd._latex_tables(out, out["table"], out["with_published"], out["tracer_times"],
-                              "local")
+    tables = thesis_tables(out, out["table"], out["with_published"], out["tracer_times"],
+                           "local")
     for name, frame, caption, formats in tables:
         plots.export_table(frame, name, caption=caption, formats=formats, figures_dir=tmp_path)
         _check_print_table((tmp_path / f"{name}.tex").read_text(), name)
@@ -455,7 +458,7 @@ def test_measured_tables_are_fit_for_print(tmp_path):
 def test_percentages_are_percentages_in_the_files():
     table = measured_report()["table"].assign(
         slowdown_ci_low=0.1, slowdown_ci_high=0.5, slowdown_fastest=0.3)
-    csv = dd._percent_columns(table)
+    csv = percent_columns(table)
     assert "slowdown" not in csv and "precision_reached" not in csv
     np.testing.assert_allclose(csv["slowdown_pct"], table["slowdown"] * 100)
     np.testing.assert_allclose(csv["precision_reached_pct"], table["precision_reached"] * 100)

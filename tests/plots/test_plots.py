@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 
 import matplotlib.figure
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
@@ -52,7 +53,7 @@ def test_every_figure_function_draws_a_thesis_width_figure(long_table):
     for name, fig in _figures(long_table).items():
         assert isinstance(fig, matplotlib.figure.Figure), name
         assert fig.get_size_inches()[0] <= plots.THESIS_WIDTH_IN + 1e-9, name
-        plots.plt.close(fig)
+        plt.close(fig)
 
 
 def test_one_colour_per_tracer_everywhere(long_table):
@@ -73,7 +74,7 @@ def test_one_colour_per_tracer_everywhere(long_table):
     fig = plots.per_event_cost_bars(long_table)
     bars = [p for p in fig.axes[0].patches]
     assert matplotlib.colors.to_hex(bars[0].get_facecolor()) == plots.tracer_color("bpftrace").lower()
-    plots.plt.close(fig)
+    plt.close(fig)
 
 
 def test_save_figure_is_byte_identical_on_rerun_and_carries_provenance(tmp_path, long_table):

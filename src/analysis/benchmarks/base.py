@@ -23,11 +23,11 @@ from typing import Any, ClassVar
 
 from analysis import _params
 from analysis.campaign import Campaign, Execute, RunSpec
-from analysis.errors import ParameterError
+from analysis.errors import DataFormatError, ParameterError
 
 _REGISTRY: dict[str, Benchmark] = {}
 #: the modules of this subpackage that hold no benchmark
-_INFRASTRUCTURE = ("base", "run", "report")
+_INFRASTRUCTURE = ("base", "run", "report", "tools")
 _DISCOVERED = False
 
 
@@ -115,6 +115,11 @@ class Benchmark:
     #: substitutes or skips (with the reason) the experiments that need it
     optional: ClassVar[tuple[str, ...]] = ()
 
+    #: the other benchmarks this one runs (through :func:`get` or ``run_benchmark``): a
+    #: benchmark imports no other, so the dependency is declared here and the structure
+    #: test checks that every one it names in code is declared
+    uses: ClassVar[tuple[str, ...]] = ()
+
     def check(self, p: dict) -> dict:
         """Checks across parameters (after each one's own); returns them."""
         return p
@@ -124,7 +129,7 @@ class Benchmark:
         ``cc``, ``sdt``, ``kbuild``, ...) a campaign with the parameters ``p`` cannot run
         without on ``target`` (one of ``targets``). :func:`~analysis.benchmarks.run.
         run_benchmark` checks it after the preflight, before the campaign is created, and
-        refuses in one line naming bootstrap's command (:mod:`analysis.benchmarks._tools`).
+        refuses in one line naming bootstrap's command (:mod:`analysis.benchmarks.tools`).
         Default: the benchmark's needs but its :attr:`optional` ones."""
         from analysis.targets.bootstrap import NEEDS
 
@@ -151,6 +156,11 @@ class Benchmark:
         per_event_ns_ci_low, per_event_ns_ci_high]; benchmarks without per-event costs
         raise NotImplementedError."""
         raise NotImplementedError(f"{self.name} measures no per-event costs")
+
+    def observer(self, target: str, p: dict):
+        """What watches the runs as they finish when the caller gives no ``on_run`` (e.g. a
+        figure that grows in the notebook): a callable ``(run, staging, info)``, or None."""
+        return None
 
     def more(self, campaign: Campaign, plan: Plan, p: dict) -> list[RunSpec] | None:
         """Runs to add once the planned ones are done (adaptive benchmarks), decided from
@@ -209,5 +219,6 @@ def for_campaign(camp: Campaign) -> Benchmark:
         name = next((b.name for b in registry().values() if b.notebook == camp.notebook),
                     None)
     if name is None:
-        raise ValueError(f"campaign {camp.name} names no benchmark in its manifest")
+        raise DataFormatError(camp.manifest_path, "benchmark",
+                              "names no benchmark (and no notebook of a known one)")
     return get(name)

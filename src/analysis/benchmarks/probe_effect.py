@@ -19,11 +19,10 @@ import numpy as np
 import pandas as pd
 
 from analysis import plots, rules
-from analysis._progress import _in_kernel
 from analysis.benchmarks.base import Benchmark, Param, Plan, get, register
 from analysis.benchmarks.report import Report, with_caveat, write_report
-from analysis.benchmarks.run import run_benchmark
 from analysis.campaign import CampaignResult, open_for_report
+from analysis.progress import in_kernel
 from analysis.stats.overhead import ROUND_CI
 
 EXPERIMENTS = ("01-control", "09-map", "18-per-event")
@@ -75,7 +74,7 @@ class LiveRuns:
                                       + plots.BOX_CAPTION)
 
     def show(self) -> None:
-        if not _in_kernel() or not self.rows:
+        if not in_kernel() or not self.rows:
             return
         from IPython.display import display
 
@@ -87,24 +86,6 @@ class LiveRuns:
         plt.close(fig)
 
 
-def probe_effect(target: str = "local", *, count="200k", runs: int = 3, rounds: int = 3,
-                 campaign: str | None = None, data_dir=None, trust_new_host_keys: bool = False,
-                 ssh_config=None, progress: bool = True):
-    """dd with no tracer, a count, and a printf per event, in ``rounds`` interleaved rounds
-    of ``runs`` timed runs at ``count`` reads, with a figure that grows as runs arrive
-    (``run_benchmark("probe-effect", ...)``). Returns the campaign's result
-    (``result.live``: the runs drawn)."""
-    live = LiveRuns(target, {e: label(e) for e in EXPERIMENTS})
-    result = run_benchmark("probe-effect", target, campaign=campaign, data_dir=data_dir,
-                           trust_new_host_keys=trust_new_host_keys, ssh_config=ssh_config,
-                           progress=progress, on_run=live, count=count, runs=runs,
-                           rounds=rounds)
-    live.labels.update({r["experiment"]: label(r["experiment"], r["attach_point"])
-                        for _, r in result.plan.table.iterrows()})
-    result.live = live
-    return result
-
-
 @register
 class ProbeEffect(Benchmark):
     """The lesson's campaign: benchmark 1's plan, runs and tables for experiments 01, 09
@@ -112,6 +93,7 @@ class ProbeEffect(Benchmark):
 
     name = "probe-effect"
     notebook = "0.0-probe-effect"
+    uses = ("dd",)
     description = "the probe effect in two minutes: dd with no tracer, a count, a printf"
     needs = ("bpftrace", "hyperfine", "syscall tracepoints (or kprobes)")
     params = (
@@ -129,6 +111,10 @@ class ProbeEffect(Benchmark):
                                    "runs": p["runs"], "warmup": 1, "rounds": p["rounds"],
                                    "precision": None, "budget": None, "method": "hyperfine"})
         return p
+
+    def observer(self, target: str, p: dict) -> LiveRuns:
+        """In a notebook, the runs so far as a figure that grows as blocks arrive."""
+        return LiveRuns(target, {e: label(e) for e in EXPERIMENTS})
 
     def requires(self, p: dict, target: str, targets) -> tuple[str, ...]:
         return get("dd").requires(p["dd"], target, targets)

@@ -1,6 +1,6 @@
 """Price a probe before you switch it on: its live event rate x its measured per-event cost.
 
-:func:`price_probe` (notebook ``4.1-price-a-probe``) counts how often a bpftrace
+:func:`price_probe` (notebook ``4.1-probe-rate``) counts how often a bpftrace
 probe fires on the live target for ``duration`` seconds (the ``probe-rate``
 benchmark: a count-only script, no workload started, raw files in a campaign
 like any other), looks up the per-event cost of that probe type and action on
@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import _params, plots, rules
-from analysis.benchmarks.base import Benchmark, Param, Plan, register
+from analysis.benchmarks.base import Benchmark, Param, Plan, for_campaign, register
 from analysis.benchmarks.report import Report
 from analysis.benchmarks.run import run_benchmark
 from analysis.campaign import Campaign, RunSpec, open_for_report
@@ -84,7 +84,8 @@ class ProbeRate(Benchmark):
     """How often a probe fires on a live target: a count-only script for ``duration`` s."""
 
     name = "probe-rate"
-    notebook = "4.1-price-a-probe"
+    notebook = "4.1-probe-rate"
+    uses = ("dd", "looper")
     description = "a probe's live event rate (count only, no workload started)"
     needs = ("bpftrace",)
     params = (
@@ -161,7 +162,8 @@ class Price:
 
     def __post_init__(self):
         if self.window_s <= 0 or self.events < 0:
-            raise ValueError("a price needs a positive window and a non-negative event count")
+            raise ParameterError("window_s/events", (self.window_s, self.events),
+                                 "a price needs a positive window and a non-negative event count")
 
     @property
     def rate(self) -> float:
@@ -180,6 +182,20 @@ class Price:
     @property
     def verdict(self) -> str:
         return rules.verdict(self.cpu_pct / 100)
+
+    def save_figure(self, *, figures_dir=None) -> list[Path]:
+        """The price as a rules-of-thumb figure: the measured rate next to Gregg's rates
+        (``figures/price-<rate campaign>.pdf/png``)."""
+        rates = sorted({*rules.RATES, round(self.rate)}) if self.rate >= 1 else list(rules.RATES)
+        found = pd.DataFrame([{"experiment": f"{self.action} on a {self.probe_type}",
+                               "per_event_ns": self.per_event_ns,
+                               "per_event_ns_ci_low": self.per_event_ns_ci_low,
+                               "per_event_ns_ci_high": self.per_event_ns_ci_high}])
+        fig = rules.figure(rules.table(found=found, rates=rates), rates=rates,
+                           title=f"{self.probe}: {self.rate:,.0f} events/s measured")
+        return plots.save_figure(fig, f"price-{self.rate_campaign}", figures_dir=figures_dir,
+                                 sources=self.extra.get("sources", ()),
+                                 note=f"cost: {self.cost_source}")
 
     def table(self) -> pd.DataFrame:
         """The measured rate and Gregg's standard rates, with expected overhead and words."""
@@ -221,11 +237,11 @@ def price_probe(target: str = "local", probe: str = "tracepoint:syscalls:sys_ent
     result = run_benchmark("probe-rate", target, campaign=campaign, probe=probe,
                            duration=duration, **conn)
     rate = ProbeRate().report(result.campaign, data_dir=result.folder.parent.parent)["table"]
-    found = rules.costs(target, data_dir=data_dir)  # every campaign's costs, computed once
+    found = rules.costs(target, benchmark_of=for_campaign, data_dir=data_dir)  # every campaign's, once
     cost, note = _cost(found, ptype, action)
     if cost is None and measure:
         _measure(target, ptype, action, conn)
-        found = rules.costs(target, data_dir=data_dir)
+        found = rules.costs(target, benchmark_of=for_campaign, data_dir=data_dir)
         cost, note = _cost(found, ptype, action)
     if cost is None:
         raise ValueError(f"no per-event cost of '{action}' on a {ptype} is measured on {target}"
@@ -281,18 +297,3 @@ def _measure(target, ptype, action, conn) -> None:
                       **conn)  # fixed: 3 rounds of whole dd processes
     else:
         run_benchmark("looper", target, calls=50_000, runs=3, rounds=3, **conn)
-
-
-def save_figure(price: Price, *, figures_dir=None) -> list[Path]:
-    """The price as a rules-of-thumb figure: the measured rate next to Gregg's rates
-    (``figures/price-<rate campaign>.pdf/png``)."""
-    rates = sorted({*rules.RATES, round(price.rate)}) if price.rate >= 1 else list(rules.RATES)
-    found = pd.DataFrame([{"experiment": f"{price.action} on a {price.probe_type}",
-                           "per_event_ns": price.per_event_ns,
-                           "per_event_ns_ci_low": price.per_event_ns_ci_low,
-                           "per_event_ns_ci_high": price.per_event_ns_ci_high}])
-    fig = rules.figure(rules.table(found=found, rates=rates), rates=rates,
-                       title=f"{price.probe}: {price.rate:,.0f} events/s measured")
-    return plots.save_figure(fig, f"price-{price.rate_campaign}", figures_dir=figures_dir,
-                             sources=price.extra.get("sources", ()),
-                             note=f"cost: {price.cost_source}")

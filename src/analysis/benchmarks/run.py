@@ -9,11 +9,11 @@ import warnings
 from collections.abc import Callable, Sequence
 
 from analysis import _params
-from analysis._progress import CampaignProgress, progress_bar
-from analysis.benchmarks._tools import refuse_missing
 from analysis.benchmarks.base import Benchmark, get
+from analysis.benchmarks.tools import refuse_missing
 from analysis.campaign import Campaign, CampaignResult, Execute, new_campaign_id, run_campaign
-from analysis.errors import LockError, ParameterError
+from analysis.errors import ForeignTracers, LockError, ParameterError
+from analysis.progress import CampaignProgress, progress_bar
 from analysis.storage import check_name
 from analysis.targets import Target, foreign
 from analysis.targets.locks import TargetLock
@@ -30,7 +30,8 @@ def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
     of them (for benchmarks that compare targets). ``params``: the benchmark's own
     (``python -m analysis benchmarks`` lists them). ``on_run(run, staging, info)`` is
     called after each run's files are complete (e.g. to draw a figure as runs arrive; what
-    it raises is reported as a warning, never fails the run). Returns the campaign's
+    it raises is reported as a warning, never fails the run); without it, the benchmark's
+    own :meth:`Benchmark.observer` watches them, if it has one. Returns the campaign's
     result with the ``preflights`` and ``plan`` it ran with. A target where other tracers
     are at work (:mod:`analysis.targets.foreign`) is refused unless ``allow_foreign_tracers``;
     what was found is recorded either way. A target that lacks what the campaign cannot
@@ -53,24 +54,15 @@ def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
         # the targets' locks before their preflights: a campaign refused on a busy target
         # never runs a tracer there (the campaign running would count it as a foreign one)
         locks = _hold_locks(camp_name, built)
-        for tg in built.values():
-            tg.preflight = preflight(tg.transport)
-        pfs = {t: tg.preflight for t, tg in built.items()}
+        pfs = _preflights(built)
         # a target without the tools the campaign needs: one line naming bootstrap's
         # command, before the campaign (its folder, any run) is created
         refuse_missing(bench, p, built)
         plan = bench.plan(pfs, p, camp_name)
         if len(built) > 1 and plan.steps is None:  # each run takes its targets' locks
             locks = _release(locks, built)
-        if bench.presets:  # the named size is part of the campaign's identity
-            plan.parameters = {**plan.parameters, "preset": p["preset"]}
-        camp = Campaign(camp_name, data_dir=data_dir, notebook=bench.notebook,
-                        benchmark=bench.name, parameters=plan.parameters)
-        execute = _between_rounds(_observed(bench.execute(plan, p, camp.folder / ".scratch"),
-                                            on_run), camp, built, allow_foreign_tracers)
-        with camp.locked():
-            result = _run_phases(bench, camp, plan, p, built, execute, progress,
-                                 allow_foreign_tracers, bool(locks))
+        result = _run_planned(bench, p, plan, camp_name, data_dir, built, on_run, progress,
+                              allow_foreign_tracers, bool(locks))
     finally:
         _release(locks, built)
         for tg in built.values():
@@ -78,6 +70,32 @@ def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
     result.benchmark, result.preflights, result.plan = bench.name, pfs, plan
     result.parameters = plan.parameters
     return result
+
+
+def _preflights(built: dict[str, Target]) -> dict:
+    """Each target's preflight (kept on the target too): target -> Preflight."""
+    for tg in built.values():
+        tg.preflight = preflight(tg.transport)
+    return {t: tg.preflight for t, tg in built.items()}
+
+
+def _run_planned(bench: Benchmark, p: dict, plan, camp_name: str, data_dir,
+                 built: dict[str, Target], on_run: Callable | None, progress: bool,
+                 allow_foreign: bool, locked: bool) -> CampaignResult:
+    """The campaign of ``plan`` created (or resumed) and run, phase after phase, each run
+    watched for other tracers between rounds and by ``on_run`` (else by the benchmark's
+    :meth:`~Benchmark.observer` of its first target)."""
+    if bench.presets:  # the named size is part of the campaign's identity
+        plan.parameters = {**plan.parameters, "preset": p["preset"]}
+    camp = Campaign(camp_name, data_dir=data_dir, notebook=bench.notebook,
+                    benchmark=bench.name, parameters=plan.parameters)
+    if on_run is None:  # the benchmark's own watcher, if it has one
+        on_run = bench.observer(next(iter(built)), p)
+    execute = _between_rounds(_observed(bench.execute(plan, p, camp.folder / ".scratch"),
+                                        on_run), camp, built, allow_foreign)
+    with camp.locked():
+        return _run_phases(bench, camp, plan, p, built, execute, progress, allow_foreign,
+                           locked)
 
 
 def _check_foreign(camp, built: dict[str, Target], allow: bool) -> None:
@@ -118,7 +136,7 @@ def _scan(camp, transport, target: str, round_, allow: bool) -> None:
              {"before_round": round_, "found": seen["found"], "busy_cpus": seen["busy_cpus"]}]
     camp.record_target(target, {"foreign_tracers": {**record, "between_rounds": scans}})
     if seen["found"] and not allow:
-        raise foreign.ForeignTracers(target, seen["found"], f"before round {round_}")
+        raise ForeignTracers(target, seen["found"], f"before round {round_}")
 
 
 def _run_phases(bench, camp, plan, p, built: dict[str, Target], execute, progress,

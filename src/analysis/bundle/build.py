@@ -1,5 +1,4 @@
-"""Hand a campaign to a reviewer: a self-checking artifact bundle (RO-Crate), and a rebuild
-that proves it.
+"""Hand a campaign to a reviewer: a self-checking artifact bundle (RO-Crate).
 
 :func:`bundle` (``tracelab bundle CAMPAIGN ... --out FILE.zip``) verifies each campaign's
 raw files against its manifest (a disagreement is refused), then writes one zip: the raw
@@ -11,62 +10,48 @@ a README for the reviewer, ``CITATION.cff``, ``.zenodo.json``, ``LICENSE`` and a
 ``ro-crate-metadata.json`` (RO-Crate 1.1, Process Run Crate 0.5) giving every file's
 SHA-256 and format and the actions that produced them.
 
-:func:`verify_bundle` (``tracelab verify-bundle FILE.zip``) checks, in an empty folder,
-every checksum (the crate's against the files, both ways, and each manifest's against its
-raw files), then rebuilds every figure and table from the bundled raw data with the
-bundled source (``PYTHONPATH`` pointing at it, this interpreter's dependencies) and says
-per output whether it matches byte for byte. Figures are byte-identical by construction
-(:func:`analysis.plots.save_figure` writes no dates); where bytes differ (another
-matplotlib or pyarrow), a PNG is compared on its decoded pixels and a Parquet file on its
-data, and the report says so. Target and host names are replaced by placeholders unless
-``redact_hosts=False``; key material and SSH set-up are never bundled.
+The figures and tables are rebuilt by the bundled source (:mod:`analysis.bundle.rebuild`),
+and are byte-identical by construction (:func:`analysis.plots.save_figure` writes no dates);
+:func:`~analysis.bundle.verify_bundle` (:mod:`analysis.bundle.verify`) checks a bundle and
+rebuilds them again. The crate's metadata is :mod:`analysis.bundle.crate`'s. Target and
+host names are replaced by placeholders unless ``redact_hosts=False``; key material and SSH
+set-up are never bundled.
 """
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import platform
 import re
-import shutil
 import socket
-import subprocess
-import sys
 import tempfile
 import time
-import zipfile
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from dataclasses import dataclass
 from pathlib import Path
 
 from analysis import paths
 from analysis._version import __version__
+from analysis.bundle.crate import crate
 from analysis.bundle.files import (
     CRATE,
-    BundleError,
     Redactor,
-    crate_files,
-    crate_metadata,
     dumps,
-    file_entity,
     installed_distributions,
-    safe_member,
     secret_problem,
     sha256_bytes,
     source_files,
     source_root,
     write_zip,
 )
-from analysis.bundle.text import citation, describe_output, readme, zenodo
+from analysis.bundle.rebuild import SOURCE_DATE_EPOCH, rebuild
+from analysis.bundle.text import citation, readme, zenodo
 from analysis.campaign import Campaign, target_slug
+from analysis.errors import BundleError
 
-__all__ = ["bundle", "verify_bundle", "BundleResult", "VerifyResult", "BundleError"]
+__all__ = ["bundle", "BundleResult"]
 
+#: the bundle's own facts (campaigns, source, outputs, redactions), read back by verify-bundle
 FACTS = "bundle.json"
-#: the dates a rebuild sees (matplotlib reads it; save_figure writes no date anyway)
-SOURCE_DATE_EPOCH = "315532800"
-OUTPUT_DIRS = ("figures/", "data/processed/")
 
 
 @dataclass
@@ -92,41 +77,6 @@ class BundleResult:
                 f"redacted, {len(self.left_out)} items left out ({self.seconds:.1f} s)")
 
 
-@dataclass
-class VerifyResult:
-    """What :func:`verify_bundle` found: ``problems`` (each naming its file) and, per output
-    of the rebuild, ``identical``, ``same pixels (bytes differ)``, ``same data (bytes
-    differ)``, ``DIFFERS``, ``MISSING from the rebuild`` or ``EXTRA in the rebuild``."""
-
-    path: Path
-    folder: Path
-    problems: list[str] = field(default_factory=list)
-    outputs: dict[str, str] = field(default_factory=dict)
-    checked: int = 0
-    seconds: float = 0.0
-    rebuild_seconds: float = 0.0
-    mode: str = ""
-
-    @property
-    def ok(self) -> bool:
-        good = ("identical", "same pixels (bytes differ)", "same data (bytes differ)")
-        return (not self.problems and bool(self.outputs)
-                and all(s in good for s in self.outputs.values()))
-
-    def __str__(self) -> str:
-        lines = [f"problem: {p}" for p in self.problems]
-        lines += [f"{status:<28} {name}" for name, status in sorted(self.outputs.items())]
-        same = sum(s == "identical" for s in self.outputs.values())
-        lines.append(f"{self.path.name}: {self.checked} files checked against their "
-                     f"checksums; {same}/{len(self.outputs)} outputs identical byte for byte; "
-                     f"{'OK' if self.ok else 'FAILED'} ({self.seconds:.1f} s, rebuild "
-                     f"{self.rebuild_seconds:.1f} s; {self.mode})")
-        return "\n".join(lines)
-
-
-# --------------------------------------------------------------------------- #
-# bundle
-
 def bundle(campaigns, out, *, data_dir=None, notebooks_dir=None, redact_hosts: bool = True,
            redact=(), title: str | None = None, authors=None) -> BundleResult:
     """Write ``out`` (a zip): the campaigns, verified, with everything a reviewer needs to
@@ -147,44 +97,67 @@ def bundle(campaigns, out, *, data_dir=None, notebooks_dir=None, redact_hosts: b
     _add_reference(members)
     source = _add_source(members, left_out, red)
     nbs = _add_notebooks(names, notebooks_dir, red, members, left_out)
-    lock = installed_distributions()
-    members["environment/requirements-lock.txt"] = (
-        f"# the distributions installed when the bundle was made (pip freeze --all, without\n"
-        f"# editable paths or VCS URLs); Python {platform.python_version()}\n"
-        + "\n".join(lock) + "\n").encode()
-    with tempfile.TemporaryDirectory(prefix="tracelab-bundle-") as tmp:
-        staging = Path(tmp) / "bundle"
-        _unpack(members, staging)
-        built, made_by = _rebuild(staging, names, Path(tmp) / "rebuild", __version__)
-        outputs = {}
-        for rel in built:
-            outputs[rel] = (Path(tmp) / "rebuild" / rel).read_bytes()
-    members.update(outputs)
-    facts = {"bundle_format": 1, "campaigns": names, "analysis_version": __version__,
-             "source": {k: v for k, v in source.items() if k != "diff"},
-             "python": platform.python_version(), "outputs": sorted(outputs),
-             "made_by": made_by,
-             "notebooks": nbs, "redacted": dict(sorted(red.kinds.items())),
-             "redacted_files": sorted(red.changed), "left_out": left_out,
-             "source_date_epoch": SOURCE_DATE_EPOCH,
-             "rebuild": "python -m analysis verify-bundle FILE.zip"}
+    lock = _add_environment(members)
+    outputs, made_by = _add_rebuilt(members, names)
+    facts = _facts(names, source, outputs, made_by, nbs, red, left_out)
     members[FACTS] = dumps(facts)
     manifests = {c.name: json.loads(members[f"data/raw/{c.name}/manifest.json"]) for c in camps}
-    members["README.md"] = readme(facts, manifests, sorted(outputs), red).encode()
+    members["README.md"] = readme(facts, manifests, outputs, red).encode()
     title = title or f"Tracer overhead measurements: {', '.join(names)}"
     authors = list(authors or ["the tracer-overhead-lab authors"])
     members["CITATION.cff"] = citation(title, authors, __version__, source).encode()
     members[".zenodo.json"] = dumps(zenodo(title, authors, __version__, names, source))
     members["LICENSE"] = members.get("source/LICENSE") or _license_text()
+    _refuse_secrets(members)
+    members[CRATE] = dumps(crate(members, camps, manifests, facts, lock, title, authors))
+    write_zip(out, members)
+    return BundleResult(out, names, len(members), out.stat().st_size, outputs,
+                        facts["source"], dict(red.kinds), left_out,
+                        time.perf_counter() - start)
+
+
+def _add_environment(members: dict) -> list[str]:
+    """The installed distributions, as ``environment/requirements-lock.txt``; returns them."""
+    lock = installed_distributions()
+    members["environment/requirements-lock.txt"] = (
+        f"# the distributions installed when the bundle was made (pip freeze --all, without\n"
+        f"# editable paths or VCS URLs); Python {platform.python_version()}\n"
+        + "\n".join(lock) + "\n").encode()
+    return lock
+
+
+def _add_rebuilt(members: dict, names: list[str]) -> tuple[list[str], dict]:
+    """The figures and tables rebuilt from ``members`` by the bundled source, added to them;
+    returns their names (sorted) and which campaign's report wrote which."""
+    with tempfile.TemporaryDirectory(prefix="tracelab-bundle-") as tmp:
+        staging = Path(tmp) / "bundle"
+        _unpack(members, staging)
+        built, made_by = rebuild(staging, names, Path(tmp) / "rebuild", __version__)
+        outputs = {}
+        for rel in built:
+            outputs[rel] = (Path(tmp) / "rebuild" / rel).read_bytes()
+    members.update(outputs)
+    return sorted(outputs), made_by
+
+
+def _facts(names, source: dict, outputs: list[str], made_by: dict, nbs: list, red: Redactor,
+           left_out: list) -> dict:
+    """What ``bundle.json`` says of the bundle (verify-bundle reads it back)."""
+    return {"bundle_format": 1, "campaigns": names, "analysis_version": __version__,
+            "source": {k: v for k, v in source.items() if k != "diff"},
+            "python": platform.python_version(), "outputs": outputs,
+            "made_by": made_by,
+            "notebooks": nbs, "redacted": dict(sorted(red.kinds.items())),
+            "redacted_files": sorted(red.changed), "left_out": left_out,
+            "source_date_epoch": SOURCE_DATE_EPOCH,
+            "rebuild": "python -m analysis verify-bundle FILE.zip"}
+
+
+def _refuse_secrets(members: dict) -> None:
     for name, data in members.items():
         why = secret_problem(name, data)
         if why:  # everything was checked on the way in: this is a bug, never bundle it
             raise BundleError(f"{name}: {why}; the bundle was not written")
-    members[CRATE] = dumps(_crate(members, camps, manifests, facts, lock, title, authors))
-    write_zip(out, members)
-    return BundleResult(out, names, len(members), out.stat().st_size, sorted(outputs),
-                        facts["source"], dict(red.kinds), left_out,
-                        time.perf_counter() - start)
 
 
 def _verified(name: str, data_dir) -> Campaign:
@@ -334,260 +307,3 @@ def _unpack(members: dict, folder: Path) -> None:
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
-
-
-# --------------------------------------------------------------------------- #
-# the rebuild (the same for bundle and verify-bundle)
-
-_DRIVER = """\
-import sys
-import analysis
-from analysis.__main__ import main
-print("ANALYSIS", analysis.__file__, analysis.__version__, flush=True)
-out = sys.argv[1]
-for name in sys.argv[2:]:
-    print("CAMPAIGN", name, flush=True)
-    code = main(["report", name, "--data-dir", out + "/data", "--figures-dir", out + "/figures"])
-    if code:
-        sys.exit(code)
-"""
-
-
-def _rebuild(bundle_dir: Path, campaigns, out: Path, version: str):
-    """Every campaign's report rebuilt from ``bundle_dir``'s raw data by its ``source/``, into
-    ``out``; returns the outputs as bundle paths (``figures/...``, ``data/processed/...``)
-    and which campaign's report wrote which."""
-    src = bundle_dir / "source" / "src"
-    if not (src / "analysis" / "__init__.py").is_file():
-        raise BundleError(f"{bundle_dir / 'source/src/analysis/__init__.py'}: missing; the "
-                          "bundle holds no package source to rebuild with")
-    out.mkdir(parents=True)
-    shutil.copytree(bundle_dir / "data" / "raw", out / "data" / "raw")
-    if (bundle_dir / "data" / "reference").is_dir():
-        shutil.copytree(bundle_dir / "data" / "reference", out / "data" / "reference")
-    shim = out.parent / f"{out.name}-shim"  # what installing the source would record
-    meta = shim / f"tracer_overhead_lab-{version}.dist-info"
-    meta.mkdir(parents=True)
-    (meta / "METADATA").write_text(
-        f"Metadata-Version: 2.1\nName: tracer-overhead-lab\nVersion: {version}\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(shim), str(src)]),
-           "TRACELAB_ROOT": str(out), "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH,
-           "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
-    done = subprocess.run([sys.executable, "-c", _DRIVER, str(out), *campaigns], cwd=out,
-                          env=env, capture_output=True, text=True, timeout=900)
-    first = (done.stdout.splitlines() or [""])[0].split()
-    if done.returncode != 0:
-        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-8:])
-        raise BundleError(f"the rebuild with the bundled source failed (exit "
-                          f"{done.returncode}):\n{tail}")
-    if len(first) < 2 or not Path(first[1]).resolve().is_relative_to(src.resolve()):
-        raise BundleError(f"the rebuild imported analysis from {first[1:2]}, not from the "
-                          f"bundled source {src}")
-    built = []
-    for top in ("figures", "data/processed"):
-        for p in sorted((out / top).rglob("*")):
-            if p.is_file() and not p.name.startswith("."):
-                built.append(str(p.relative_to(out)))
-    made_by, current = {}, None
-    for line in done.stdout.splitlines()[1:]:
-        if line.startswith("CAMPAIGN "):
-            current = made_by.setdefault(line.split(" ", 1)[1], [])
-        elif current is not None and line.strip() in built:
-            current.append(line.strip())
-    return built, made_by
-
-
-# --------------------------------------------------------------------------- #
-# the crate
-
-def _campaign_actions(c: str, m: dict, files: dict, facts: dict, contextual: list) -> list:
-    """The measurement and the report of campaign ``c`` as CreateActions (the targets'
-    tools are added to ``contextual``)."""
-    raw = [{"@id": n} for n in files if n.startswith(f"data/raw/{c}/")]
-    tools = []
-    for target, info in sorted(m.get("targets", {}).items()):
-        for name, version in sorted(((info or {}).get("tool_versions") or {}).items()):
-            if version:
-                tid = f"#tool-{target_slug(target)}-{name}"
-                contextual.append({"@id": tid, "@type": "SoftwareApplication",
-                                   "name": name, "version": version,
-                                   "description": f"on target {target}"})
-                tools.append({"@id": tid})
-    actions = []
-    actions.append({"@id": f"#measure-{c}", "@type": "CreateAction",
-                    "name": f"measure campaign {c} ({m.get('benchmark')})",
-                    "description": f"python -m analysis run {m.get('benchmark')} on "
-                                   f"{', '.join(m.get('runs', {})) or 'its targets'}",
-                    "instrument": [{"@id": "#tracelab"}, *tools],
-                    "object": [{"@id": n} for n in files
-                               if n.startswith(f"preflight/{c}/")],
-                    "result": raw, "startTime": m.get("created"),
-                    "endTime": m.get("updated")})
-    made = facts["made_by"].get(c) or facts["outputs"]
-    actions.append({"@id": f"#report-{c}", "@type": "CreateAction",
-                    "name": f"report of campaign {c}",
-                    "description": f"python -m analysis report {c} (run again by "
-                                   "python -m analysis verify-bundle)",
-                    "instrument": {"@id": "#tracelab"},
-                    "object": raw + [{"@id": n} for n in files
-                                     if n.startswith("data/reference/")],
-                    "result": [{"@id": n} for n in made]})
-    return actions
-
-
-def _crate(members, camps, manifests, facts, lock, title, authors) -> dict:
-    files = {name: file_entity(name, data, describe_output(name))
-             for name, data in sorted(members.items())}
-    datasets: list[dict] = []  # every data entity is a File with its sha256
-    versions = dict(line.split("==", 1) for line in lock if "==" in line)
-    deps = [{"@id": f"#{n.lower()}", "@type": "SoftwareApplication", "name": n,
-             "version": versions[n]} for n in sorted(versions)
-            if n.lower() in {"matplotlib", "pandas", "numpy", "scipy", "seaborn", "pyarrow"}]
-    deps.append({"@id": "#python", "@type": "SoftwareApplication", "name": "Python",
-                 "version": facts["python"]})
-    tool = {"@id": "#tracelab", "@type": "SoftwareApplication",
-            "name": "analysis (tracer-overhead-lab)", "version": facts["analysis_version"],
-            "softwareVersion": facts["source"].get("commit") or facts["analysis_version"],
-            "license": {"@id": "https://spdx.org/licenses/BSD-2-Clause"},
-            "softwareRequirements": [{"@id": d["@id"]} for d in deps]}
-    contextual, actions = [tool, *deps], []
-    for camp in camps:
-        actions += _campaign_actions(camp.name, manifests[camp.name], files, facts, contextual)
-    for nb in facts["notebooks"]:
-        source_nb = f"source/notebooks/{Path(nb).name}"
-        actions.append({"@id": f"#notebook-{Path(nb).stem}", "@type": "CreateAction",
-                        "name": f"papermill run of {Path(nb).name}",
-                        "instrument": [{"@id": "#tracelab"}] + (
-                            [{"@id": source_nb}] if source_nb in files else []),
-                        "result": {"@id": nb}})
-    date = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    if os.environ.get("SOURCE_DATE_EPOCH", "").isdigit():
-        date = datetime.fromtimestamp(int(os.environ["SOURCE_DATE_EPOCH"]),
-                                      timezone.utc).isoformat(timespec="seconds")
-    return crate_metadata(name=title, description=(
-        "Raw data, manifests, preflights, package source, environment, figures and tables "
-        f"of the tracer-overhead campaign(s) {', '.join(facts['campaigns'])}; "
-        "`python -m analysis verify-bundle` checks and rebuilds them"),
-        date=date, files=list(files.values()), datasets=datasets, contextual=contextual,
-        actions=actions, authors=authors)
-
-
-# --------------------------------------------------------------------------- #
-# verify
-
-def verify_bundle(path, workdir=None, *, rebuild: bool = True) -> VerifyResult:
-    """Check a bundle in an empty folder (``workdir``, or a temporary one that is removed):
-    every checksum, then (unless ``rebuild=False`` or a check failed) rebuild every figure
-    and table and compare them with the bundled ones."""
-    start = time.perf_counter()
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such bundle")
-    own = workdir is None
-    folder = Path(tempfile.mkdtemp(prefix="tracelab-verify-")) if own else Path(workdir)
-    if folder.exists() and any(folder.iterdir()):
-        raise BundleError(f"{folder}: not empty; verify-bundle works in an empty folder")
-    folder.mkdir(parents=True, exist_ok=True)
-    res = VerifyResult(path, folder, mode="bundled source on PYTHONPATH with this "
-                       f"interpreter's dependencies (Python {platform.python_version()})")
-    try:
-        _check(path, folder / "bundle", res)
-        if rebuild and not res.problems:
-            t = time.perf_counter()
-            facts = json.loads((folder / "bundle" / FACTS).read_text())
-            built, _ = _rebuild(folder / "bundle", facts["campaigns"], folder / "rebuild",
-                                facts["analysis_version"])
-            res.rebuild_seconds = time.perf_counter() - t
-            _compare(folder, built, res)
-    finally:
-        res.seconds = time.perf_counter() - start
-        if own:
-            shutil.rmtree(folder, ignore_errors=True)
-    return res
-
-
-def _check(path: Path, into: Path, res: VerifyResult) -> None:
-    try:
-        zf = zipfile.ZipFile(path)
-    except zipfile.BadZipFile as exc:
-        res.problems.append(f"{path}: not a zip file ({exc})")
-        return
-    with zf:
-        names = [i.filename for i in zf.infolist() if not i.is_dir()]
-        bad = [n for n in names if not safe_member(n)]
-        res.problems += [f"{n}: unsafe member name (absolute or '..'), not extracted"
-                         for n in bad]
-        if CRATE not in names:
-            res.problems.append(f"{CRATE}: missing; this is not an RO-Crate bundle")
-            return
-        try:
-            files = crate_files(json.loads(zf.read(CRATE)))
-        except (ValueError, AttributeError) as exc:
-            res.problems.append(f"{CRATE}: unreadable ({exc})")
-            return
-        present = set(names) - {CRATE} - set(bad)
-        for name in sorted(set(files) - present):
-            res.problems.append(f"{name}: missing from the bundle (the crate lists it)")
-        for name in sorted(present - set(files)):
-            res.problems.append(f"{name}: an extra file the crate does not describe")
-        for name in sorted(present & set(files)):
-            data = zf.read(name)
-            res.checked += 1
-            expected = files[name].get("sha256")
-            if sha256_bytes(data) != expected:
-                res.problems.append(f"{name}: sha256 {sha256_bytes(data)[:12]}... differs from "
-                                    f"the crate's {str(expected)[:12]}...")
-            target = into / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-    for manifest in sorted((into / "data" / "raw").glob("*/manifest.json")):
-        try:
-            camp = Campaign.open(manifest.parent.name, data_dir=into / "data")
-            for p in camp.problems():
-                rel = Path(p.path).relative_to(into) if Path(p.path).is_relative_to(into) \
-                    else p.path
-                what = "missing" if p.actual is None else (
-                    "not in the manifest" if p.expected is None else "differs from the "
-                    "manifest's sha256")
-                res.problems.append(f"{rel}: {what} (campaign {camp.name}, run {p.run})")
-        except (ValueError, OSError) as exc:
-            res.problems.append(f"{manifest.relative_to(into)}: {exc}")
-
-
-def _compare(folder: Path, built: list[str], res: VerifyResult) -> None:
-    bundled = sorted(n for n in _files(folder / "bundle") if n.startswith(OUTPUT_DIRS))
-    for name in bundled:
-        if name not in built:
-            res.outputs[name] = "MISSING from the rebuild"
-            continue
-        a = (folder / "bundle" / name).read_bytes()
-        b = (folder / "rebuild" / name).read_bytes()
-        res.outputs[name] = _same(name, a, b)
-    for name in built:
-        if name not in bundled:
-            res.outputs[name] = "EXTRA in the rebuild"
-
-
-def _files(root: Path) -> list[str]:
-    return [str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()]
-
-
-def _same(name: str, a: bytes, b: bytes) -> str:
-    """The stated rule: bytes; else a PNG by its decoded pixels, Parquet by its data."""
-    if a == b:
-        return "identical"
-    try:
-        if name.endswith(".png"):
-            import matplotlib.image as mpimg
-            import numpy as np
-
-            if np.array_equal(mpimg.imread(io.BytesIO(a)), mpimg.imread(io.BytesIO(b))):
-                return "same pixels (bytes differ)"
-        elif name.endswith(".parquet"):
-            import pyarrow.parquet as pq
-
-            if pq.read_table(io.BytesIO(a)).equals(pq.read_table(io.BytesIO(b))):
-                return "same data (bytes differ)"
-    except Exception:  # unreadable: it differs
-        pass
-    return "DIFFERS"

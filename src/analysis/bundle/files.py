@@ -13,7 +13,7 @@ import zipfile
 from pathlib import Path
 
 from analysis.campaign import target_slug
-from analysis.errors import AnalysisError
+from analysis.errors import BundleError
 
 CRATE = "ro-crate-metadata.json"
 CRATE_SPEC = "https://w3id.org/ro/crate/1.1"
@@ -42,10 +42,6 @@ _IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}"
                    r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\w]|\.\d)")
 #: JSON fields whose values are a machine's name (redacted wherever they appear)
 _HOST_FIELDS = ("hostname", "host", "nodename", "fqdn")
-
-
-class BundleError(AnalysisError):
-    """A bundle cannot be made, or a bundle does not verify (names the file)."""
 
 
 def sha256_bytes(data: bytes) -> str:

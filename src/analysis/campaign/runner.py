@@ -1,5 +1,5 @@
 """Running a campaign: the planned runs of every target, targets in parallel (a thread each),
-with its progress on one line (:class:`~analysis._progress.CampaignProgress`); each run goes
+with its progress on one line (:class:`~analysis.progress.CampaignProgress`); each run goes
 through the store (:meth:`Campaign.execute`)."""
 
 from __future__ import annotations
@@ -10,13 +10,15 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from analysis._progress import CampaignProgress
-from analysis.campaign.store import Campaign, CampaignResult, Execute, RunSpec, _now, target_slug
+from analysis.campaign.folders import target_slug
+from analysis.campaign.records import CampaignResult, Execute, RunSpec, now
+from analysis.campaign.store import Campaign
 from analysis.errors import (
     StorageError,
     TargetError,
     TargetUnreachable,
 )
+from analysis.progress import CampaignProgress
 from analysis.targets import check_target, connect
 from analysis.targets.locks import TargetLock
 from analysis.targets.preflight import preflight as run_preflight
@@ -52,20 +54,12 @@ def run_campaign(
     (:class:`~analysis.errors.LockError` when another process has either).
     ``preflights`` (target -> Preflight) are recorded instead of asking again;
     ``keep_open``: the connector's transports are the caller's to close. ``progress``:
-    show it (a line of its own), or the :class:`~analysis._progress.CampaignProgress` of a
+    show it (a line of its own), or the :class:`~analysis.progress.CampaignProgress` of a
     campaign whose phases run one after the other (the caller closes it).
     """
     targets = list(dict.fromkeys(targets))
-    plans = {t: list(plan[t]) for t in targets} if isinstance(plan, Mapping) else \
-        {t: list(plan) for t in targets}
-    for runs in plans.values():
-        _check_plan(runs)
-    for t in targets:  # refuse bad names before connecting anywhere
-        target_slug(t)
-        if connector is None:  # a caller's connector has checked and built its targets
-            check_target(t, ssh_config=ssh_config)
-    connector = connector or (lambda t: connect(t, trust_new_host_keys=trust_new_host_keys,
-                                                ssh_config=ssh_config))
+    plans = _plans(targets, plan)
+    connector = _connector(targets, connector, trust_new_host_keys, ssh_config)
     with campaign.locked():
         runner = _Runner(campaign, plans, execute, connector, preflight=preflight,
                          target_lock=target_lock, progress=progress,
@@ -77,6 +71,26 @@ def run_campaign(
             if runner.bar is not progress:
                 runner.bar.close()
     return runner.result
+
+
+def _plans(targets: list[str], plan) -> dict[str, list[RunSpec]]:
+    """target -> its runs (the same for every target unless ``plan`` is a mapping), checked."""
+    plans = {t: list(plan[t]) for t in targets} if isinstance(plan, Mapping) else \
+        {t: list(plan) for t in targets}
+    for runs in plans.values():
+        _check_plan(runs)
+    return plans
+
+
+def _connector(targets: list[str], connector, trust_new_host_keys: bool,
+               ssh_config) -> Callable[[str], Transport]:
+    """The connector to use, the targets' names refused before connecting anywhere."""
+    for t in targets:
+        target_slug(t)
+        if connector is None:  # a caller's connector has checked and built its targets
+            check_target(t, ssh_config=ssh_config)
+    return connector or (lambda t: connect(t, trust_new_host_keys=trust_new_host_keys,
+                                           ssh_config=ssh_config))
 
 
 def _check_plan(plan: Sequence[RunSpec]) -> None:
@@ -135,7 +149,7 @@ class _Runner:
             transport = self.connector(target)
         except TargetError as exc:
             r.unreachable[target] = str(exc)
-            self.campaign.record_target(target, {"last_error": str(exc), "last_error_at": _now()})
+            self.campaign.record_target(target, {"last_error": str(exc), "last_error_at": now()})
             return
         try:
             lock = None
@@ -159,7 +173,7 @@ class _Runner:
         self.campaign.record_target(target, {
             "preflight": pf.as_dict(),
             "tool_versions": {k: (v or {}).get("version") for k, v in pf.tools.items()},
-            "preflight_at": _now()})
+            "preflight_at": now()})
 
     def _runs(self, transport: Transport, target: str, todo: list[RunSpec]) -> None:
         failed = self.result.failed[target]

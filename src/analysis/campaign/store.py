@@ -17,132 +17,42 @@ between the rename and the manifest write). Reading a campaign for a report
 verifies every file it uses (:class:`~analysis.errors.IntegrityError`).
 Parameters are part of a campaign's identity: resuming with other values is
 refused. One process at a time runs a campaign (``.lock``), and one campaign at a
-time traces a target (a lock held on the target, see :mod:`analysis.targetlock`).
+time traces a target (a lock held on the target, see :mod:`analysis.targets.locks`).
+
+The store's parts: where campaigns live (:mod:`.folders`), the records it keeps
+(:mod:`.records`), one run's protocol (:mod:`.staging`), the campaign's lock (:mod:`.lock`).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import re
 import shutil
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from analysis import paths
 from analysis._version import __version__
-from analysis.campaign.records import RunRecord
-from analysis.errors import (
-    AnalysisError,
-    CampaignNotFound,
-    DataFormatError,
-    IntegrityError,
-    ParameterMismatch,
-    StorageError,
+from analysis.campaign.folders import MANIFEST, new_campaign_id, raw_root, target_slug
+from analysis.campaign.lock import Held
+from analysis.campaign.records import (
+    Problem,
+    RunRecord,
+    canonical,
+    now,
 )
+from analysis.campaign.staging import StagedRuns
+from analysis.errors import CampaignNotFound, DataFormatError, ParameterMismatch
 from analysis.storage import FileLock, atomic_write, check_name, mkdirs, sha256_file
-from analysis.targets.transport import Transport
 
-MANIFEST = "manifest.json"
+__all__ = ["SCHEMA", "Campaign", "open_for_report", "processed_dir"]
+
 #: version of the manifest's layout; a newer one is refused, an older one is read
 SCHEMA = 2
 
 
-def new_campaign_id(prefix: str = "") -> str:
-    """A new timestamped campaign id, e.g. ``20261122-093512``."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    return f"{check_name(prefix, 'campaign prefix')}-{stamp}" if prefix else stamp
-
-
-def target_slug(target: str) -> str:
-    """A folder name for a target: ``root@host:2222`` -> ``root@host_2222``."""
-    slug = re.sub(r"[^A-Za-z0-9._@-]", "_", target).lstrip("._-@") or "target"
-    if ".." in slug or len(slug) > 128:
-        raise ValueError(f"invalid target name {target!r}")
-    return slug
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """One unit of a plan: an experiment with its parameters, identified by ``run_id``."""
-
-    run_id: str
-    experiment: str
-    params: dict = field(default_factory=dict)
-
-    def __post_init__(self):
-        check_name(self.run_id, "run id")
-        check_name(self.experiment, "experiment name")
-        json.dumps(self.params)  # must be JSON-able: it goes into the manifest
-
-
-Execute = Callable[[Transport, RunSpec, Path], dict]
-
-
-@dataclass
-class CampaignResult:
-    """What running (or resuming) a campaign did. :func:`analysis.run_benchmark` also
-    fills in the benchmark, the targets' preflights and the plan it ran."""
-
-    campaign: str
-    folder: Path
-    done: dict  # target -> [run_id]
-    failed: dict  # target -> {run_id: error}
-    skipped: dict  # target -> [run_id] (already done before this call)
-    unreachable: dict  # target -> reason
-    benchmark: str | None = None
-    preflights: dict = field(default_factory=dict, repr=False)
-    plan: object = field(default=None, repr=False)
-    parameters: dict = field(default_factory=dict, repr=False)
-
-    @property
-    def complete(self) -> bool:
-        return not any(self.failed.values()) and not self.unreachable
-
-    def __str__(self) -> str:
-        n = {k: sum(len(v) for v in getattr(self, k).values())
-             for k in ("done", "failed", "skipped")}
-        text = (f"campaign {self.campaign}: {n['done']} runs done, {n['skipped']} kept from "
-                f"before, {n['failed']} failed")
-        for target, runs in self.failed.items():
-            for run_id, error in runs.items():
-                text += f"\n  FAILED {target} {run_id}: {error.strip().splitlines()[-1]}"
-        for target, reason in self.unreachable.items():
-            text += f"\n  UNREACHABLE {target}: {reason}"
-        return text
-
-    def _repr_pretty_(self, printer, cycle) -> None:  # IPython: the summary, not a dump
-        printer.text(str(self))
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One disagreement between a campaign's folders and its manifest."""
-
-    target: str
-    run: str
-    path: Path
-    expected: str | None  # None: the manifest does not know the file or folder
-    actual: str | None  # None: missing
-
-    def error(self, campaign: str) -> IntegrityError:
-        return IntegrityError(campaign, self.run, self.path, self.expected, self.actual)
-
-
-def _raw_root(data_dir) -> Path:
-    return paths.raw_dir(Path(data_dir) / "raw" if data_dir else None)
-
-
-def _canonical(value):
-    return json.loads(json.dumps(value, default=str))
-
-
-class Campaign:
+class Campaign(StagedRuns):
     """A campaign folder and its manifest (thread-safe, atomic writes).
 
     ``Campaign(name, parameters=...)`` creates or resumes a campaign for running:
@@ -155,7 +65,7 @@ class Campaign:
                  notebook: str | None = None, parameters: dict | None = None,
                  benchmark: str | None = None, _read_only: bool = False):
         self.name = check_name(name or new_campaign_id(), "campaign name")
-        self.folder = _raw_root(data_dir) / self.name
+        self.folder = raw_root(data_dir) / self.name
         self._lock = threading.RLock()
         self._flock = FileLock(self.folder / ".lock", "campaign", self.name)
         self.read_only = _read_only
@@ -177,7 +87,7 @@ class Campaign:
     def check_free(name: str, *, data_dir: str | Path | None = None) -> None:
         """:class:`~analysis.errors.LockError` if another process holds the campaign
         ``name`` (creates nothing): checked before its targets are contacted."""
-        folder = _raw_root(data_dir) / check_name(name, "campaign name")
+        folder = raw_root(data_dir) / check_name(name, "campaign name")
         FileLock(folder / ".lock", "campaign", name).check()
 
     def _init_manifest(self, notebook: str | None, parameters: dict | None,
@@ -191,12 +101,12 @@ class Campaign:
             m.setdefault("benchmark", benchmark)
         m.setdefault("schema", SCHEMA)
         m.setdefault("campaign", self.name)
-        m.setdefault("created", _now())
+        m.setdefault("created", now())
         m.setdefault("analysis_version", __version__)
         if notebook:
             m.setdefault("notebook", notebook)
         if parameters is not None:
-            safe = _canonical(parameters)
+            safe = canonical(parameters)
             if not new and m.get("parameters") is not None and m["parameters"] != safe:
                 raise ParameterMismatch(self.name, _differences(m["parameters"], safe))
             m["parameters"] = safe
@@ -209,7 +119,7 @@ class Campaign:
     def locked(self):
         """Hold the campaign's lock (re-entrant within this object); reloads the manifest
         from disk on first acquisition and clears what a dead process left behind."""
-        return _Held(self)
+        return Held(self)
 
     def _on_acquire(self) -> None:
         self.manifest = self._load()
@@ -257,7 +167,7 @@ class Campaign:
         if self.read_only:
             raise RuntimeError(f"campaign {self.name} was opened for reading")
         with self._lock:
-            self.manifest["updated"] = _now()
+            self.manifest["updated"] = now()
             atomic_write(self.manifest_path, json.dumps(self.manifest, indent=2, sort_keys=True) + "\n")
 
     # typed accessors: nothing outside the store reads the manifest's dicts
@@ -287,7 +197,7 @@ class Campaign:
 
     def record_adaptive(self, decision: dict) -> None:
         """Record an adaptive campaign's last decision in the manifest."""
-        self.manifest["adaptive"] = _canonical(decision)
+        self.manifest["adaptive"] = canonical(decision)
         self.save()
 
     @property
@@ -379,106 +289,14 @@ class Campaign:
 
     def record_target(self, target: str, info: dict) -> None:
         with self._lock:
-            self.manifest["targets"].setdefault(target, {}).update(_canonical(info))
+            self.manifest["targets"].setdefault(target, {}).update(canonical(info))
             self.save()
 
     def _update_run(self, target: str, run_id: str, **fields) -> None:
         with self._lock:
             entry = self.manifest["runs"].setdefault(target, {}).setdefault(run_id, {})
-            entry.update(_canonical(fields))
+            entry.update(canonical(fields))
             self.save()
-
-    # ------------------------------------------------------------ one run
-    def execute(self, transport: Transport, target: str, run: RunSpec, func: Execute) -> None:
-        """Run one unit in a staging folder; move it into place when it is complete."""
-        final = self.run_dir(target, run.run_id)
-        if final.exists():
-            if self.is_done(target, run.run_id):
-                return
-            if not self.status(target, run.run_id).get("files"):
-                # a finished folder whose manifest entry was not written (crash between the
-                # two): nothing to check it against, so adopt it rather than overwrite it
-                self._adopt(target, run, final)
-                return
-            self._quarantine(target, run.run_id, final)
-        attempts = int(self.status(target, run.run_id).get("attempts", 0)) + 1
-        staging = self.folder / ".staging" / target_slug(target) / f"{run.run_id}.{attempts}"
-        if staging.exists():
-            shutil.rmtree(staging)
-        mkdirs(staging)
-        self._update_run(target, run.run_id, status="running", experiment=run.experiment,
-                         params=run.params, attempts=attempts, started=_now(), files={})
-        started = time.monotonic()
-        try:
-            info = func(transport, run, staging) or {}
-            files = {p.name: sha256_file(p) for p in sorted(staging.iterdir()) if p.is_file()}
-        except BaseException as exc:
-            self._fail(target, run.run_id, exc, staging)
-        mkdirs(final.parent)
-        os.rename(staging, final)  # atomic; fails rather than overwrite an existing folder
-        try:
-            self._update_run(target, run.run_id, status="done", finished=_now(), files=files,
-                             duration_s=round(time.monotonic() - started, 3), info=info,
-                             error=None)
-        except BaseException:
-            os.rename(final, staging)  # the manifest must match the folders on disk
-            raise
-
-    def _fail(self, target: str, run_id: str, exc: BaseException, staging: Path):
-        """Record a failed run and re-raise (an OSError of the local disk as StorageError)."""
-        error = exc
-        if isinstance(exc, OSError) and not isinstance(exc, AnalysisError):
-            error = StorageError(exc.filename or staging, exc.strerror or str(exc))
-        try:
-            self._update_run(target, run_id, status="failed", error=_describe(error),
-                             finished=_now())
-        except StorageError:
-            pass  # the disk is gone; the lock's next holder marks the run interrupted
-        if error is exc:
-            raise exc
-        raise error from exc
-
-    def _quarantine(self, target: str, run_id: str, final: Path) -> None:
-        problems = self.run_problems(target, run_id)
-        base = self.folder / ".quarantine" / target_slug(target)
-        mkdirs(base)
-        n = 1
-        while (base / f"{run_id}.{n}").exists():
-            n += 1
-        dest = base / f"{run_id}.{n}"
-        os.rename(final, dest)
-        described = [str(p.error(self.name)) for p in problems]
-        entry = self.status(target, run_id)
-        history = [*entry.get("quarantined", []), {"at": _now(), "folder": str(
-            dest.relative_to(self.folder)), "problems": described, "files": entry.get("files")}]
-        self._update_run(target, run_id, status="quarantined", quarantined=history, files={})
-        print(f"campaign {self.name}: {described[0] if described else run_id}; moved to "
-              f"{dest.relative_to(self.folder)} and running it again", file=sys.stderr)
-
-    def _adopt(self, target: str, run: RunSpec, final: Path) -> None:
-        files = {p.name: sha256_file(p) for p in sorted(final.iterdir()) if p.is_file()}
-        self._update_run(target, run.run_id, status="done", experiment=run.experiment,
-                         params=run.params, files=files, adopted=True, finished=_now())
-
-
-class _Held:
-    def __init__(self, camp: Campaign):
-        self.camp = camp
-
-    def __enter__(self):
-        first = not self.camp._flock.held
-        mkdirs(self.camp.folder.parent)
-        self.camp._flock.acquire(campaign=self.camp.name)
-        if first:
-            try:
-                self.camp._on_acquire()
-            except BaseException:
-                self.camp._flock.release()
-                raise
-        return self.camp
-
-    def __exit__(self, *exc):
-        self.camp._flock.release()
 
 
 def _differences(old: dict, new: dict) -> dict:
@@ -504,19 +322,3 @@ def processed_dir(campaign: Campaign, data_dir=None) -> Path:
     """``data/processed/<campaign>/`` (created)."""
     return mkdirs(paths.processed_dir(Path(data_dir) / "processed" if data_dir else None)
                   / campaign.name)
-
-
-def campaigns(data_dir=None) -> list[str]:
-    """Names of the campaigns in data/raw (folders with a manifest)."""
-    return [m.parent.name for m in sorted(_raw_root(data_dir).glob(f"*/{MANIFEST}"))]
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, KeyboardInterrupt):
-        return "interrupted"
-    text = f"{type(exc).__name__}: {exc}"
-    return text if len(text) < 2000 else text[:2000] + "..."

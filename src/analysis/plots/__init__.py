@@ -1,6 +1,6 @@
 """Thesis-ready figures and tables: :mod:`.style` (sizes, colours, captions, the timing
-caveat), the figure kinds (:mod:`.distributions`, :mod:`.comparisons`), :mod:`.export`
-(figures with provenance) and :mod:`.tables` (LaTeX, Markdown, CSV, Parquet).
+caveat), the figure kinds (:mod:`.distributions`, :mod:`.cost_bars`, :mod:`.comparisons`),
+:mod:`.export` (figures with provenance) and :mod:`.tables` (LaTeX, Markdown, CSV, Parquet).
 
 One function per kind of figure; each returns a matplotlib ``Figure`` sized for
 a thesis page (6 in wide) and takes colours from :func:`tracer_color`, so a
@@ -25,18 +25,15 @@ at most :data:`MAX_TABLE_COLUMNS` columns with formatted numbers;
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt  # noqa: F401 - plots.plt, as before the split
-import seaborn as sns  # noqa: F401
-
 from analysis.plots.comparisons import (
     ab_bars,
     ab_box,
-    per_event_cost_bars,
     run_order_grid,
     run_order_plot,
     runs_box,
     slowdown_heatmap,
 )
+from analysis.plots.cost_bars import per_event_cost_bars
 from analysis.plots.distributions import box_plot, frequency_polygon, latency_histogram
 from analysis.plots.export import figure_stem, provenance, save_figure
 from analysis.plots.style import (
@@ -47,7 +44,6 @@ from analysis.plots.style import (
     SUBSTITUTE_HATCH,
     THESIS_HEIGHT_IN,
     THESIS_WIDTH_IN,
-    _caption,
     caveat,
     thesis_style,
     timing_caveat,
@@ -69,5 +65,5 @@ __all__ = [
     "ab_bars", "ab_box", "slowdown_heatmap", "run_order_plot", "run_order_grid",
     "figure_stem", "provenance", "save_figure",
     "human_name", "format_number", "table_to_latex", "table_to_markdown", "write_frame",
-    "export_table", "_caption",
+    "export_table",
 ]

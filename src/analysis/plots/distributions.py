@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from analysis.plots.comparisons import _split_at
 from analysis.plots.style import (
     BOX_CAPTION,
     THESIS_HEIGHT_IN,
@@ -18,6 +17,7 @@ from analysis.plots.style import (
     _caption,
     _figure,
     _fit_xticklabels,
+    _split_at,
     _thousands,
     thesis_style,
     tracer_color,
@@ -46,15 +46,7 @@ def box_plot(
     linear scale (unless ``log``). The caption says what box and whiskers are (default:
     quartiles, Tukey whiskers)."""
     labels = list(groups)
-    bstats = []
-    for label in labels:
-        value = groups[label]
-        if isinstance(value, Mapping):
-            st = dict(value)
-        else:
-            st = matplotlib.cbook.boxplot_stats(np.asarray(value, dtype=float))[0]
-        st["label"] = label
-        bstats.append(st)
+    bstats = [_box_stats(label, groups[label]) for label in labels]
     med = np.array([st["med"] for st in bstats], dtype=float)
     limit = np.inf if log else _split_at(med, split)
     panels = [p for p in ([i for i, m in enumerate(med) if not m > limit],
@@ -65,19 +57,7 @@ def box_plot(
                                  width_ratios=[len(p) + 0.6 for p in panels])
         axes = list(axes.flat)
         for ax, panel in zip(axes, panels):
-            parts = ax.bxp([bstats[i] for i in panel], patch_artist=True,
-                           showfliers=show_fliers,
-                           flierprops={"marker": ".", "markersize": 2, "alpha": 0.5})
-            for patch, i in zip(parts["boxes"], panel):
-                patch.set_facecolor((colors or {}).get(labels[i], tracer_color(labels[i])))
-                patch.set_alpha(0.75)
-            for median in parts["medians"]:
-                median.set_color("black")
-            if log:
-                ax.set_yscale("log")
-            else:
-                _thousands(ax)
-            ax.grid(axis="x", visible=False)
+            _box_panel(ax, [bstats[i] for i in panel], colors, show_fliers, log)
         axes[0].set_ylabel(ylabel)
         if len(panels) > 1:
             axes[1].set_title("slower,\nown linear scale", fontsize=8)
@@ -88,6 +68,32 @@ def box_plot(
         _caption(fig, caption or BOX_CAPTION + ("; points beyond: outliers" if show_fliers
                                                 else "; outliers not drawn"))
         return fig
+
+
+def _box_stats(label: str, value) -> dict:
+    """matplotlib's box statistics of a sample, or the precomputed ones given, labelled."""
+    if isinstance(value, Mapping):
+        st = dict(value)
+    else:
+        st = matplotlib.cbook.boxplot_stats(np.asarray(value, dtype=float))[0]
+    st["label"] = label
+    return st
+
+
+def _box_panel(ax, bstats: list[dict], colors, show_fliers: bool, log: bool) -> None:
+    """One panel of :func:`box_plot`: its boxes (``bxp``) in their labels' colours."""
+    parts = ax.bxp(bstats, patch_artist=True, showfliers=show_fliers,
+                   flierprops={"marker": ".", "markersize": 2, "alpha": 0.5})
+    for patch, st in zip(parts["boxes"], bstats):
+        patch.set_facecolor((colors or {}).get(st["label"], tracer_color(st["label"])))
+        patch.set_alpha(0.75)
+    for median in parts["medians"]:
+        median.set_color("black")
+    if log:
+        ax.set_yscale("log")
+    else:
+        _thousands(ax)
+    ax.grid(axis="x", visible=False)
 
 
 def _weighted_hist(ax, edges, counts, *, label, element, stat, log_x, log_y=False,
@@ -128,14 +134,7 @@ def frequency_polygon(
     on one axis, where the height of a bin would depend on its width."""
     names = list(series)
     with thesis_style():
-        if separate:
-            fig, axes = plt.subplots(len(names), 1, figsize=(THESIS_WIDTH_IN,
-                                                              0.9 + 1.25 * len(names)),
-                                     layout="constrained", squeeze=False)
-            axes = list(axes.flat)
-        else:
-            fig, ax = _figure()
-            axes = [ax] * len(names)
+        fig, axes = _polygon_axes(len(names), separate)
         stat = "probability" if relative else "count"
         for ax, label in zip(axes, names):
             edges, counts = series[label]
@@ -143,12 +142,7 @@ def frequency_polygon(
                            log_x=log_x and not separate, log_y=log_y,
                            color=tracer_color(label))
             if separate:
-                width = float(np.median(np.diff(np.asarray(edges, dtype=float))))
-                unit = xlabel.split("(")[-1].split(")")[0] if "(" in xlabel else ""
-                ax.set_title(f"{label} (bins of {_short(width)} {unit})".replace(" )", ")"),
-                             fontsize=8, loc="left", pad=2)
-                ax.set_ylabel("")
-                ax.set_xlabel("")
+                _polygon_panel_title(ax, label, edges, xlabel)
             if not (log_x and not separate):
                 _thousands(ax, "x")
         ylabel = "share of samples per bin" if relative else "samples per bin"
@@ -168,6 +162,27 @@ def frequency_polygon(
         return fig
 
 
+def _polygon_axes(n: int, separate: bool):
+    """The figure of :func:`frequency_polygon` and the axes of its ``n`` series: one panel
+    each (``separate``), or one for all."""
+    if separate:
+        fig, axes = plt.subplots(n, 1, figsize=(THESIS_WIDTH_IN, 0.9 + 1.25 * n),
+                                 layout="constrained", squeeze=False)
+        return fig, list(axes.flat)
+    fig, ax = _figure()
+    return fig, [ax] * n
+
+
+def _polygon_panel_title(ax, label: str, edges, xlabel: str) -> None:
+    """A separate panel's title: the series and its bin width (its own linear x axis)."""
+    width = float(np.median(np.diff(np.asarray(edges, dtype=float))))
+    unit = xlabel.split("(")[-1].split(")")[0] if "(" in xlabel else ""
+    ax.set_title(f"{label} (bins of {_short(width)} {unit})".replace(" )", ")"),
+                 fontsize=8, loc="left", pad=2)
+    ax.set_ylabel("")
+    ax.set_xlabel("")
+
+
 def _short(value: float) -> str:
     """A number for a label: thousands separators, no exponent, no needless decimals."""
     if value >= 100 or value == int(value):
@@ -180,6 +195,23 @@ def _nice_width(raw: float, least: float) -> float:
     raw = max(raw, least)
     mag = 10 ** np.floor(np.log10(raw))
     return float(next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw * (1 - 1e-12)))
+
+
+def _histogram_lines(axes, label: str, lat, counts, edges, cut: float, tail_edges,
+                     overflows) -> None:
+    """One series of :func:`latency_histogram`: its body's step line, and its tail's on the
+    tail panel (if any); dashed for a ``user-*`` configuration."""
+    text = label
+    if overflows and overflows.get(label):
+        text = f"{label} ({overflows[label]:,} overflows)"
+    for ax, bins, part in ((axes[0], edges, lat <= cut), (axes[-1], tail_edges, lat > cut)):
+        if bins is None or not part.any():
+            continue
+        _weighted_hist(ax, bins, counts[part], label=text, element="step", stat="count",
+                       log_x=False, log_y=True, color=tracer_color(label), linewidth=1.0,
+                       data_x=lat[part])
+        if str(label).startswith("user-"):
+            ax.lines[-1].set_linestyle((0, (4, 2)))
 
 
 def _histogram_legend(axes, has_tail: bool, n: int) -> None:
@@ -273,18 +305,7 @@ def latency_histogram(
             fig, axes = plt.subplots(1, 2, figsize=(THESIS_WIDTH_IN, THESIS_HEIGHT_IN),
                                      layout="constrained", sharey=True, width_ratios=[3, 1.4])
         for label, (lat, counts) in data.items():
-            text = label
-            if overflows and overflows.get(label):
-                text = f"{label} ({overflows[label]:,} overflows)"
-            for ax, bins, part in ((axes[0], edges, lat <= cut),
-                                   (axes[-1], tail_edges, lat > cut)):
-                if bins is None or not part.any():
-                    continue
-                _weighted_hist(ax, bins, counts[part], label=text, element="step",
-                               stat="count", log_x=False, log_y=True,
-                               color=tracer_color(label), linewidth=1.0, data_x=lat[part])
-                if str(label).startswith("user-"):
-                    ax.lines[-1].set_linestyle((0, (4, 2)))
+            _histogram_lines(axes, label, lat, counts, edges, cut, tail_edges, overflows)
         axes[0].set_xlim(edges[0], edges[-1])
         axes[0].set_ylabel("samples per bin (log scale)")
         for ax in axes:

@@ -1,5 +1,6 @@
-"""Thesis style: sizes, one colour per tracer and per published source, captions, and the
-timing caveat every saved figure and table carries within :func:`timing_caveat`."""
+"""Thesis style: sizes, one colour per tracer and per published source, captions, the
+layout's shared rules (tick labels that fit, where a second panel starts), and the timing
+caveat every saved figure and table carries within :func:`timing_caveat`."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 
 import matplotlib
 import matplotlib.pyplot as plt
+import numpy as np
 
 THESIS_WIDTH_IN = 6.0
 THESIS_HEIGHT_IN = 3.4
@@ -151,6 +153,18 @@ def _fit_xticklabels(fig, axes, labels_per_ax: Sequence[Sequence[str]], width: i
     for ax, labels in zip(axes, labels_per_ax):
         ax.set_xticks(range(first, first + len(labels)), [str(c) for c in labels], rotation=60,
                       ha="right", rotation_mode="anchor")
+
+
+def _split_at(peak: np.ndarray, split: float) -> float:
+    """The value above which bars (boxes) go to a second panel, with its own linear scale:
+    when the costs span more than a factor ``split``, inside the widest gap (as a ratio)
+    between the sorted costs."""
+    v = np.sort(peak[np.isfinite(peak) & (peak > 0)])
+    if v.size < 2 or v[-1] / v[0] <= split:
+        return np.inf
+    ratios = v[1:] / v[:-1]
+    i = int(np.argmax(ratios))
+    return float(np.sqrt(v[i] * v[i + 1]))
 
 
 @contextlib.contextmanager

@@ -1,9 +1,12 @@
 """The rate method, shared by the benchmarks that offer it (benchmark 1, the USDT
-microbenchmark): the meter's statistics (:mod:`.meter`), and the campaign side
-(:mod:`.execute`: plan, brackets, tables, figures)."""
+microbenchmark): the settings, plan and execution (:mod:`.execute`), one meter's
+statistics (:mod:`.meter`, checked by the simulations of :mod:`.simulate`), a campaign's
+tables (:mod:`.table`), its adaptive rounds (:mod:`.adaptive`) and its figure
+(:mod:`.figures`). ``analysis.ratemethod`` is the door to the names the benchmarks use."""
 
 from __future__ import annotations
 
+from analysis.ratemethod.adaptive import more
 from analysis.ratemethod.execute import (
     AA,
     BRACKET_KIND,
@@ -20,25 +23,26 @@ from analysis.ratemethod.execute import (
     WARMUP_MS,
     WINDOW_MS,
     WINDOWS,
-    agreement,
     bracket,
-    bracket_differences,
     build_meter,
     check_run,
-    ci_text,
     counting_runs,
-    events_per_iteration,
     first_runs,
-    load_blocks,
     make_execute,
     meter_argv,
-    more,
-    rate_table,
     round_runs,
     settings,
     timeout,
+)
+from analysis.ratemethod.figures import untraced_blocks_figure
+from analysis.ratemethod.table import (
+    agreement,
+    bracket_differences,
+    ci_text,
+    events_per_iteration,
+    load_blocks,
+    rate_table,
     traced_fast_share,
-    untraced_blocks_figure,
 )
 
 __all__ = [

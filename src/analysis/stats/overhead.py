@@ -139,6 +139,24 @@ def overhead_table(
     ``p_holm`` is the Mann-Whitney p-value (over runs), Holm-adjusted across
     the table. ``flags`` lists warnings from :func:`analysis.stats.flags`.
     """
+    names = _experiments(runs, control, estimator, group, value, unit)
+    labels = runs[group].astype(str)
+    rows = []
+    for name in names:
+        x, y, groups = _samples(runs, labels, name, control, value, unit)
+        ev = events.get(name, np.nan) if isinstance(events, Mapping) else events
+        ev = np.nan if ev is None else float(ev)
+        rows.append(_row(name, x, y, ev, name == control, estimator, confidence, n_resamples,
+                         seed, groups))
+    table = pd.DataFrame(rows)
+    table["p_holm"] = estimates.holm(table["mwu_p"].to_numpy())
+    return table[TABLE_COLUMNS]
+
+
+def _experiments(runs: pd.DataFrame, control: str, estimator: str, group: str, value: str,
+                 unit: str) -> list[str]:
+    """The experiments of ``runs`` in their order, the arguments of :func:`overhead_table`
+    checked (ValueError)."""
     if estimator not in ESTIMATORS:
         raise ValueError(f"estimator must be one of {ESTIMATORS}, not {estimator!r}")
     if unit not in ("run", "round") or (unit == "round" and "round" not in runs.columns):
@@ -149,23 +167,21 @@ def overhead_table(
     names = list(dict.fromkeys(runs[group].astype(str)))
     if control not in names:
         raise ValueError(f"control {control!r} is not among the experiments {names}")
-    labels = runs[group].astype(str)
-    rows = []
-    for name in names:
-        mask = labels == name
-        x = runs.loc[mask, value].to_numpy(np.float64)
-        ctrl_mask = labels == control
-        if "round" in runs.columns and name != control:
-            ctrl_mask &= runs["round"].isin(runs.loc[mask, "round"])
-        y = runs.loc[ctrl_mask, value].to_numpy(np.float64)
-        if y.size == 0:
-            raise ValueError(f"no control runs in the rounds of {name!r}")
-        ev = events.get(name, np.nan) if isinstance(events, Mapping) else events
-        ev = np.nan if ev is None else float(ev)
-        groups = None if unit == "run" else (runs.loc[mask, "round"].to_numpy(),
-                                             runs.loc[ctrl_mask, "round"].to_numpy())
-        rows.append(_row(name, x, y, ev, name == control, estimator, confidence, n_resamples,
-                         seed, groups))
-    table = pd.DataFrame(rows)
-    table["p_holm"] = estimates.holm(table["mwu_p"].to_numpy())
-    return table[TABLE_COLUMNS]
+    return names
+
+
+def _samples(runs: pd.DataFrame, labels: pd.Series, name: str, control: str, value: str,
+             unit: str):
+    """An experiment's runs ``x``, the control's ``y`` (of the rounds it ran in, when there
+    are rounds) and, when the round is the CIs' unit, the rounds of both (else None)."""
+    mask = labels == name
+    x = runs.loc[mask, value].to_numpy(np.float64)
+    ctrl_mask = labels == control
+    if "round" in runs.columns and name != control:
+        ctrl_mask &= runs["round"].isin(runs.loc[mask, "round"])
+    y = runs.loc[ctrl_mask, value].to_numpy(np.float64)
+    if y.size == 0:
+        raise ValueError(f"no control runs in the rounds of {name!r}")
+    groups = None if unit == "run" else (runs.loc[mask, "round"].to_numpy(),
+                                         runs.loc[ctrl_mask, "round"].to_numpy())
+    return x, y, groups

@@ -114,6 +114,14 @@ def deploy(transport: Transport, root: Path | None = None) -> str:
     return target_dir
 
 
+def deployed(transport: Transport) -> str:
+    """The folder of the runner last deployed on this transport (by :func:`deploy`, which
+    runs first if nothing was deployed through it yet): what cleans up after a run is the
+    runner that started it, without hashing ``remote/`` again."""
+    cached = getattr(transport, "_deployed", None)
+    return cached[1] if cached else deploy(transport)
+
+
 def build_workload(transport: Transport, script: str, name: str, binary: str) -> str:
     """Compile a C workload on the target with ``remote/workloads/<script>``; return its
     folder, ``<work base>/<name>-<content hash>-<build key>``.

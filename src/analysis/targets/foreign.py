@@ -10,22 +10,10 @@ mid-campaign fails the runs after it unless allowed."""
 
 from __future__ import annotations
 
-from analysis.errors import TargetError
+from analysis.errors import ForeignTracers
 from analysis.targets.deploy import deploy
 from analysis.targets.preflight import foreign_from_facts
 from analysis.targets.transport import Transport
-
-
-class ForeignTracers(TargetError):
-    """A target has other tracers at work and the campaign was not allowed to run there."""
-
-    def __init__(self, target: str, found: dict, when: str = ""):
-        self.target, self.found = target, found
-        what = "; ".join(f"{k}: {v}" for k, v in found.items())
-        at = f" {when}" if when else ""
-        super().__init__(f"{target}: other tracers are at work{at} ({what}); they change every "
-                         "per-event cost. Stop them, or pass allow_foreign_tracers=True "
-                         "(--allow-foreign-tracers) to run anyway (they are recorded)")
 
 
 def _facts(transport: Transport) -> dict[str, str]:

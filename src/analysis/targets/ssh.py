@@ -10,8 +10,10 @@ the user opts in (``trust_new_host_keys=True``, or ``StrictHostKeyChecking
 accept-new``/``no`` in their ssh config), in which case it is recorded in the
 known_hosts file. A *changed* key is always refused.
 
-This layer only uploads, runs and fetches; the transfers (SFTP, or a stream through
-``sh`` where a target has no SFTP) are in :mod:`analysis.targets.ssh_transfer`.
+This layer only uploads, runs and fetches; a target's name is read and checked (a mistyped
+one: :class:`~analysis.errors.ParameterError`) in :mod:`analysis.targets.ssh_address`, the
+transfers (SFTP, or a stream through ``sh`` where a target has no SFTP) are in
+:mod:`analysis.targets.ssh_transfer`.
 """
 
 from __future__ import annotations
@@ -23,121 +25,16 @@ import select
 import shlex
 import socket
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import paramiko
 
 from analysis.errors import CommandTimeout, HostKeyError, RemoteCommandError, TargetUnreachable
-from analysis.targets.ssh_transfer import _PUT_SH, SSHTransfers, _quietly, _strip  # noqa: F401 - _PUT_SH
+from analysis.targets.ssh_address import SSHTarget, parse_target, proxy_hops
+from analysis.targets.ssh_transfer import SSHTransfers, _strip
 from analysis.targets.transport import CommandResult, Transport
 
-_HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$|^\[?[0-9A-Fa-f:.]+\]?$")
-_USER = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
-_ALIAS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-
-
-
-@dataclass(frozen=True)
-class SSHTarget:
-    """Where and how to connect, after ~/.ssh/config is applied."""
-
-    name: str  # as the user wrote it
-    hostname: str
-    port: int = 22
-    user: str | None = None
-    identity_files: tuple[str, ...] = ()
-    known_hosts: tuple[str, ...] = ()
-    strict_host_key_checking: str = "yes"
-    proxy_jump: tuple[str, ...] = ()
-    connect_timeout: float = 15.0
-    extra: dict = field(default_factory=dict, compare=False)
-
-    def __post_init__(self):
-        if not _HOST.match(self.hostname):
-            raise ValueError(f"invalid host name {self.hostname!r}")
-        if self.user is not None and not _USER.match(self.user):
-            raise ValueError(f"invalid user name {self.user!r}")
-        if not 0 < self.port < 65536:
-            raise ValueError(f"invalid port {self.port}")
-
-
-def _config(path: str | os.PathLike | None, extra: str = "") -> paramiko.SSHConfig:
-    """The ssh_config read: ``extra`` entries first (the running VMs' ``Host vm-<name>``,
-    handed down by :mod:`analysis.targets`), then ``path`` (default ``~/.ssh/config``)."""
-    path = Path(path).expanduser() if path else Path("~/.ssh/config").expanduser()
-    text = extra
-    if path.is_file():
-        text += "\n" + path.read_text()
-    return paramiko.SSHConfig.from_text(text)
-
-
-def parse_target(target: str, *, ssh_config: str | os.PathLike | None = None,
-                 extra_config: str = "",
-                 unknown_hint: Callable[[str], str | None] | None = None) -> SSHTarget:
-    """``user@host``, ``user@host:port``, ``host`` or an ssh_config alias -> :class:`SSHTarget`.
-
-    Names containing anything but letters, digits and ``._-@:[]`` are refused
-    before any connection is made. ``extra_config``: ssh_config entries read before
-    ``ssh_config``; ``unknown_hint(host)``: for a host no entry names, why (a VM that is not
-    running) or None.
-    """
-    if not isinstance(target, str) or not target:
-        raise ValueError("target must be a non-empty string")
-    url = re.match(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/]*)", target)
-    if url:  # refused as what it is, before its user part is read as a user name
-        raise ValueError(f"invalid target {target!r}: a URL; a target is written without "
-                         f"{url.group(1)}://, e.g. {url.group(2) or 'user@host'!r} "
-                         "(user@host[:port] or an ssh alias)")
-    user = port = None
-    rest = target
-    if "@" in rest:
-        user, rest = rest.rsplit("@", 1)
-        if not _USER.match(user):
-            raise ValueError(f"invalid user name in target {target!r}")
-    m = re.fullmatch(r"(\[[0-9A-Fa-f:.]+\]|[^:\[\]]+)(?::(\d+))?", rest)
-    if not m:
-        raise ValueError(f"invalid target {target!r}: expected user@host[:port] or an ssh alias")
-    host, port_text = m.group(1).strip("[]"), m.group(2)
-    if port_text is not None:
-        port = _port(port_text, f"target {target!r}")
-    if not (_ALIAS.match(host) or _HOST.match(host)):
-        raise ValueError(f"invalid host name in target {target!r}")
-    config = _config(ssh_config, extra_config)
-    cfg = config.lookup(host)
-    if unknown_hint is not None and host not in config.get_hostnames():
-        hint = unknown_hint(host)
-        if hint:
-            raise ValueError(hint)
-    identity = tuple(os.path.expanduser(p) for p in cfg.get("identityfile", []))
-    known = cfg.get("userknownhostsfile")
-    known_files = tuple(os.path.expanduser(p) for p in (known.split() if known else []))
-    jump = cfg.get("proxyjump")
-    jumps = tuple(j.strip() for j in jump.split(",")) if jump and jump.lower() != "none" else ()
-    return SSHTarget(
-        name=target,
-        hostname=cfg.get("hostname", host),
-        port=port if port is not None else _port(cfg.get("port", "22"), f"the ssh_config "
-                                                  f"entry for {host!r} (Port)"),
-        user=user or cfg.get("user"),
-        identity_files=identity,
-        known_hosts=known_files or (os.path.expanduser("~/.ssh/known_hosts"),),
-        strict_host_key_checking=str(cfg.get("stricthostkeychecking", "yes")).lower(),
-        proxy_jump=jumps,
-        connect_timeout=float(cfg.get("connecttimeout", 15)),
-        extra={"ssh_config": str(Path(ssh_config).expanduser() if ssh_config
-                                 else Path("~/.ssh/config").expanduser())},
-    )
-
-
-def _port(text: str, where: str) -> int:
-    """A TCP port 1-65535 from ``text`` (ValueError naming the port and ``where`` else):
-    port 0 never silently means 22."""
-    text = str(text).strip()
-    if not text.isascii() or not text.isdigit() or len(text) > 5 or not 0 < int(text) < 65536:
-        raise ValueError(f"invalid port {text!r} in {where}: a port is a number from 1 to 65535")
-    return int(text)
+__all__ = ["SSHTransport", "fingerprint"]
 
 
 def _host_key_name(hostname: str, port: int) -> str:
@@ -195,8 +92,7 @@ class SSHTransport(SSHTransfers, Transport):
         self._sftp = None
         self._no_sftp = False
         trust = trust_new_host_keys or target.strict_host_key_checking in ("accept-new", "no", "off")
-        hops = [parse_target(h, ssh_config=ssh_config, extra_config=extra_config)
-                for h in target.proxy_jump]
+        hops = proxy_hops(target, ssh_config=ssh_config, extra_config=extra_config)
         chain = [*hops, target]
         sock = None
         try:

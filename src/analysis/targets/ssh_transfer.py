@@ -13,14 +13,14 @@ from pathlib import Path
 import paramiko
 
 from analysis.errors import RemoteCommandError, TargetUnreachable, TransferError
-from analysis.targets.transport import _SHA256_SH, _sha256
+from analysis.targets.transport import SHA256_SH, _sha256
 
 # put without SFTP: $1 = temporary file, $2 = destination, $3 = expected SHA-256,
 # $4 = the checksum script. The data arrives on stdin. A stream cut short by a lost
 # connection also ends in EOF, so `cat` alone cannot tell: only a complete, matching file
 # is renamed, anything else is removed, and only then is the SHA-256 printed (a write to
 # a dead connection would kill the script before it cleans up). POSIX sh and busybox.
-_PUT_SH = (
+PUT_SH = (
     'cat > "$1" || { rm -f -- "$1"; exit 1; }; '
     'h=$(sh -c "$4" sh "$1"); '
     'if [ ${#h} -ne 64 ]; then rm -f -- "$1"; echo "cannot checksum on the target" >&2; exit 1; fi; '
@@ -122,7 +122,7 @@ class SSHTransfers:
     def _stream_put(self, local: Path, tmp: str, remote: str, want: str) -> str:
         """Stream ``local`` into ``tmp`` on the target; the target renames it to ``remote``
         only if its SHA-256 is ``want``. Returns the SHA-256 the target computed."""
-        script = shlex.join(["sh", "-c", _PUT_SH, "sh", tmp, remote, want, _SHA256_SH])
+        script = shlex.join(["sh", "-c", PUT_SH, "sh", tmp, remote, want, SHA256_SH])
         chan = self._open(script)
         chan.settimeout(self.STREAM_TIMEOUT_S)
         try:

@@ -10,7 +10,8 @@ from typing import Any
 
 from analysis.targets import vm
 from analysis.targets.locks import TargetLock
-from analysis.targets.ssh import SSHTarget, SSHTransport, parse_target
+from analysis.targets.ssh import SSHTransport
+from analysis.targets.ssh_address import SSHTarget, parse_target
 from analysis.targets.transport import LocalTransport, Transport
 
 LOCAL = "local"
@@ -25,7 +26,8 @@ def _address(target: str, ssh_config) -> SSHTarget | None:
 
 
 def check_target(target: str, *, ssh_config: str | os.PathLike | None = None) -> str:
-    """Refuse a malformed target name (ValueError) without contacting anything."""
+    """Refuse a malformed target name (:class:`~analysis.errors.ParameterError`) without
+    contacting anything."""
     _address(target, ssh_config)
     return target
 
@@ -57,7 +59,8 @@ class Target:
 
     @classmethod
     def parse(cls, name: str, *, ssh_config: str | os.PathLike | None = None) -> Target:
-        """The target named ``name``, checked (ValueError) without contacting anything."""
+        """The target named ``name``, checked (:class:`~analysis.errors.ParameterError`)
+        without contacting anything."""
         return cls(name, _address(name, ssh_config), ssh_config)
 
     def connect(self, *, trust_new_host_keys: bool = False) -> Transport:

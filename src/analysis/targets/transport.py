@@ -38,7 +38,7 @@ class CommandResult:
 
 
 # sha256 of a file on any POSIX target: GNU coreutils, FreeBSD, macOS/perl
-_SHA256_SH = (
+SHA256_SH = (
     'if command -v sha256sum >/dev/null 2>&1; then sha256sum -- "$1" | cut -d" " -f1; '
     'elif command -v sha256 >/dev/null 2>&1; then sha256 -q -- "$1"; '
     'else shasum -a 256 -- "$1" | cut -d" " -f1; fi'
@@ -105,7 +105,7 @@ class Transport:
     # ------------------------------------------------------------ helpers
 
     def remote_sha256(self, path: str) -> str:
-        out = self.run(["sh", "-c", _SHA256_SH, "sh", path], timeout=120).stdout.strip()
+        out = self.run(["sh", "-c", SHA256_SH, "sh", path], timeout=120).stdout.strip()
         if len(out) != 64:
             raise TransferError(self.name, path, f"cannot checksum on the target: {out!r}")
         return out

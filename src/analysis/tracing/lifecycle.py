@@ -19,9 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analysis.errors import CommandTimeout, RemoteCommandError, TargetError, TransferError
+from analysis.errors import CommandTimeout, RemoteCommandError, TargetError, TracerError, TransferError
+from analysis.loaders.meta import parse_meta
 from analysis.storage import check_name
-from analysis.targets.deploy import deploy, runs_base
+from analysis.targets.deploy import deploy, deployed, runs_base
 from analysis.targets.locks import busy_error
 from analysis.targets.transport import Transport
 
@@ -108,15 +109,6 @@ class TracedRun:
         return None if self.workload_s is None else self.wall_s - self.workload_s
 
 
-def parse_meta(text: str) -> dict:
-    meta: dict[str, str] = {}
-    for line in text.splitlines():
-        if "=" in line:
-            k, v = line.split("=", 1)
-            meta[k] = v  # last one wins (cleanup may append)
-    return meta
-
-
 def _num(meta: dict, key: str, kind=float):
     value = meta.get(key)
     if value in (None, ""):
@@ -125,17 +117,6 @@ def _num(meta: dict, key: str, kind=float):
         return kind(value)
     except ValueError:
         return None
-
-
-class TracerError(TargetError):
-    """The tracer did not attach, or died (``run``: the TracedRun with its meta)."""
-
-    def __init__(self, target: str, run: TracedRun, stderr: str = ""):
-        self.target = target
-        self.run = run
-        self.stderr = stderr
-        reason = run.meta.get("error", run.status)
-        super().__init__(f"{target}: {run.tracer} {run.status}: {reason}; {stderr.strip()[-400:]}")
 
 
 def _write_lines(path: Path, lines: Sequence[str]) -> None:
@@ -206,11 +187,11 @@ def traced_run(
     try:
         result = transport.run_root(argv, timeout=timeout, check=False, keep_stdin_open=True)
     except BaseException:
-        cleanup(transport, remote_dir, stop_timeout)
+        cleanup(transport, remote_dir, stop_timeout, remote=remote)
         raise
     meta_text = transport.run(["cat", f"{remote_dir}/meta"], timeout=30, check=False)
     if meta_text.exit_status != 0:  # the runner did not finish its own cleanup
-        cleanup(transport, remote_dir, stop_timeout)
+        cleanup(transport, remote_dir, stop_timeout, remote=remote)
         raise RemoteCommandError(transport.name, shlex.join(argv), result.exit_status,
                                  result.stderr or "traced-run.sh wrote no meta file")
     run = _traced_run_of(spec, remote_dir, parse_meta(meta_text.stdout), result.duration_s)
@@ -268,11 +249,14 @@ def run_folder(transport: Transport, name: str) -> str:
                           check_name(name, "run name")], timeout=30).stdout.strip()
 
 
-def cleanup(transport: Transport, remote_dir: str, stop_timeout: float = 10.0) -> None:
-    """Stop whatever a traced run in ``remote_dir`` left attached. Never raises for a
-    lost connection (the target's own watchdog then stops the tracer)."""
+def cleanup(transport: Transport, remote_dir: str, stop_timeout: float = 10.0, *,
+            remote: str | None = None) -> None:
+    """Stop whatever a traced run in ``remote_dir`` left attached, with the ``cleanup.sh`` of
+    ``remote`` (the runner's folder; default: the one last deployed through ``transport``,
+    which started the run). Never raises for a lost connection (the target's own watchdog
+    then stops the tracer)."""
     try:
-        remote = deploy(transport)
+        remote = remote or deployed(transport)
         transport.run_root(["sh", f"{remote}/bin/cleanup.sh", remote_dir, f"{stop_timeout:g}"],
                            timeout=stop_timeout + 60, check=False)
     except (TargetError, CommandTimeout, OSError):

@@ -136,7 +136,7 @@ def test_abba_alternates_arms_per_workload():
 
 
 def test_two_targets_take_turns_block_by_block_unless_parallel():
-    runs = ab._runs(2, ["dd"])
+    runs = ab.abba_runs(2, ["dd"])
     seq = ab.steps(runs, {"A": "a", "B": "b"}, parallel=False)
     assert [list(s) for s in seq] == [["a"], ["b"], ["a"]]  # A, B B, A
     assert [len(s[t]) for s, t in zip(seq, "aba")] == [1, 2, 1]

@@ -8,8 +8,11 @@ import json
 import numpy as np
 import pytest
 
-from analysis.benchmarks import dd
+from analysis.benchmarks import dd, run_benchmark
 from analysis.benchmarks.dd import rounds as _ddplan
+from analysis.benchmarks.dd.experiments import CONTROL
+from analysis.benchmarks.dd.report import report
+from analysis.campaign import Campaign
 from analysis.errors import ParameterError
 from analysis.stats import precision
 from conftest import need_tool
@@ -45,12 +48,12 @@ BUDGET = "40 s"
 @pytest.mark.slow
 def test_precision_on_demand_on_local(tmp_path):
     need_tool("bpftrace")
-    b = dd.run_benchmark1("local", experiments=[4, 5], precision=0.2, budget=BUDGET,
-                          run_s=0.3, rounds=3, data_dir=tmp_path, campaign="prec",
-                          method="hyperfine", progress=False)
-    assert b.result.complete, b.result
-    rep = dd.report(b.campaign, data_dir=tmp_path, figures_dir=tmp_path / "fig",
-                    n_resamples=999)
+    result = run_benchmark("dd", "local", experiments=[4, 5], precision=0.2, budget=BUDGET,
+                           run_s=0.3, rounds=3, data_dir=tmp_path, campaign="prec",
+                           method="hyperfine", progress=False)
+    assert result.complete, result
+    camp = Campaign.open(result.campaign, data_dir=tmp_path)
+    rep = report(camp, data_dir=tmp_path, figures_dir=tmp_path / "fig", n_resamples=999)
     table = rep["table"].set_index("experiment")
     for col in ("precision_reached", "target_met", "noise_floor_ns", "bpf_ns_per_event",
                 "mechanism_ns", "count"):
@@ -65,7 +68,7 @@ def test_precision_on_demand_on_local(tmp_path):
     # the calibration sizes the control's runs to last about run_s (1.5 x run_s at the
     # calibration's speed; this machine's dd speed is bimodal, so allow half of run_s)
     runs = rep["runs"]
-    control = runs[runs["experiment"] == dd.CONTROL]["time_s"]
+    control = runs[runs["experiment"] == CONTROL]["time_s"]
     assert np.median(control) >= 0.5 * 0.3, control.describe()
     # the noise floor is positive, and below the costs it sits next to once they are
     # precise (a budget that ran out on a loaded machine can leave a cost within the noise)
@@ -75,8 +78,8 @@ def test_precision_on_demand_on_local(tmp_path):
     assert rep["aa"]["experiment"].tolist() == ["aa-control"]
     # the BPF program's own time is part of the cost, never all of it or more: a reading at
     # or above the cost is stated as a bound; what the statistics cost is measured on/off
-    if b.preflight.capabilities.get("bpf_stats"):
-        stats_blocks = [e for e in b.campaign.manifest["runs"]["local"].values()
+    if result.preflights["local"].capabilities.get("bpf_stats"):
+        stats_blocks = [e for e in camp.manifest["runs"]["local"].values()
                         if e["params"].get("bpf_stats")]
         assert len(stats_blocks) >= 2 * 3 and all(
             e["info"]["bpf_run_time_ns"] > 0 for e in stats_blocks if e["status"] == "done")
@@ -92,9 +95,9 @@ def test_precision_on_demand_on_local(tmp_path):
         assert "not subtracted" in (tmp_path / "fig" / "dd-prec-bpf-split.tex").read_text()
     assert "noise floor" in rep["summary"] and "04-tracepoint-entry" in rep["summary"]
     # a resume decides the same: nothing more to run
-    again = dd.run_benchmark1("local", experiments=[4, 5], precision=0.2, budget=BUDGET,
-                              run_s=0.3, rounds=3, data_dir=tmp_path, campaign="prec",
-                              method="hyperfine", progress=False)
-    assert again.result.complete and not any(again.result.done.values())
-    manifest = json.loads(b.campaign.manifest_path.read_text())
+    again = run_benchmark("dd", "local", experiments=[4, 5], precision=0.2, budget=BUDGET,
+                          run_s=0.3, rounds=3, data_dir=tmp_path, campaign="prec",
+                          method="hyperfine", progress=False)
+    assert again.complete and not any(again.done.values())
+    manifest = json.loads(camp.manifest_path.read_text())
     assert manifest["adaptive"]["precision"] == 0.2

@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.benchmarks import dd
 from analysis.benchmarks.dd.experiments import EXPERIMENTS
-from analysis.benchmarks.dd.figures import _cost_figure
-from analysis.plots.comparisons import CUT_MARK, MIN_BAR_FRACTION
+from analysis.benchmarks.dd.figures import cost_figure
+from analysis.benchmarks.dd.results import long_for_bars, with_published
+from analysis.plots.cost_bars import CUT_MARK, MIN_BAR_FRACTION
 from conftest import ROOT
 
 DEMO = ROOT / "tests" / "fixtures" / "dd-demo-costs.csv"
@@ -61,8 +61,7 @@ def _measured_bars(fig) -> list[tuple[str, float, tuple[float, float]]]:
 def test_every_measured_bar_is_readable(table):
     t = table()
     assert len(t) == 18 and np.isfinite(t["per_event_ns"]).all()
-    fig = _cost_figure({"table": t, "with_published": dd.with_published(t)}, "local",
-                       "bpftrace")
+    fig = cost_figure({"table": t, "with_published": with_published(t)}, "local", "bpftrace")
     try:
         bars = _measured_bars(fig)
         assert len(bars) == 17  # every experiment but the control, each drawn once
@@ -87,7 +86,7 @@ def test_the_old_layout_would_hide_this_machines_bars():
 
     t = _fast_state()
     label = "bpftrace (this machine)"
-    bars = dd.long_for_bars(dd.with_published(t), label)
+    bars = long_for_bars(with_published(t), label)
     fig = plots.per_event_cost_bars(bars, category="label", series="series", value="ns",
                                     ci=("low", "high"))
     try:

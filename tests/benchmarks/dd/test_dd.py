@@ -12,7 +12,18 @@ import pandas as pd
 import papermill
 import pytest
 
-from analysis.benchmarks import dd
+from analysis.benchmarks import dd, run_benchmark
+from analysis.benchmarks.dd.experiments import (
+    CONTROL,
+    EXPERIMENTS,
+    build_plan,
+    counting_script,
+    dd_argv,
+    parse_count,
+    parse_events,
+    plan_experiments,
+)
+from analysis.benchmarks.dd.report import report
 from analysis.campaign import Campaign
 from analysis.targets.preflight import Preflight
 from analysis.tracing.lifecycle import parse_meta
@@ -28,18 +39,18 @@ def _pf(os_name="Linux", **caps) -> Preflight:
 
 
 def test_parse_count_is_dds_arithmetic():
-    assert dd.parse_count("10000k") == 10_240_000  # the paper's count: not 10,000,000
-    assert dd.parse_count("1000k") == 1_024_000
-    assert dd.parse_count(5000) == 5000 and dd.parse_count("2M") == 2 * 1024 * 1024
-    assert dd.parse_count("3kB") == 3000
+    assert parse_count("10000k") == 10_240_000  # the paper's count: not 10,000,000
+    assert parse_count("1000k") == 1_024_000
+    assert parse_count(5000) == 5000 and parse_count("2M") == 2 * 1024 * 1024
+    assert parse_count("3kB") == 3000
     for bad in ("10x", "-5", 0, "k", True, "1; rm -rf /"):
         with pytest.raises(ValueError):
-            dd.parse_count(bad)
+            parse_count(bad)
 
 
 def test_every_experiment_has_its_scripts():
-    assert len(dd.EXPERIMENTS) == 18
-    for e in dd.EXPERIMENTS:
+    assert len(EXPERIMENTS) == 18
+    for e in EXPERIMENTS:
         assert (SCRIPTS / "bpftrace" / f"{e.id}.bt").is_file()
         assert (SCRIPTS / "dtrace" / f"{e.id}.d").is_file()
         if e.needs == "kprobes":
@@ -53,31 +64,31 @@ def test_every_experiment_has_its_scripts():
 
 
 def test_plan_originals_substitutes_and_skips():
-    full = dd.plan_experiments(_pf(kprobes=1, uprobes=1, tracepoints=1, bpf=1))
+    full = plan_experiments(_pf(kprobes=1, uprobes=1, tracepoints=1, bpf=1))
     assert not any(p.substituted or p.skipped for p in full)
     assert {p.attach_point for p in full if p.experiment.needs == "kprobes"} == {
         "k:vfs_read", "kr:vfs_read"}
-    here = {p.id: p for p in dd.plan_experiments(_pf(kprobes=0, uprobes=1, tracepoints=1, bpf=1))}
+    here = {p.id: p for p in plan_experiments(_pf(kprobes=0, uprobes=1, tracepoints=1, bpf=1))}
     assert here["02-kprobe"].substituted and here["02-kprobe"].attach_point == \
         "t:syscalls:sys_enter_read"
     assert here["03-kretprobe"].attach_point == "t:syscalls:sys_exit_read"
     assert here["02-kprobe"].script.parent.name == "bpftrace-tracepoint"
     assert not here["04-tracepoint-entry"].substituted and not here["06-uprobe"].substituted
-    no_up = {p.id: p for p in dd.plan_experiments(_pf(kprobes=1, uprobes=0, tracepoints=1, bpf=1))}
+    no_up = {p.id: p for p in plan_experiments(_pf(kprobes=1, uprobes=0, tracepoints=1, bpf=1))}
     assert "uprobes" in no_up["06-uprobe"].skipped and no_up["02-kprobe"].skipped is None
-    linux_dtrace = dd.plan_experiments(_pf(kprobes=1, dtrace=0), tracer="dtrace")
+    linux_dtrace = plan_experiments(_pf(kprobes=1, dtrace=0), tracer="dtrace")
     assert all("DTrace is not available" in p.skipped for p in linux_dtrace)
-    bsd = dd.plan_experiments(_pf("FreeBSD", dtrace=1), tracer="dtrace", experiments=[2, "map"])
+    bsd = plan_experiments(_pf("FreeBSD", dtrace=1), tracer="dtrace", experiments=[2, "map"])
     assert [p.id for p in bsd] == ["01-control", "02-kprobe", "09-map"]
     assert all(p.skipped is None and p.script.suffix == ".d" for p in bsd)
     with pytest.raises(ValueError, match="parameter experiments=19"):
-        dd.plan_experiments(_pf(), experiments=[19])
+        plan_experiments(_pf(), experiments=[19])
 
 
 def test_rounds_are_shuffled_deterministically_and_hold_every_experiment():
-    planned = dd.plan_experiments(_pf(kprobes=0, uprobes=1, tracepoints=1, bpf=1))
-    a = dd.build_plan(planned, rounds=4, seed="camp-1")
-    assert a == dd.build_plan(planned, rounds=4, seed="camp-1")  # resumable
+    planned = plan_experiments(_pf(kprobes=0, uprobes=1, tracepoints=1, bpf=1))
+    a = build_plan(planned, rounds=4, seed="camp-1")
+    assert a == build_plan(planned, rounds=4, seed="camp-1")  # resumable
     counts = [r for r in a if r.params["kind"] == "count"]
     assert len(counts) == 18
     rounds = [[r.experiment for r in a if r.params.get("round") == k] for k in range(4)]
@@ -86,12 +97,12 @@ def test_rounds_are_shuffled_deterministically_and_hold_every_experiment():
 
 
 def test_counting_scripts_filter_to_the_workload():
-    here = {p.id: p for p in dd.plan_experiments(_pf(kprobes=0, uprobes=1, tracepoints=1, bpf=1))}
-    assert dd.counting_script(here["06-uprobe"]) == \
+    here = {p.id: p for p in plan_experiments(_pf(kprobes=0, uprobes=1, tracepoints=1, bpf=1))}
+    assert counting_script(here["06-uprobe"]) == \
         'u:libc:__read /comm == "dd"/ { @events = count(); }\n'
-    assert "sys_enter_read" in dd.counting_script(here["01-control"])
-    assert dd.parse_events("Attaching 1 probe...\n\n\n@events: 51201\n") == 51201
-    assert dd.parse_events("\n        51200\n") == 51200  # DTrace's bare aggregation
+    assert "sys_enter_read" in counting_script(here["01-control"])
+    assert parse_events("Attaching 1 probe...\n\n\n@events: 51201\n") == 51201
+    assert parse_events("\n        51200\n") == 51200  # DTrace's bare aggregation
 
 
 def _check_campaign(camp, target, count, experiments, data_dir, figures_dir):
@@ -103,7 +114,7 @@ def _check_campaign(camp, target, count, experiments, data_dir, figures_dir):
         if entry["params"]["kind"] == "timed":
             assert "hyperfine.json" in entry["files"]
             assert parse_meta((folder / "meta").read_text())["status"] == "ok"
-    rep = dd.report(camp, target, n_resamples=999, data_dir=data_dir, figures_dir=figures_dir)
+    rep = report(camp, target, n_resamples=999, data_dir=data_dir, figures_dir=figures_dir)
     table = rep["table"]
     for col in ("experiment", "attach_point", "substituted", "events", "runtime_s",
                 "per_event_ns", "per_event_ns_ci_low", "per_event_ns_ci_high", "slowdown"):
@@ -112,7 +123,7 @@ def _check_campaign(camp, target, count, experiments, data_dir, figures_dir):
     for _, row in table.iterrows():
         # measured events: within 1 % of the reads dd makes
         assert abs(row["events"] - count) <= 0.01 * count, row["experiment"]
-        if row["experiment"] != dd.CONTROL:
+        if row["experiment"] != CONTROL:
             assert np.isfinite(row["per_event_ns_ci_low"]) and np.isfinite(row["per_event_ns_ci_high"])
             assert row["per_event_ns_ci_low"] <= row["per_event_ns"] <= row["per_event_ns_ci_high"]
     written = {Path(p).name for p in rep["written"]}
@@ -138,7 +149,7 @@ def test_notebook_full_bpftrace_suite_on_local(tmp_path, nothing_left_behind):
     from analysis.campaign import Campaign
 
     camp = Campaign("ci-full", data_dir=data)
-    rep = _check_campaign(camp, "local", 20000, [e.id for e in dd.EXPERIMENTS], data, figures)
+    rep = _check_campaign(camp, "local", 20000, [e.id for e in EXPERIMENTS], data, figures)
     table = rep["table"].set_index("experiment")
     kprobes = Path("/sys/kernel/tracing/kprobe_events").exists()
     assert bool(table.loc["02-kprobe", "substituted"]) is (not kprobes)
@@ -184,8 +195,8 @@ def test_dtrace_commands_for_every_script_with_a_fake_dtrace(tmp_path):
         "echo __TRACELAB_ATTACHED__\nexec sleep 30\n")
     (bindir / "dtrace").chmod(0o755)
     env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}", "FAKE_LOG": str(tmp_path / "argv")}
-    planned = dd.plan_experiments(_pf("FreeBSD", dtrace=1), tracer="dtrace")
-    define = f'TARGET_PROCESS_ARGS="{" ".join(dd.dd_argv(1000))}"'
+    planned = plan_experiments(_pf("FreeBSD", dtrace=1), tracer="dtrace")
+    define = f'TARGET_PROCESS_ARGS="{" ".join(dd_argv(1000))}"'
     for p in planned:
         out = tmp_path / p.id
         done = subprocess.run(
@@ -205,15 +216,13 @@ def test_dtrace_commands_for_every_script_with_a_fake_dtrace(tmp_path):
 def test_report_rebuilds_from_raw_files_alone(tmp_path):
     need_tool("bpftrace")
     need_tool("hyperfine")
-    b = dd.run_benchmark1("local", experiments=[4], count=5000, runs=2, warmup=0, rounds=2,
-                          method="hyperfine",
-                          precision=None, budget=None, campaign="rebuild", data_dir=tmp_path, progress=False)
-    first = dd.report(b.campaign, "local", data_dir=tmp_path, figures_dir=tmp_path / "f1",
-                      n_resamples=999)
-    from analysis.campaign import Campaign
-
-    again = dd.report(Campaign("rebuild", data_dir=tmp_path), data_dir=tmp_path,
-                      figures_dir=tmp_path / "f2", n_resamples=999)
+    result = run_benchmark("dd", "local", experiments=[4], count=5000, runs=2, warmup=0,
+                           rounds=2, method="hyperfine", precision=None, budget=None,
+                           campaign="rebuild", data_dir=tmp_path, progress=False)
+    first = report(result.campaign, "local", data_dir=tmp_path, figures_dir=tmp_path / "f1",
+                   n_resamples=999)
+    again = report(Campaign("rebuild", data_dir=tmp_path), data_dir=tmp_path,
+                   figures_dir=tmp_path / "f2", n_resamples=999)
     pd.testing.assert_frame_equal(first["table"], again["table"])
     pdf1 = (tmp_path / "f1" / "dd-rebuild-per-event-cost.pdf").read_bytes()
     assert pdf1 == (tmp_path / "f2" / "dd-rebuild-per-event-cost.pdf").read_bytes()
@@ -237,6 +246,6 @@ def test_a_resume_after_the_counting_runs_still_plans_the_rounds(tmp_path):
                            parameters={"count": 1000, "rounds": 2, "run_s": None})
     more = dd.DD().more(camp, plan, {"precision": None, "budget": None})
     expected = [r.run_id for r in _ddplan.counting_and_rounds(dict.fromkeys(ids, 1000),
-                                                              dd.CONTROL, 2, "s")
+                                                              CONTROL, 2, "s")
                 if r.run_id not in done]
     assert [r.run_id for r in more] == expected and len(expected) == 6  # 2 x (3 blocks)

@@ -11,8 +11,10 @@ import pandas as pd
 import pytest
 
 from analysis import ratemethod
-from analysis.benchmarks import dd
+from analysis.benchmarks import dd, run_benchmark
 from analysis.benchmarks.dd import rate, rate_report
+from analysis.benchmarks.dd.report import report
+from analysis.benchmarks.dd.results import TABLE_COLUMNS
 from analysis.campaign import Campaign
 from analysis.errors import ParameterError
 from analysis.ratemethod import meter as ratemeter
@@ -76,25 +78,25 @@ def test_the_loop_is_read_alone_or_dds_pair_in_counting_and_timed_runs_alike():
 def test_rate_campaign_on_local(tmp_path, short_blocks):
     need_tool("bpftrace")
     need_tool("cc")
-    b = dd.run_benchmark1("local", experiments=[4], method="rate", rounds=3,
-                          precision=None, budget=None,  # fixed rounds, not the quick preset's
-                          data_dir=tmp_path, campaign="rate", progress=False)
-    assert b.result.complete, b.result
-    q = b.campaign.parameters
+    result = run_benchmark("dd", "local", experiments=[4], method="rate", rounds=3,
+                           precision=None, budget=None,  # fixed rounds, not the quick preset's
+                           data_dir=tmp_path, campaign="rate", progress=False)
+    assert result.complete, result
+    camp = Campaign.open(result.campaign, data_dir=tmp_path)
+    q = camp.parameters
     assert q["method"] == "rate" and q["rate_design"] == "bracket"
     assert (q["rate_untraced_s"], q["rate_traced_s"]) == (0.2, 0.3)
-    blocks = ratemethod.load_blocks(b.campaign, "local")
+    blocks = ratemethod.load_blocks(camp, "local")
     # 3 rounds x (04, the control and the A/A slot) brackets, each three blocks
     assert len(blocks) == 3 * 3 * 3 and (blocks["windows"] >= 1).all()
     assert set(blocks.loc[blocks["role"] == "A", "label"]) == {"untraced"}
     # events per iteration measured: one read tracepoint hit per read of the meter
-    ev = ratemethod.events_per_iteration(b.campaign, "local")
+    ev = ratemethod.events_per_iteration(camp, "local")
     assert ev["04-tracepoint-entry"] == pytest.approx(1.0, abs=0.01)
-    rep = dd.report(b.campaign, data_dir=tmp_path, figures_dir=tmp_path / "fig",
-                    n_resamples=499)
+    rep = report(camp, data_dir=tmp_path, figures_dir=tmp_path / "fig", n_resamples=499)
     assert rep["method"] == "rate" and "rate method" in rep["summary"]
     table = rep["table"].set_index("experiment")
-    assert list(rep["table"].columns) == dd.TABLE_COLUMNS
+    assert list(rep["table"].columns) == TABLE_COLUMNS
     # a bracket's difference is traced - mean of its own untraced blocks; the cost is the
     # median of all differences 04 bracket - reference bracket (the control's and the A/A
     # slot's; Hodges-Lehmann), / events: recomputed here from the raw files
@@ -107,10 +109,10 @@ def test_rate_campaign_on_local(tmp_path, short_blocks):
     # a pair across a speed-state change or wholly in the slow state is left out (the
     # states' threshold is the package's, from every untraced block of the campaign)
     st = blocks.attrs["states"]
-    for rid in sorted(b.campaign.run_records("local")):
+    for rid in sorted(camp.run_records("local")):
         slot = rid[8:]
         if rid.startswith("q") and slot in diffs:
-            out = b.campaign.run_dir("local", rid) / "workload.stdout"
+            out = camp.run_dir("local", rid) / "workload.stdout"
             tr, before, after = raw_bracket(out)
             share[slot].append(raw_fast_share(out))
             if not st["two_states"] or max(before, after) <= st["threshold_ns"]:
@@ -159,12 +161,13 @@ def test_under_both_the_two_methods_rounds_alternate(tmp_path, short_blocks, cou
     need_tool("bpftrace")
     need_tool("cc")
     need_tool("hyperfine")
-    b = dd.run_benchmark1("local", experiments=[4], method="both", rounds=2, count=count,
-                          run_s=0.02, runs=2, warmup=0, bpf_stats="off", precision=None,
-                          budget=None, data_dir=tmp_path, campaign="both", progress=False)
-    assert b.result.complete, b.result
+    result = run_benchmark("dd", "local", experiments=[4], method="both", rounds=2, count=count,
+                           run_s=0.02, runs=2, warmup=0, bpf_stats="off", precision=None,
+                           budget=None, data_dir=tmp_path, campaign="both", progress=False)
+    assert result.complete, result
+    camp = Campaign.open(result.campaign, data_dir=tmp_path)
     rounds: dict = {}
-    for e in b.campaign.run_records("local").values():
+    for e in camp.run_records("local").values():
         kind = {ratemethod.BRACKET_KIND: "rate", "timed": "hyperfine"}.get(e["params"]["kind"])
         if kind:
             rounds.setdefault((e["params"]["round"], kind), []).append(

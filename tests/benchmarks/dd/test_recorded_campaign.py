@@ -93,14 +93,15 @@ def _cis_by_rounds(table: pd.DataFrame, runs: pd.DataFrame) -> None:
 
 
 def test_every_public_report_of_an_emulated_campaign_writes_with_the_caveat(tmp_path):
-    """dd.report (the benchmark's own function) as well as analysis.report and the CLI:
-    a campaign whose target's CPU is emulated is written with the timing caveat, never
-    refused (issue 20: dd.report raised where `python -m analysis report` worked)."""
+    """The benchmark's own report function (analysis.benchmarks.dd.report.report) as well
+    as analysis.report and the CLI: a campaign whose target's CPU is emulated is written with
+    the timing caveat, never refused (issue 20: the benchmark's own raised where `python -m
+    analysis report` worked)."""
     import json
 
     from PIL import Image
 
-    from analysis.benchmarks import dd
+    from analysis.benchmarks.dd.report import report
     from analysis.benchmarks.report import TIMING_CAVEAT
 
     shutil.copytree(FIXTURE / "raw", tmp_path / "raw")
@@ -110,8 +111,7 @@ def test_every_public_report_of_an_emulated_campaign_writes_with_the_caveat(tmp_
     manifest.write_text(json.dumps(doc, indent=2))
     stamp = f"local: {TIMING_CAVEAT}"
     figures = tmp_path / "figures"
-    rep = dd.report(CAMPAIGN, "local", data_dir=tmp_path, figures_dir=figures,
-                    n_resamples=199)
+    rep = report(CAMPAIGN, "local", data_dir=tmp_path, figures_dir=figures, n_resamples=199)
     assert rep.written
     stem = CAMPAIGN  # figure_stem: dd-fixture, never dd-dd-fixture
     assert stamp in (figures / f"{stem}-table.md").read_text()

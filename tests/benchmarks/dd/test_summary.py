@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from analysis.benchmarks.dd.report import summary
+from analysis.benchmarks.dd.report import report, summary
 
 
 def _out(flags_18: list[str]) -> dict:
@@ -54,12 +54,11 @@ def test_runtime_per_read_compares_across_experiments(tmp_path):
     median time per read, computed here again from the runs."""
     import shutil
 
-    from analysis.benchmarks import dd
     from conftest import ROOT
 
     shutil.copytree(ROOT / "tests" / "fixtures" / "dd-campaign-v1" / "raw", tmp_path / "raw")
-    rep = dd.report("dd-fixture", "local", data_dir=tmp_path, figures_dir=tmp_path / "f",
-                    n_resamples=199)
+    rep = report("dd-fixture", "local", data_dir=tmp_path, figures_dir=tmp_path / "f",
+                 n_resamples=199)
     t = rep["table"].set_index("experiment")
     runs = rep["runs"]
     for exp in ("01-control", "04-tracepoint-entry", "05-tracepoint-return"):

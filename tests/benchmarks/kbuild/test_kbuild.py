@@ -15,6 +15,7 @@ import papermill
 import pytest
 
 from analysis.benchmarks import kbuild
+from analysis.benchmarks.kbuild import execute as kbuild_execute
 from analysis.benchmarks.kbuild import probes as K
 from analysis.campaign import RunSpec
 from analysis.errors import TargetError
@@ -128,14 +129,14 @@ while :; do sleep 0.1; done
 
 def test_dtrace_scenario_with_a_stand_in(tmp_path, monkeypatch):
     fake_dtrace(tmp_path, monkeypatch, FAKE_DTRACE)
-    spec, info = kbuild._tracer(None, "05", {"tracer": "dtrace"}, {}, {})
+    spec, info = kbuild_execute.scenario_tracer(None, "05", {"tracer": "dtrace"}, {}, {})
     assert spec.kind == "dtrace" and spec.script == K.script_path(5, "dtrace")
     staging = tmp_path / "staging"
     staging.mkdir()
     with connect("local") as transport:
         out = traced_execute(spec, ["sleep", "0.2"], stop_timeout=10)(
             transport, RunSpec("r000-0-s05", "05", {}), staging)
-    seen = kbuild._with_observed(spec, dict(out), staging)
+    seen = kbuild_execute.with_observed(spec, dict(out), staging)
     assert out["status"] == "ok" and out["probes"] == 5
     assert seen["matched"] == seen["attached"] == 5  # what `dtrace -l -s script` listed
     assert seen["activations"] == 10
@@ -222,9 +223,9 @@ def test_a_description_this_kernel_has_nothing_for_is_left_out_and_recorded():
     here, none = "tracepoint:syscalls:sys_enter_read", "tracepoint:syscalls:sys_enter_tracelab"
     state = {"kept": {"02": [here, none]}, "programs": {"02": "not used"}, "dropped": {"02": []}}
     with connect("local") as transport:
-        spec, info = kbuild._tracer(transport, "02", {"tracer": "bpftrace"}, state, {})
+        spec, info = kbuild_execute.scenario_tracer(transport, "02", {"tracer": "bpftrace"}, state, {})
         assert info["unmatched"] == [none] and info["matched"] == 1
         assert spec.command[-1] == K.program([here]) and none not in spec.command[-1]
         state["kept"]["02"] = [none]
         with pytest.raises(TargetError, match="no probe description matches anything"):
-            kbuild._tracer(transport, "02", {"tracer": "bpftrace"}, state, {})
+            kbuild_execute.scenario_tracer(transport, "02", {"tracer": "bpftrace"}, state, {})

@@ -151,7 +151,8 @@ def abba(rounds: int, workloads: list[str]) -> list[tuple[int, int, str, str]]:
     return out
 
 
-def _runs(rounds: int, workloads: list[str]) -> list[RunSpec]:
+def abba_runs(rounds: int, workloads: list[str]) -> list[RunSpec]:
+    """One run per block of :func:`abba`, in its order."""
     return [RunSpec(f"r{r:03d}-{i:02d}-{w}-{arm}", w,
                     {"arm": arm, "workload": w, "round": r, "position": i})
             for r, i, w, arm in abba(rounds, workloads)]
@@ -245,7 +246,7 @@ def plan(preflights: dict, p: dict, campaign: str) -> Plan:
               "labels": arm_labels(p, arm_target, tracer), "workloads": chosen,
               "skipped": not_run, **{k: p[k] for k in _IDENTITY}, **tracer,
               "kbuild_jobs_used": p["kbuild_jobs"] or cpus, "design": "ABBA"}
-    runs = _runs(p["rounds"], chosen)
+    runs = abba_runs(p["rounds"], chosen)
     table = pd.DataFrame([{"round": r.params["round"], "position": r.params["position"],
                            "workload": r.experiment, "arm": r.params["arm"],
                            "target": arm_target[r.params["arm"]], "run": r.run_id}

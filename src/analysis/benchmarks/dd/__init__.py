@@ -10,70 +10,31 @@ the paper's tables.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from analysis import _params
 from analysis import ratemethod as _rm
 from analysis.benchmarks.base import Benchmark, Param, Plan, register
 from analysis.benchmarks.dd import rate as _rate
+from analysis.benchmarks.dd import report as _report
 from analysis.benchmarks.dd import rounds as _rounds
-from analysis.benchmarks.dd.experiments import (  # noqa: F401
-    BY_ID,
+from analysis.benchmarks.dd.experiments import (
     CONTROL,
-    EXPERIMENTS,
     TRACERS,
-    Experiment,
-    PlannedExperiment,
-    _select,
-    build_plan,
-    counting_attach,
-    counting_script,
-    dd_argv,
     make_execute,
     parse_count,
-    parse_events,
-    pinned,
     plan_experiments,
     plan_table,
-    scripts_dir,
-    workload_timeout,
+    select_experiments,
 )
-from analysis.benchmarks.dd.figures import _figures, _labels, _latex_tables, _percent_columns  # noqa: F401
-from analysis.benchmarks.dd.report import report, summary  # noqa: F401 - the benchmark's surface, as before the split
-from analysis.benchmarks.dd.results import (  # noqa: F401
-    TABLE_COLUMNS,
-    bpf_per_event,
-    load_counts,
-    load_events,
-    load_runs,
-    long_for_bars,
-    planned_from_manifest,
-    results_table,
-    tracer_times,
-    with_published,
-)
+from analysis.benchmarks.dd.results import planned_from_manifest, results_table
 from analysis.benchmarks.report import Report
-from analysis.benchmarks.run import run_benchmark
 from analysis.campaign import Campaign, RunSpec, open_for_report
 from analysis.errors import ParameterError
 from analysis.stats import precision
-from analysis.targets.preflight import Preflight
-
-
-@dataclass
-class Benchmark1:
-    """What :func:`run_benchmark1` did: the campaign, the plan, the target's preflight."""
-
-    campaign: Campaign
-    target: str
-    planned: list
-    preflight: Preflight
-    result: object
-    count: int
+from analysis.stats.adaptive import adaptive_step
 
 
 def _positive_seconds(value) -> float:
@@ -81,7 +42,7 @@ def _positive_seconds(value) -> float:
 
 
 def _experiments(value) -> list[str] | None:
-    return None if value is None else [e.id for e in _select(value)]
+    return None if value is None else [e.id for e in select_experiments(value)]
 
 
 #: the demo's size (the registered defaults) and a thesis-sized campaign. Both time each
@@ -247,19 +208,13 @@ class DD(Benchmark):
         blocks: dict = {}
         for (exp, _), seconds in per_round.items():
             blocks.setdefault(exp, []).append(seconds)
-        rule = precision.Rule(target=p["precision"], min_rounds=q["rounds"],
-                              budget_s=p["budget"], max_rounds=_rounds.MAX_ROUNDS)
-        decision = rule.decide(widths, len(rounds), control=CONTROL, next_round=rounds[-1] + 1,
-                               block_s={k: float(np.mean(v)) for k, v in blocks.items()},
-                               spent_s=sum(e.get("duration_s") or 0 for e in entries.values()))
-        reason = decision.reason
-        runs = None if decision.experiments is None else _rounds.round_runs(
+        decision = adaptive_step(campaign, widths, blocks, rounds, control=CONTROL,
+                                 precision=p["precision"], budget_s=p["budget"],
+                                 min_rounds=q["rounds"], max_rounds=_rounds.MAX_ROUNDS,
+                                 spent_s=sum(e.get("duration_s") or 0 for e in entries.values()))
+        return None if decision.experiments is None else _rounds.round_runs(
             decision.experiments[1:], counts, CONTROL, rounds[-1] + 1, st["seed"],
             st.get("stats", ()))
-        campaign.record_adaptive({**campaign.adaptive, "precision": p["precision"],
-                                  "budget_s": p["budget"], "last_decision": reason,
-                                  "state": decision.state()})
-        return runs
 
     def execute(self, plan: Plan, p: dict, scratch: Path):
         q = plan.parameters
@@ -273,8 +228,8 @@ class DD(Benchmark):
                                   scratch=scratch)
 
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
-        return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
-                      **{**kwargs, "write": False})
+        return _report.report(campaign, data_dir=data_dir, figures_dir=figures_dir,
+                              **{**kwargs, "write": False})
 
     def costs(self, campaign, *, data_dir=None, target: str | None = None) -> pd.DataFrame:
         camp = open_for_report(campaign, data_dir)
@@ -312,20 +267,3 @@ def probe_type(attach_point: str) -> str:
             "kprobe": "kprobe", "kretprobe": "kprobe", "u": "uprobe", "ur": "uprobe",
             "uprobe": "uprobe", "uretprobe": "uprobe", "fbt": "kprobe", "syscall": "tracepoint",
             "pid$target": "uprobe"}.get(head, head)
-
-
-def run_benchmark1(target: str = "local", *, campaign: str | None = None, data_dir=None,
-                   trust_new_host_keys: bool = False, ssh_config=None, progress: bool = True,
-                   **params) -> Benchmark1:
-    """``run_benchmark("dd", target, ...)``, returning the campaign, plan and preflight.
-
-    Parameters as :class:`DD` declares them (``tracer``, ``experiments``, ``count``,
-    ``runs``, ``warmup``, ``rounds``, ``workload_cpu``, ``tracer_cpu``). Rerunning
-    with the same ``campaign`` resumes it.
-    """
-    result = run_benchmark("dd", target, campaign=campaign, data_dir=data_dir,
-                           trust_new_host_keys=trust_new_host_keys, ssh_config=ssh_config,
-                           progress=progress, **params)
-    camp = Campaign.open(result.campaign, data_dir=result.folder.parent.parent)
-    return Benchmark1(camp, target, result.plan.state["planned"], result.preflights[target],
-                      result, result.parameters["count"])

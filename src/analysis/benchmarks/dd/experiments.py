@@ -15,8 +15,9 @@ import pandas as pd
 from analysis import _params, paths
 from analysis.campaign import RunSpec
 from analysis.errors import ParameterError, TargetError
+from analysis.loaders.meta import parse_meta
 from analysis.targets.preflight import Preflight
-from analysis.tracing.lifecycle import TracerSpec, parse_meta, traced_execute
+from analysis.tracing.lifecycle import TracerSpec, traced_execute
 from analysis.tracing.tracers import count_script
 from analysis.tracing.tracers import parse_count as parse_events
 
@@ -121,7 +122,7 @@ def plan_experiments(pf: Preflight, tracer: str = "bpftrace",
     """Each selected experiment at its original attach point, a stated substitute, or
     skipped with the reason. The control is always included."""
     _params.choice("tracer", tracer, TRACERS)
-    chosen = _select(experiments)
+    chosen = select_experiments(experiments)
     out = []
     for e in chosen:
         if tracer == "dtrace":
@@ -153,7 +154,7 @@ def plan_experiments(pf: Preflight, tracer: str = "bpftrace",
 TRACERS = ("bpftrace", "dtrace")
 
 
-def _select(experiments) -> list[Experiment]:
+def select_experiments(experiments) -> list[Experiment]:
     """Experiments by number, id, slug or name: a list, a comma string ("4,5") or one."""
     if experiments is None:
         return list(EXPERIMENTS)
@@ -245,17 +246,6 @@ def make_execute(planned: Sequence[PlannedExperiment], *, count: int | None, run
     scratch.mkdir(parents=True, exist_ok=True)
     by_id = {p.id: p for p in planned}
 
-    def spec_for(p: PlannedExperiment, kind: str, n: int, stats: bool) -> TracerSpec:
-        if kind == "count":
-            script = scratch / f"count-{p.id}.{'d' if p.tracer == 'dtrace' else 'bt'}"
-            script.write_text(counting_script(p))
-        else:
-            script = p.script
-        defines = (f'TARGET_PROCESS_ARGS="{" ".join(dd_argv(n))}"',) if p.tracer == "dtrace" \
-            else ()
-        return TracerSpec(p.tracer, script=script, tracer_cpu=tracer_cpu, dtrace_defines=defines,
-                          bpf_stats=stats)
-
     def execute(transport, run: RunSpec, staging: Path) -> dict:
         p = by_id[run.experiment]
         kind, n = run.params.get("kind"), int(run.params.get("count") or count)
@@ -265,7 +255,8 @@ def make_execute(planned: Sequence[PlannedExperiment], *, count: int | None, run
             str(int(warmup)), "--export-json", "{out}/hyperfine.json", shlex.join(dd)]
         limit = workload_timeout(n, runs + warmup if kind == "timed" else 1)
         stats = bool(bpf_stats and run.params.get("bpf_stats"))
-        info = traced_execute(spec_for(p, kind, n, stats), workload, attach_timeout=attach_timeout,
+        spec = _tracer_spec(p, kind, n, stats, scratch, tracer_cpu)
+        info = traced_execute(spec, workload, attach_timeout=attach_timeout,
                               stop_timeout=stop_timeout, workload_timeout=limit,
                               expect=("hyperfine.json",) if kind == "timed" else ())(
                                   transport, run, staging)
@@ -284,6 +275,21 @@ def make_execute(planned: Sequence[PlannedExperiment], *, count: int | None, run
         return info
 
     return execute
+
+
+def _tracer_spec(p: PlannedExperiment, kind: str, n: int, stats: bool, scratch: Path,
+                 tracer_cpu: int | None) -> TracerSpec:
+    """The tracer of one run of :func:`make_execute`: the experiment's script, or for a
+    counting run (``kind`` ``count``) its counting script, written into ``scratch``."""
+    if kind == "count":
+        script = scratch / f"count-{p.id}.{'d' if p.tracer == 'dtrace' else 'bt'}"
+        script.write_text(counting_script(p))
+    else:
+        script = p.script
+    defines = (f'TARGET_PROCESS_ARGS="{" ".join(dd_argv(n))}"',) if p.tracer == "dtrace" \
+        else ()
+    return TracerSpec(p.tracer, script=script, tracer_cpu=tracer_cpu, dtrace_defines=defines,
+                      bpf_stats=stats)
 
 
 # --------------------------------------------------------------------------- #

@@ -16,7 +16,7 @@ _PERCENT = {"slowdown": "slowdown_pct", "slowdown_ci_low": "slowdown_pct_ci_low"
             "precision_reached": "precision_reached_pct"}
 
 
-def _percent_columns(table: pd.DataFrame) -> pd.DataFrame:
+def percent_columns(table: pd.DataFrame) -> pd.DataFrame:
     """benchmark1.csv: every share as a percentage, named ``..._pct`` where it stands."""
     frame = table.copy()
     for col in _PERCENT:
@@ -24,7 +24,7 @@ def _percent_columns(table: pd.DataFrame) -> pd.DataFrame:
     return frame.rename(columns=_PERCENT)
 
 
-def _labels(planned) -> dict:
+def experiment_labels(planned) -> dict:
     """Experiment id -> ``NN Name`` (`` *`` for a substitute attach point), as in the tables."""
     names = {p.id: f"{p.id[:2]} {p.experiment.name}" + (" *" if p.substituted else "")
              for p in planned}
@@ -41,10 +41,12 @@ def _marks(planned) -> str | None:
     return SUBSTITUTE_NOTE if any(p.substituted for p in planned) else None
 
 
-def _figures(out: dict, target: str, tracer: str) -> dict:
+def draw_figures(out: dict, target: str, tracer: str) -> dict:
+    """The report's figures of a hyperfine-method campaign (``out``: what :func:`~.report.report`
+    gathers): name (``per-event-cost``, ``runs``, ``run-order``) -> figure."""
     runs = out["runs"].copy()
-    fig = _cost_figure(out, target, tracer)
-    labels = _labels(out["planned"])
+    fig = cost_figure(out, target, tracer)
+    labels = experiment_labels(out["planned"])
     marks = _marks(out["planned"])
     runs["ns_per_read"] = runs["s_per_read"] * 1e9
     box = plots.runs_box(runs, value="ns_per_read", ylabel="time per dd read (ns)",
@@ -57,7 +59,7 @@ def _figures(out: dict, target: str, tracer: str) -> dict:
     return {"per-event-cost": fig, "runs": box, "run-order": order}
 
 
-def _cost_figure(out: dict, target: str, tracer: str):
+def cost_figure(out: dict, target: str, tracer: str):
     """Per-event cost, this machine's next to the published; the panels are chosen by this
     machine's values (every one of its bars readable, ``measured``)."""
     table = out["table"]
@@ -111,7 +113,7 @@ def _split_table(rows: pd.DataFrame, labels: dict, target: str):
     return frame, caption, {}
 
 
-def _latex_tables(out, table, published, times, target):
+def thesis_tables(out, table, published, times, target):
     """Thesis tables of at most 7 columns, numbers formatted, human column names:
     (name, frame, caption, per-column formats)."""
     def ci(r):
@@ -120,7 +122,7 @@ def _latex_tables(out, table, published, times, target):
         return f"{r['per_event_ns']:,.0f} [{r['per_event_ns_ci_low']:,.0f}, " \
                f"{r['per_event_ns_ci_high']:,.0f}]"
 
-    labels = _labels(out["planned"])
+    labels = experiment_labels(out["planned"])
     star = "; * = " + SUBSTITUTE_NOTE[3:] if _marks(out["planned"]) else ""
     rows = table[table["experiment"] != CONTROL]
     main = pd.DataFrame({

@@ -115,7 +115,12 @@ def _flags(r) -> list[str]:
 def summary_lines(out) -> list[str]:
     """The rate method's lines of the summary: the machine's states, the A/A noise floor,
     each cost with its CI, and (both methods) their agreement."""
-    st, blocks, table = out["speed_states"], out["rate_blocks"], out["rate_table"]
+    return [*_machine_lines(out), *_cost_lines(out), *_agreement_lines(out)]
+
+
+def _machine_lines(out) -> list[str]:
+    """The blocks, the share of their windows in the fast state, the speed states."""
+    st, blocks = out["speed_states"], out["rate_blocks"]
     a = blocks[blocks["role"] == "A"]
     b = blocks[blocks["role"] == "B"]
     lines = [f"rate method (iteration: {out.get('rate_loop', 'read')}): {len(blocks)} blocks of "
@@ -137,6 +142,14 @@ def summary_lines(out) -> list[str]:
                      "left out of the CIs")
     else:
         lines.append("rate method: the untraced blocks show one speed state")
+    return lines
+
+
+def _cost_lines(out) -> list[str]:
+    """The control's presence, what was subtracted, each cost with its CI, the rounds' last
+    decision."""
+    table = out["rate_table"]
+    lines = []
     for _, r in table[table["experiment"] == CONTROL].iterrows():
         lines.append(f"rate method: the control's script alone (the tracer's process, no "
                      f"probe on the path) moved the meter by {r['per_event_ns']:+.2f} ns per "
@@ -155,6 +168,12 @@ def summary_lines(out) -> list[str]:
                      f"({r['pairs_used']} rounds{_every(r)})")
     if (out.get("adaptive") or {}).get("rate_last_decision"):
         lines.append(f"rate rounds: {out['adaptive']['rate_last_decision']}")
+    return lines
+
+
+def _agreement_lines(out) -> list[str]:
+    """Both methods: on which experiments their CIs overlap."""
+    lines = []
     ag = out.get("agreement")
     if ag is not None and len(ag):
         word = {True: "yes", False: "NO", None: "no CI"}

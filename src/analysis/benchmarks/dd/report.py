@@ -10,7 +10,7 @@ from analysis import ratemethod as _rm
 from analysis.benchmarks.dd import rate_report as _rr
 from analysis.benchmarks.dd import rounds as _rounds
 from analysis.benchmarks.dd.experiments import CONTROL
-from analysis.benchmarks.dd.figures import _figures, _labels, _latex_tables, _percent_columns
+from analysis.benchmarks.dd.figures import draw_figures, experiment_labels, percent_columns, thesis_tables
 from analysis.benchmarks.dd.results import (
     TABLE_COLUMNS,
     load_runs,
@@ -175,21 +175,21 @@ def _outputs(out: Report, camp: Campaign, target: str) -> None:
     fractions."""
     table, published, times, runs = (out[k] for k in ("table", "with_published",
                                                       "tracer_times", "runs"))
-    for name, frame in (("benchmark1", _percent_columns(table)), ("tracer_times", times),
+    for name, frame in (("benchmark1", percent_columns(table)), ("tracer_times", times),
                         ("runs", runs)):
         out.frame(name, frame)
     stem = plots.figure_stem("dd", camp.name)  # dd-<campaign>, never dd-dd-...
     tracer = out["planned"][0].tracer
-    for name, fig in _figures(out, target, tracer).items():
+    for name, fig in draw_figures(out, target, tracer).items():
         out.figure(f"{stem}-{name}", fig)
         out[f"figure_{name.replace('-', '_')}"] = fig
-    for name, frame, caption, formats in _latex_tables(out, table, published, times, target):
+    for name, frame, caption, formats in thesis_tables(out, table, published, times, target):
         out.table(f"{stem}-{name}", frame, caption=caption, formats=formats)
     if out.get("method") == "both":
         out.frame("benchmark1-rate", out["rate_table"])
         out.frame("rate_blocks", out["rate_blocks"])
         out.frame("agreement", out["agreement"])
-        labels = _labels(out["planned"])
+        labels = experiment_labels(out["planned"])
         for name, fig in (("rate-blocks", _rr.untraced_blocks_figure(out["rate_blocks"], target)),
                           ("methods", _rr.methods_figure(out["agreement"], labels, target))):
             out.figure(f"{stem}-{name}", fig)

@@ -14,9 +14,9 @@ from analysis.benchmarks.dd import split as _split
 from analysis.benchmarks.dd.experiments import BY_ID, CONTROL, EXPERIMENTS, Experiment, PlannedExperiment
 from analysis.campaign import Campaign
 from analysis.loaders.hyperfine import load_blocks
+from analysis.loaders.meta import parse_meta
 from analysis.published import load_reference
 from analysis.stats.overhead import overhead_table
-from analysis.tracing.lifecycle import parse_meta
 from analysis.tracing.tracers import parse_count as parse_events
 
 

@@ -55,7 +55,7 @@ class _DisplayLine:
         pass
 
 
-def _in_kernel() -> bool:
+def in_kernel() -> bool:
     shell = sys.modules.get("IPython")
     if shell is None or "ipykernel" not in sys.modules:
         return False
@@ -74,7 +74,7 @@ def progress_bar(*, total: int, desc: str, unit: str = "run", disable: bool = Fa
                  words: bool = False) -> tqdm:
     """A tqdm bar: on stderr in a terminal, one updated text line in a notebook (there,
     with ``words``, the text without a bar graphic, so that a long postfix stays whole)."""
-    if not disable and _in_kernel():
+    if not disable and in_kernel():
         return tqdm(total=total, desc=desc, unit=unit, file=_DisplayLine(), mininterval=0.5,
                     ascii=True, leave=True, dynamic_ncols=False, ncols=None if words else 100,
                     bar_format=_WORDS if words else None)
@@ -136,7 +136,7 @@ class CampaignProgress:
         self.title, self.target, self.budget_s = title, target, budget_s
         self.rounds = rounds
         self.fd = None if disable else terminal_fd()
-        lines_only = self.fd is not None and not _in_kernel()  # a terminal: lines, no bar
+        lines_only = self.fd is not None and not in_kernel()  # a terminal: lines, no bar
         self.bar = progress_bar(total=0, desc=title, disable=disable or lines_only,
                                 words=True)
         self.total = self.finished = self.failed = 0
