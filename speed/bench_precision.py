@@ -30,7 +30,7 @@ def campaign(tmp: Path, name: str, **params) -> tuple[float, pd.DataFrame]:
     wall = time.perf_counter() - start
     if not result.complete:
         sys.exit(f"campaign {name} incomplete: {result}")
-    table = report(result.campaign, data_dir=tmp, write=False)["table"]
+    table = report(result.campaign, data_dir=tmp, write=False).values["table"]
     return wall, table.set_index("experiment").loc[["04-tracepoint-entry",
                                                     "05-tracepoint-return"]]
 

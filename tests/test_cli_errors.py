@@ -43,6 +43,108 @@ def test_user_errors_are_one_line(args, words):
     assert "Traceback" not in r.stderr
 
 
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+def _campaign(raw, name, source, change=None) -> None:
+    """A copy of a fixture campaign as ``raw/name``, its manifest changed by ``change``."""
+    import json
+    import shutil
+
+    shutil.copytree(source, raw / name)
+    manifest = json.loads((raw / name / "manifest.json").read_text())
+    manifest["campaign"] = name
+    if change:
+        change(manifest, raw / name)
+    (raw / name / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _no_runs(m, folder):
+    import shutil
+
+    m["runs"] = {}
+    shutil.rmtree(folder / "local")
+
+
+def _undone(m, folder):
+    for runs in m["runs"].values():
+        for entry in runs.values():
+            entry["status"] = "failed"
+
+
+@pytest.fixture(scope="module")
+def user_data(tmp_path_factory):
+    """A data folder with the dd fixture campaign and copies a user may get wrong."""
+    data = tmp_path_factory.mktemp("data")
+    raw = data / "raw"
+    dd = FIXTURES / "dd-campaign-v1" / "raw" / "dd-fixture"
+    _campaign(raw, "dd-fixture", dd)
+    _campaign(raw, "looper-c", dd, lambda m, f: m.update(benchmark="looper"))
+    _campaign(raw, "rate-c", dd, lambda m, f: m.update(benchmark="probe-rate"))
+    _campaign(raw, "no-runs", dd, _no_runs)
+    _campaign(raw, "undone", dd, _undone)
+    _campaign(raw, "no-plan", dd, lambda m, f: m["parameters"].pop("plan"))
+    _campaign(raw, "ab-undone", FIXTURES / "ab" / "data" / "raw" / "ab-fixture", _undone)
+    _campaign(data / "elsewhere", "dd-fixture", dd)
+    return data
+
+
+@pytest.mark.parametrize("args,words", [
+    (["report", "a/b"], "parameter campaign name='a/b': invalid campaign name"),
+    (["verify", "a/b"], "parameter campaign name='a/b': invalid campaign name"),
+    (["run", "dd", "--campaign", "a/c"], "parameter campaign name='a/c': invalid campaign name"),
+    (["verify", "nosuch"], "no campaign 'nosuch' in "),
+    (["verify-bundle", "{d}/nosuch.zip"], "{d}/nosuch.zip: no such bundle"),
+    (["bundle", "--out", "{d}/x.txt", "dd-fixture"],
+     "parameter out='{d}/x.txt': a bundle is a .zip file"),
+    (["compare", "x"], "parameter campaigns=['x']: compare takes two campaigns, A and B (got 1)"),
+    (["compare", "dd-fixture", "dd-fixture", "--margin", "bad"],
+     "parameter margin='bad': expected a number of ns"),
+    (["compare", "dd-fixture", "dd-fixture", "--margin=-3%"],
+     "parameter margin='-3%': must be positive"),
+    (["compare", "{d}/nodir", "dd-fixture"], "no campaign 'nodir' in {d} (no manifest.json)"),
+    (["compare", "{d}/elsewhere/dd-fixture", "dd-fixture"],
+     "parameter campaign='{d}/elsewhere/dd-fixture': a campaign folder lives in <data>/raw/"),
+    (["compare", "dd-fixture", "looper-c"], "dd-fixture is a dd campaign and looper-c a looper "
+                                            "one: only campaigns of one benchmark compare"),
+    (["compare", "rate-c", "rate-c"], "parameter campaign='rate-c': comparing probe-rate "
+                                      "campaigns is not supported yet"),
+    (["compare", "dd-fixture", "no-runs"], "campaign no-runs has no runs"),
+    (["bootstrap", "local", "--benchmark", "nosuch", "--dry-run"],
+     "parameter benchmark='nosuch': unknown benchmark 'nosuch'; expected one of"),
+    (["report", "no-runs"], "campaign no-runs has no runs"),
+    (["report", "undone"], "campaign undone has no finished timed runs on local"),
+    (["report", "no-plan"], "no-plan/manifest.json: field 'parameters.plan': campaign no-plan "
+                            "has no benchmark-1 plan"),
+    (["report", "ab-undone"], "campaign ab-undone has no finished blocks"),
+])
+def test_user_mistakes_are_one_line_naming_the_value(user_data, args, words):
+    takes_data = args[0] not in ("verify-bundle", "bootstrap")
+    argv = [a.format(d=user_data) for a in args]
+    if takes_data:
+        argv += ["--data-dir", str(user_data)]
+    if args[0] in ("report", "compare"):
+        argv += ["--figures-dir", str(user_data / "fig")]
+    r = _cli(*argv)
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
+    assert words.format(d=user_data) in lines[0], r.stderr
+
+
+def test_no_project_folder_is_one_line(monkeypatch, capsys, tmp_path):
+    from analysis import paths
+
+    monkeypatch.delenv(paths.ENV_VAR, raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(paths, "_is_root", lambda folder: False)
+    assert cli.main(["report", "x"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"error: cannot find the {paths.PROJECT_NAME} project folder from {tmp_path}; "
+                   f"run from inside the project or set {paths.ENV_VAR}\n")
+
+
 @pytest.mark.parametrize("target,problem", [
     ("user@host:99999", "invalid port '99999': a port is a number from 1 to 65535"),
     ("ro ot@host", "invalid user name 'ro ot'"),

@@ -47,7 +47,7 @@ def _skipped_for(run: subprocess.CompletedProcess, reason: str) -> None:
 
 def test_without_a_c_compiler_the_tests_that_build_skip_naming_gcc(tmp_path):
     """The rate meter's tests build it first: with no `cc` on PATH they skip, not fail."""
-    run = _pytest(tmp_path, "tests/test_ratemeter.py::test_the_meter_counts_reads_per_window",
+    run = _pytest(tmp_path, "tests/ratemethod/test_meter.py::test_the_meter_counts_reads_per_window",
                   _path_without(tmp_path, "cc"))
     _skipped_for(run, "cc is missing: package gcc (`make test` installs it, as root)")
 

@@ -241,3 +241,19 @@ def test_a_private_import_is_found(tmp_path):
     f.write_text("from analysis import _params, paths\nfrom analysis.x import _y\n"
                  "import analysis._display\nfrom analysis import __version__\n")
     assert _private_imports(f) == ["analysis: _params", "analysis.x: _y", "analysis._display"]
+
+
+#: test files at tests/ itself: the root modules', and the project's own (layout, docs,
+#: packaging, the conftest's skips, the public surface)
+ROOT_TESTS = {"test_cli_errors", "test_docs", "test_packaging", "test_paths", "test_progress",
+              "test_rules", "test_skips", "test_structure", "test_surface"}
+
+
+def test_tests_mirror_the_package():
+    subpackages = {d.name for d in SRC.iterdir() if (d / "__init__.py").is_file()}
+    folders = {d.name for d in (ROOT / "tests").iterdir()
+               if d.is_dir() and any(d.rglob("test_*.py"))}
+    assert subpackages - folders == set(), "a subpackage without its tests/ folder"
+    assert folders - subpackages <= {"notebooks"}, "a tests/ folder for no subpackage"
+    loose = {f.stem for f in (ROOT / "tests").glob("test_*.py")} - ROOT_TESTS
+    assert loose == set(), "tests at tests/ that belong in a subpackage's folder"

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from analysis import paths, published
 from analysis.benchmarks import get, registry, report, run_benchmark
-from analysis.benchmarks.report import Report
 from analysis.bundle import bundle, verify_bundle
 from analysis.bundle.cli import add_parsers as add_bundle_parsers
 from analysis.campaign import Campaign
@@ -33,10 +32,9 @@ def _print_paths(written) -> None:
 
 def _print_report(rep) -> None:
     """The paths a report wrote (stdout), then its summary (stderr)."""
-    _print_paths(rep["written"])
-    summary = rep.summary if isinstance(rep, Report) else rep.get("summary")  # or a dict
-    if isinstance(summary, str):
-        print(summary, file=sys.stderr)
+    _print_paths(rep.written)
+    if rep.summary:
+        print(rep.summary, file=sys.stderr)
 
 
 def _figures(args) -> int:

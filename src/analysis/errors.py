@@ -267,6 +267,21 @@ class ParameterMismatch(CampaignError, ValueError):
         return (type(self), (self.campaign, self.differences))
 
 
+class NothingFinished(CampaignError, ValueError):
+    """A campaign has not finished what a report needs yet (no run, no finished block, not
+    the controls every cost is measured against); nothing is wrong with its data: resume it
+    under the same name. ``campaign``; ``what``: what it lacks, in words. A ValueError too,
+    so ``make figures`` skips such a campaign, saying so."""
+
+    def __init__(self, campaign: str, what: str):
+        self.campaign = campaign
+        self.what = what
+        super().__init__(f"campaign {campaign} has no {what}")
+
+    def __reduce__(self):
+        return (type(self), (self.campaign, self.what))
+
+
 class IntegrityError(CampaignError):
     """A raw file disagrees with the SHA-256 the manifest recorded (or is missing).
 
@@ -313,6 +328,23 @@ class LockError(AnalysisError):
 
     def __reduce__(self):
         return (type(self), (self.what, self.name, self.pid, self.host, self.since))
+
+
+class ProjectNotFound(AnalysisError, FileNotFoundError):
+    """The project's root folder is not found from ``start`` (nor is ``env_var`` set)."""
+
+    def __init__(self, name: str, start: str | Path, env_var: str):
+        self.name = name
+        self.start = str(start)
+        self.env_var = env_var
+        super().__init__(f"cannot find the {name} project folder from {self.start}; run from "
+                         f"inside the project or set {env_var}")
+
+    def __str__(self):
+        return self.args[0]
+
+    def __reduce__(self):
+        return (type(self), (self.name, self.start, self.env_var))
 
 
 class BundleError(AnalysisError):

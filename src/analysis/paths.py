@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from analysis.errors import ParameterError
+from analysis.errors import ParameterError, ProjectNotFound
 
 PROJECT_NAME = "tracer-overhead-lab"
 ENV_VAR = "TRACELAB_ROOT"
@@ -43,10 +43,7 @@ def project_root(start: str | Path | None = None) -> Path:
     source = Path(__file__).resolve().parents[2]  # src/analysis/paths.py -> root
     if _is_root(source):
         return source
-    raise FileNotFoundError(
-        f"cannot find the {PROJECT_NAME} project folder from {here}; "
-        f"run from inside the project or set {ENV_VAR}"
-    )
+    raise ProjectNotFound(PROJECT_NAME, here, ENV_VAR)
 
 
 def _sub(*parts: str, override: str | Path | None = None, create: bool = False) -> Path:

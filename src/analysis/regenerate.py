@@ -20,7 +20,7 @@ def regenerate(data_dir=None, figures_dir=None) -> list[Path]:
     targets: dict = {}
     for name in campaigns(data_dir):
         try:
-            written += report(name, data_dir=data_dir, figures_dir=figures_dir)["written"]
+            written += report(name, data_dir=data_dir, figures_dir=figures_dir).written
             targets.update(dict.fromkeys(Campaign.open(name, data_dir=data_dir).target_names))
         except (ValueError, KeyError) as exc:  # IntegrityError is neither: it stops
             print(f"skipped {name}: {exc}")

@@ -33,6 +33,7 @@ import pandas as pd
 
 from analysis import plots
 from analysis.campaign import Campaign, campaigns, target_slug
+from analysis.errors import ParameterError
 from analysis.plots import THESIS_WIDTH_IN, thesis_style
 from analysis.plots.style import _caption
 
@@ -74,11 +75,11 @@ def expected_overhead(per_event_ns: float, ci_low: float = np.nan, ci_high: floa
     """
     for name, v in (("per_event_ns", per_event_ns),):
         if v is None or not np.isfinite(float(v)):
-            raise ValueError(f"{name} must be a finite number of nanoseconds, not {v!r}")
+            raise ParameterError(name, v, "must be a finite number of nanoseconds")
     rows = []
     for rate in rates:
         if not rate > 0:
-            raise ValueError(f"event rates must be positive, not {rate!r}")
+            raise ParameterError("rates", rate, "event rates must be positive")
         frac = rate * per_event_ns * 1e-9
         lo, hi = rate * ci_low * 1e-9, rate * ci_high * 1e-9
         rows.append({"events_per_s": rate, "cpu_pct": frac * 100, "cpu_pct_ci_low": lo * 100,

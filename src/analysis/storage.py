@@ -21,16 +21,17 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-from analysis.errors import LockError, StorageError
+from analysis.errors import LockError, ParameterError, StorageError
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 def check_name(name: str, what: str = "name") -> str:
     """Names that end up in paths (here and on a target): letters, digits, ``._-``;
-    else ValueError."""
+    else :class:`~analysis.errors.ParameterError` (a ValueError)."""
     if not isinstance(name, str) or not _SAFE_NAME.match(name) or ".." in name:
-        raise ValueError(f"invalid {what} {name!r}: use letters, digits, '.', '_' and '-' only")
+        raise ParameterError(what, name, f"invalid {what}: use letters, digits, '.', '_' and "
+                             "'-' only")
     return name
 
 

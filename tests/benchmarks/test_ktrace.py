@@ -1,6 +1,6 @@
 """The smoking gun (ktrace): the scripts against the slides, command lines, the parser,
 DTrace with a stand-in, and a kernel without kprobes planning nothing and saying why.
-The bpftrace runs themselves need kprobes: tests/test_vm.py runs them on the VM."""
+The bpftrace runs themselves need kprobes: tests/targets/test_vm.py runs them on the VM."""
 
 from __future__ import annotations
 
@@ -102,10 +102,10 @@ def test_without_kprobes_nothing_is_planned_and_the_reason_is_given(tmp_path):
     need_tool("bpftrace")  # the default tracer: refused before any plan where it is missing
     with connect("local") as t:
         if preflight(t).capabilities.get("kprobes"):
-            pytest.skip("this kernel has kprobes: tests/test_vm.py's case applies")
+            pytest.skip("this kernel has kprobes: tests/targets/test_vm.py's case applies")
     result = run_benchmark("ktrace", "local", campaign="kt", data_dir=tmp_path, progress=False)
     assert result.complete and not any(result.done.values())
     why = result.plan.not_run["ktrace"]
     assert why.startswith("no kprobes on local's kernel") and "vm-standard" in why
     rep = make_report(result)
-    assert rep["summary"] == why and rep["runs"].empty and rep["written"] == []
+    assert rep.summary == why and rep.values["runs"].empty and rep.written == []

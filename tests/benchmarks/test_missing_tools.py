@@ -171,7 +171,7 @@ def test_what_a_campaign_requires_follows_its_parameters():
     # A/B: bpftrace only on arm B's target (the last), and only for a .bt tracer script
     ab = get("ab")
     p = ab.parse({})
-    bt = p["tracer_script"] is not None and Path(p["tracer_script"]).suffix == ".bt"
+    bt = p.tracer_script is not None and Path(p.tracer_script).suffix == ".bt"
     assert ab.requires(p, "a", ["a", "b"]) == ()
     assert ab.requires(p, "b", ["a", "b"]) == (("bpftrace",) if bt else ())
     # every need named is one bootstrap knows

@@ -40,7 +40,7 @@ def test_the_lesson_is_the_size_it_says_not_adaptive():
     from analysis.benchmarks import get
 
     p = get("probe-effect").parse({"rounds": 2})
-    assert p["dd"]["rounds"] == 2 and p["dd"]["precision"] is None and p["dd"]["budget"] is None
+    assert p.dd.rounds == 2 and p.dd.precision is None and p.dd.budget is None
 
 
 @pytest.mark.slow

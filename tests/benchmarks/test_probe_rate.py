@@ -73,7 +73,7 @@ def test_a_controlled_rate_priced_by_hand(tmp_path):
     # the cost is the cost campaign's own per-event cost of the count on the read syscall's
     # tracepoint (this kernel has no kprobes), as its report table says
     campaign = price.cost_source.split(",")[0].removeprefix("campaign ")
-    table = analysis.report(campaign, data_dir=tmp_path, write=False)["table"]
+    table = analysis.report(campaign, data_dir=tmp_path, write=False).values["table"]
     row = table.set_index("experiment").loc["09-map"]
     assert price.per_event_ns == pytest.approx(row["per_event_ns"], rel=1e-12)
     assert again.cost_source == price.cost_source  # found, not measured again
@@ -91,3 +91,24 @@ def test_a_controlled_rate_priced_by_hand(tmp_path):
     assert f"{price.rate:,.1f} events/s" in str(price)
     written = price.save_figure(figures_dir=tmp_path / "fig")
     assert sorted(p.suffix for p in written) == [".pdf", ".png"]
+
+
+def test_no_cost_measured_for_the_probe_is_a_parameter_error(monkeypatch, tmp_path):
+    """Nothing measures the action on that probe type, or no cost of it is measured on the
+    target (and measure=False): a ParameterError naming the action (no tracer runs here)."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    with pytest.raises(ParameterError, match="parameter action='histogram': nothing here "
+                       "measures 'histogram' on a uprobe"):
+        probe_rate._measure("local", "uprobe", "histogram", {})
+    ran = SimpleNamespace(campaign="rate", folder=tmp_path / "raw" / "rate")
+    monkeypatch.setattr(probe_rate, "run_benchmark", lambda *a, **kw: ran)
+    monkeypatch.setattr(probe_rate.ProbeRate, "report", lambda self, *a, **kw: {"table": None})
+    monkeypatch.setattr(probe_rate.rules, "costs", lambda *a, **kw: pd.DataFrame(
+        columns=["probe_type", "action", "per_event_ns"]))
+    with pytest.raises(ParameterError, match=r"parameter action='stack': no per-event cost of "
+                       r"'stack' on a uprobe is measured on local \(measure=True runs"):
+        analysis.price_probe("local", "uprobe:/bin/sh:main", "stack", 1, measure=False,
+                             data_dir=tmp_path)

@@ -35,8 +35,8 @@ class Naps(Benchmark):
     params = (Param.integer("naps", 2, "sleeps per target", 1, 20),)
 
     def plan(self, preflights, p, campaign):
-        runs = [RunSpec(f"nap{i}", "sleep", {"nap": i}) for i in range(p["naps"])]
-        return Plan(runs, {"naps": p["naps"], "targets": list(preflights)})
+        runs = [RunSpec(f"nap{i}", "sleep", {"nap": i}) for i in range(p.naps)]
+        return Plan(runs, {"naps": p.naps, "targets": list(preflights)})
 
     def execute(self, plan, p, scratch):
         spec = TracerSpec("ftrace", ftrace_events=("syscalls/sys_enter_clock_nanosleep",),
@@ -83,8 +83,8 @@ def test_a_benchmark_plugs_in_from_the_test_suite(naps, tmp_path, capsys, nothin
     assert result.complete and result.done["local"] == ["nap0", "nap1", "nap2"]
     assert result.benchmark == "test-naps" and result.preflights["local"].os == "Linux"
     rep = analysis.report(result, figures_dir=tmp_path / "fig1")
-    assert (rep["table"]["events"] >= 1).all()  # sleep's clock_nanosleep, counted by ftrace
-    assert isinstance(rep, Report) and rep.summary == "3 naps" and rep["summary"] == "3 naps"
+    assert (rep.values["table"]["events"] >= 1).all()  # sleep's clock_nanosleep, counted by ftrace
+    assert isinstance(rep, Report) and rep.summary == "3 naps" and rep.summary == "3 naps"
     assert {p.name for p in rep.written} == {"naps.csv", "naps.parquet", "naps-naps1.pdf",
                                              "naps-naps1.png"}
     assert set(rep.figures) == {"naps-naps1"} and list(rep.tables) == ["table"]
@@ -155,7 +155,7 @@ def _dd_files(folder: Path, campaign: str) -> dict:
 def test_dd_from_the_command_line_matches_the_notebook(tmp_path):
     """`tracelab run dd` and notebook 1.0 write the same files, and `report` rebuilds them
     byte-identically. On local only: the CLI's --ssh-config is exercised by
-    tests/test_preflight.py, dd over SSH by tests/benchmarks/dd/test_dd.py."""
+    tests/targets/test_preflight.py, dd over SSH by tests/benchmarks/dd/test_dd.py."""
     need_tool("bpftrace")
     target = ["--target", "local"]
     cli = subprocess.run([sys.executable, "-m", "analysis", "run", "dd", *target, *DD_CLI,
@@ -215,3 +215,35 @@ def test_a_preset_is_chosen_by_one_parameter_and_recorded_in_the_manifest(
     assert manifest["parameters"]["preset"] == "thesis" and manifest["parameters"]["naps"] == 3
     assert main(["benchmarks", "test-sized-naps"]) == 0
     assert "thesis: naps=3" in capsys.readouterr().out
+
+
+def test_make_figures_skips_a_campaign_with_nothing_finished(tmp_path, capsys):
+    """A campaign with no run, none finished, or not its control yet is told and skipped
+    (a NothingFinished, a ValueError too); `make figures` goes on past it."""
+    import json
+    import shutil
+
+    from analysis.benchmarks.dd.experiments import CONTROL
+
+    fixture = ROOT / "tests" / "fixtures" / "dd-campaign-v1" / "raw" / "dd-fixture"
+    for name in ("no-runs", "undone", "no-control"):
+        folder = tmp_path / "raw" / name
+        shutil.copytree(fixture, folder)
+        manifest = json.loads((folder / "manifest.json").read_text())
+        manifest["campaign"] = name
+        runs = manifest["runs"]["local"]
+        for run_id, entry in list(runs.items()):
+            if name == "undone":
+                entry["status"] = "failed"
+            elif name == "no-runs" or entry["experiment"] == CONTROL:
+                del runs[run_id]
+                shutil.rmtree(folder / "local" / run_id)
+        if name == "no-runs":
+            manifest["runs"] = {}
+        (folder / "manifest.json").write_text(json.dumps(manifest))
+    assert regenerate(data_dir=tmp_path, figures_dir=tmp_path / "fig") == []
+    out = capsys.readouterr().out
+    assert "skipped no-runs: campaign no-runs has no runs" in out
+    assert "skipped undone: campaign undone has no finished timed runs on local" in out
+    assert f"skipped no-control: campaign no-control has no finished timed runs of '{CONTROL}'" \
+        in out

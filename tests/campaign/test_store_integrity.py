@@ -84,7 +84,7 @@ def test_a_flipped_byte_is_refused_reported_quarantined_and_rerun(tmp_path):
     # asked explicitly, the run is left out and the report is made without it
     out = report(camp.name, data_dir=tmp_path, figures_dir=tmp_path / "fig",
                  n_resamples=99, skip_runs=[run_id])
-    assert run_id not in set(out["runs"]["block"])
+    assert run_id not in set(out.values["runs"]["block"])
 
     cli = subprocess.run([sys.executable, "-m", "analysis", "verify", camp.name,
                           "--data-dir", str(tmp_path)], capture_output=True, text=True)
@@ -172,7 +172,7 @@ def test_files_have_normal_modes(tmp_path):
         out = report(camp, data_dir=tmp_path, figures_dir=tmp_path / "fig", n_resamples=99)
     finally:
         os.umask(old)
-    files = [camp.manifest_path, *out["written"],
+    files = [camp.manifest_path, *out.written,
              *camp.folder.glob("local/*/*")]
     assert len(files) > 10
     for f in files:

@@ -28,6 +28,7 @@ from analysis.benchmarks import cyclictest as latency
 from analysis.benchmarks.dd.experiments import plan_experiments
 from analysis.benchmarks.dd.figures import draw_figures, percent_columns, thesis_tables
 from analysis.benchmarks.dd.results import with_published
+from analysis.benchmarks.report import Report
 from analysis.loaders.cyclictest import load_cyclictest
 from analysis.loaders.hyperfine import load_hyperfine
 from analysis.targets.preflight import Preflight
@@ -62,7 +63,7 @@ def _preflight() -> Preflight:
     return Preflight.from_lines("local", "\n".join(lines))
 
 
-def measured_report(scale_ci: float = 1.0) -> dict:
+def measured_report(scale_ci: float = 1.0) -> Report:
     """What the dd report hands to its figure and table writers, for the campaign above
     (``scale_ci`` narrows the CIs: 0.1 gives a precise campaign)."""
     planned = plan_experiments(_preflight(), "bpftrace", [2, 4, 5, 6])
@@ -87,8 +88,9 @@ def measured_report(scale_ci: float = 1.0) -> dict:
                           "attach_median_s": [0.05, 0.05], "attach_max_s": [0.06, 0.06],
                           "stop_median_s": [0.11, 0.22], "stop_max_s": [0.14, 0.22],
                           "killed": [0, 0]})
-    return {"table": table, "with_published": with_published(table), "runs": runs,
-            "planned": planned, "tracer_times": times, "noise_floor_ns_per_read": 147.5}
+    return Report(None, {"table": table, "with_published": with_published(table), "runs": runs,
+                         "planned": planned, "tracer_times": times,
+                         "noise_floor_ns_per_read": 147.5})
 
 
 # --------------------------------------------------------------------------- #
@@ -443,7 +445,7 @@ def test_published_tables_are_fit_for_print(tmp_path):
 
 def test_measured_tables_are_fit_for_print(tmp_path):
     out = measured_report()
-    tables = thesis_tables(out, out["table"], out["with_published"], out["tracer_times"],
+    tables = thesis_tables(out, out.values["table"], out.values["with_published"], out.values["tracer_times"],
                            "local")
     for name, frame, caption, formats in tables:
         plots.export_table(frame, name, caption=caption, formats=formats, figures_dir=tmp_path)
@@ -456,7 +458,7 @@ def test_measured_tables_are_fit_for_print(tmp_path):
 
 
 def test_percentages_are_percentages_in_the_files():
-    table = measured_report()["table"].assign(
+    table = measured_report().values["table"].assign(
         slowdown_ci_low=0.1, slowdown_ci_high=0.5, slowdown_fastest=0.3)
     csv = percent_columns(table)
     assert "slowdown" not in csv and "precision_reached" not in csv

@@ -5,9 +5,18 @@ two share lives a layer down (loaders, statistics, plots, tracers)."""
 
 from __future__ import annotations
 
-from analysis.benchmarks.base import Benchmark, Param, Plan, for_campaign, get, register, registry
-from analysis.benchmarks.report import Report, emulated_caveat, report, write, write_report
+from analysis.benchmarks.base import (
+    Benchmark,
+    Param,
+    Params,
+    Plan,
+    for_campaign,
+    get,
+    register,
+    registry,
+)
+from analysis.benchmarks.report import Report, emulated_caveat, report, write_report
 from analysis.benchmarks.run import run_benchmark
 
-__all__ = ["Benchmark", "Param", "Plan", "register", "registry", "get", "for_campaign",
-           "run_benchmark", "report", "write", "write_report", "Report", "emulated_caveat"]
+__all__ = ["Benchmark", "Param", "Params", "Plan", "register", "registry", "get", "for_campaign",
+           "run_benchmark", "report", "write_report", "Report", "emulated_caveat"]

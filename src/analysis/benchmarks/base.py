@@ -14,8 +14,11 @@ the modules and folders of :mod:`analysis.benchmarks`: nothing keeps a list of t
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import importlib
 import pkgutil
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,7 +127,7 @@ class Benchmark:
         """Checks across parameters (after each one's own); returns them."""
         return p
 
-    def requires(self, p: dict, target: str, targets: Sequence[str]) -> tuple[str, ...]:
+    def requires(self, p: Params, target: str, targets: Sequence[str]) -> tuple[str, ...]:
         """What of :data:`analysis.targets.bootstrap.NEEDS` (its keys: ``bpftrace``, ``hyperfine``,
         ``cc``, ``sdt``, ``kbuild``, ...) a campaign with the parameters ``p`` cannot run
         without on ``target`` (one of ``targets``). :func:`~analysis.benchmarks.run.
@@ -135,16 +138,16 @@ class Benchmark:
 
         return tuple(n for n in NEEDS.get(self.name, ()) if n not in self.optional)
 
-    def unmet(self, p: dict, transport) -> list[str]:
+    def unmet(self, p: Params, transport) -> list[str]:
         """What else the target lacks for these parameters that bootstrap does not install
         (one phrase each, checked with :meth:`requires`; e.g. a kernel tarball given as a
         parameter that is not there). Default: nothing."""
         return []
 
-    def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
+    def plan(self, preflights: dict, p: Params, campaign: str) -> Plan:
         raise NotImplementedError
 
-    def execute(self, plan: Plan, p: dict, scratch: Path) -> Execute:
+    def execute(self, plan: Plan, p: Params, scratch: Path) -> Execute:
         raise NotImplementedError
 
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs):
@@ -157,18 +160,19 @@ class Benchmark:
         raise NotImplementedError."""
         raise NotImplementedError(f"{self.name} measures no per-event costs")
 
-    def observer(self, target: str, p: dict):
+    def observer(self, target: str, p: Params):
         """What watches the runs as they finish when the caller gives no ``on_run`` (e.g. a
         figure that grows in the notebook): a callable ``(run, staging, info)``, or None."""
         return None
 
-    def more(self, campaign: Campaign, plan: Plan, p: dict) -> list[RunSpec] | None:
+    def more(self, campaign: Campaign, plan: Plan, p: Params) -> list[RunSpec] | None:
         """Runs to add once the planned ones are done (adaptive benchmarks), decided from
         the campaign's finished runs alone so that a resume decides the same; None: done."""
         return None
 
-    def parse(self, given: dict) -> dict:
-        """Every parameter checked and in canonical form, defaults filled in."""
+    def parse(self, given: dict) -> Params:
+        """Every parameter checked and in canonical form, defaults filled in: a frozen
+        :class:`Params` (``p.count``), built once :meth:`check` has seen them as a dict."""
         known = {p.name: p for p in self.params}
         for name in given:
             if name not in known:
@@ -178,7 +182,28 @@ class Benchmark:
         for n, value in self.presets.get(values.get("preset"), {}).items():
             if values[n] == known[n].parse(known[n].default):  # left at its default
                 values[n] = known[n].parse(value)
-        return self.check(values)
+        return params(self.name, self.check(values))
+
+
+class Params:
+    """A benchmark's parsed parameters: frozen, one typed attribute per parameter (and per
+    value :meth:`Benchmark.check` derived), made by :func:`params`. ``as_dict()`` gives them
+    back as a dict (for a manifest)."""
+
+    def as_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+@functools.cache
+def _params_class(benchmark: str, names: tuple[str, ...]) -> type:
+    cls_name = "".join(w.capitalize() for w in re.split(r"[-_]", benchmark)) + "Params"
+    return dataclasses.make_dataclass(cls_name, [(n, Any) for n in names], bases=(Params,),
+                                      frozen=True)
+
+
+def params(benchmark: str, values: dict) -> Params:
+    """``values`` (a benchmark's checked parameters) as a frozen :class:`Params`."""
+    return _params_class(benchmark, tuple(values))(**values)
 
 
 def register(cls: type[Benchmark]) -> type[Benchmark]:

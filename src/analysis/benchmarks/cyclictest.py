@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import _params, plots, stats
-from analysis.benchmarks.base import Benchmark, Param, Plan, register
+from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
 from analysis.benchmarks.report import Report, with_caveat, write_report
 from analysis.benchmarks.run import run_benchmark
 from analysis.campaign import Campaign, RunSpec, open_for_report
@@ -139,10 +139,10 @@ class Cyclictest(Benchmark):
               _configs),
     )
 
-    def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
+    def plan(self, preflights: dict, p: Params, campaign: str) -> Plan:
         targets = list(preflights)
         not_run, runnable = {}, []
-        for c in [BY_NAME[n] for n in (p["configs"] or [c.name for c in CONFIGS])]:
+        for c in [BY_NAME[n] for n in (p.configs or [c.name for c in CONFIGS])]:
             missing = [t for t in targets if c.needs and not preflights[t].capabilities.get(
                 c.needs)]
             if missing:
@@ -156,10 +156,10 @@ class Cyclictest(Benchmark):
                   "cpu": cpu, "main_cpu": main_cpu, "configs": [c.name for c in runnable],
                   "skipped": not_run, "labels": {t: label(preflights[t]) for t in targets}}
         runs = [RunSpec(f"i{k:02d}-{c.name}", c.name, {"invocation": k})
-                for k in range(p["invocations"]) for c in runnable]
+                for k in range(p.invocations) for c in runnable]
         return Plan(runs, params, not_run)
 
-    def execute(self, plan: Plan, p: dict, scratch: Path):
+    def execute(self, plan: Plan, p: Params, scratch: Path):
         q = plan.parameters
         return make_execute(loops=q["loops"], interval_us=q["interval_us"],
                             histogram_us=q["histogram_us"], cpu=q["cpu"],

@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import plots
-from analysis.benchmarks.base import Benchmark, Param, Plan, register
+from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
 from analysis.benchmarks.report import Report, with_caveat, write_report
 from analysis.campaign import Campaign, RunSpec, open_for_report
 from analysis.errors import ParameterError
@@ -159,30 +159,30 @@ class Ktrace(Benchmark):
         Param.integer("stop_timeout", 600, "seconds after SIGINT before SIGKILL", 1),
     )
 
-    def requires(self, p: dict, target: str, targets) -> tuple[str, ...]:
-        return ("bpftrace",) if p["tracer"] == "bpftrace" else ()
+    def requires(self, p: Params, target: str, targets) -> tuple[str, ...]:
+        return ("bpftrace",) if p.tracer == "bpftrace" else ()
 
-    def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
+    def plan(self, preflights: dict, p: Params, campaign: str) -> Plan:
         (target, pf), = preflights.items()
-        if p["tracer"] == "dtrace" and not pf.capabilities.get("dtrace"):
+        if p.tracer == "dtrace" and not pf.capabilities.get("dtrace"):
             raise ParameterError("tracer", "dtrace", f"DTrace is not available on {target} "
                                  f"({pf.os}); ktrace.d is tested with a stand-in")
-        if p["tracer"] == "bpftrace" and not pf.tools.get("bpftrace"):
+        if p.tracer == "bpftrace" and not pf.tools.get("bpftrace"):
             raise ParameterError("tracer", "bpftrace", f"{target} lacks bpftrace")
         kprobes = bool(pf.capabilities.get("kprobes"))
-        reason = skip_reason(p["tracer"], kprobes, target, pf.kernel)
+        reason = skip_reason(p.tracer, kprobes, target, pf.kernel)
         not_run = {"ktrace": reason} if reason else {}
         runs = [] if not_run else [RunSpec(f"r{r:03d}-ktrace", "ktrace", {"round": r})
-                                   for r in range(p["rounds"])]
-        params = {"notebook": self.notebook, "target": target, **p, "kprobes": kprobes,
+                                   for r in range(p.rounds)]
+        params = {"notebook": self.notebook, "target": target, **p.as_dict(), "kprobes": kprobes,
                   "kernel": pf.kernel, "max_probes": MAX_PROBES, "nofile": NOFILE}
         table = pd.DataFrame([{"experiment": "ktrace", "status": "skipped" if not_run
                                else "runs", "reason": not_run.get("ktrace", ""),
-                               "command": " ".join(command(p["tracer"], script(
-                                   p["tracer"]).name, p["syscall"], p["functions"])[3:])}])
+                               "command": " ".join(command(p.tracer, script(
+                                   p.tracer).name, p.syscall, p.functions)[3:])}])
         return Plan(runs, params, not_run, table)
 
-    def execute(self, plan: Plan, p: dict, scratch: Path):
+    def execute(self, plan: Plan, p: Params, scratch: Path):
         return make_execute(plan.parameters)
 
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import plots
-from analysis.benchmarks.base import Benchmark, Param, Plan, register
+from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
 from analysis.benchmarks.report import Report, with_caveat, write_report
 from analysis.campaign import Campaign, RunSpec, open_for_report
 from analysis.errors import ParameterError
@@ -179,34 +179,34 @@ class Looper(Benchmark):
                       "last one)", 0),
     )
 
-    def requires(self, p: dict, target: str, targets) -> tuple[str, ...]:
-        return ("hyperfine", "cc", *(("bpftrace",) if p["tracer"] == "bpftrace" else ()))
+    def requires(self, p: Params, target: str, targets) -> tuple[str, ...]:
+        return ("hyperfine", "cc", *(("bpftrace",) if p.tracer == "bpftrace" else ()))
 
-    def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
+    def plan(self, preflights: dict, p: Params, campaign: str) -> Plan:
         (target, pf), = preflights.items()
-        if p["tracer"] == "dtrace" and not pf.capabilities.get("dtrace"):
+        if p.tracer == "dtrace" and not pf.capabilities.get("dtrace"):
             raise ParameterError("tracer", "dtrace", f"DTrace is not available on {target} "
                                  f"({pf.os}); its command lines are tested with a stand-in")
-        if p["tracer"] == "bpftrace" and not (pf.tools.get("bpftrace")
+        if p.tracer == "bpftrace" and not (pf.tools.get("bpftrace")
                                               and pf.capabilities.get("uprobes")):
             raise ParameterError("tracer", "bpftrace", f"{target} lacks bpftrace or uprobes "
                                  "(see its preflight)")
-        cpu = (pf.cpus or 1) - 1 if p["cpu"] is None else p["cpu"]
+        cpu = (pf.cpus or 1) - 1 if p.cpu is None else p.cpu
         rng = random.Random(str(campaign))
         runs = []
-        for r in range(p["rounds"]):
+        for r in range(p.rounds):
             order = list(CONFIGS)
             rng.shuffle(order)
             runs += [RunSpec(f"r{r:03d}-{i}-{c}", c, {"round": r, "position": i})
                      for i, c in enumerate(order)]
-        params = {"notebook": self.notebook, "target": target, "tracer": p["tracer"],
-                  "calls": p["calls"], "runs": p["runs"], "warmup": p["warmup"],
-                  "rounds": p["rounds"], "cpu": cpu, "configs": list(CONFIGS)}
+        params = {"notebook": self.notebook, "target": target, "tracer": p.tracer,
+                  "calls": p.calls, "runs": p.runs, "warmup": p.warmup,
+                  "rounds": p.rounds, "cpu": cpu, "configs": list(CONFIGS)}
         table = pd.DataFrame([{"configuration": c, "command": shlex.join(command(
-            p["tracer"], c, "LOOPER", p["calls"], cpu, pf.os))} for c in CONFIGS])
+            p.tracer, c, "LOOPER", p.calls, cpu, pf.os))} for c in CONFIGS])
         return Plan(runs, params, {}, table, {"os": pf.os})
 
-    def execute(self, plan: Plan, p: dict, scratch: Path):
+    def execute(self, plan: Plan, p: Params, scratch: Path):
         q = plan.parameters
         return make_execute(tracer=q["tracer"], calls=q["calls"], runs=q["runs"],
                             warmup=q["warmup"], cpu=q["cpu"], os_name=plan.state["os"])
@@ -217,7 +217,7 @@ class Looper(Benchmark):
 
     def costs(self, campaign, *, data_dir=None, target: str | None = None) -> pd.DataFrame:
         out = report(campaign, target, data_dir=data_dir, write=False)  # CIs as reported
-        t = out["table"][out["table"]["configuration"].isin(["count", "string-key"])]
+        t = out.values["table"][out.values["table"]["configuration"].isin(["count", "string-key"])]
         return pd.DataFrame({
             "experiment": t["configuration"].to_numpy(), "probe_type": "uprobe",
             "action": t["configuration"].map({"count": "count", "string-key": "map with key"}),
@@ -315,7 +315,7 @@ def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=No
     out = Report(camp, {"table": table, "with_gregg": with_gregg(table),
                         "runs": load_runs(camp, target),
                         "tracer": camp.parameters["tracer"]})
-    out.summary = summary(out["table"], out["tracer"])
+    out.summary = summary(out.values["table"], out.values["tracer"])
     _outputs(out, camp, target)
     return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
 
@@ -337,10 +337,10 @@ def summary(table: pd.DataFrame, tracer: str) -> str:
 
 
 def _outputs(out: Report, camp: Campaign, target: str) -> None:
-    out.frame("looper", out["with_gregg"])
-    out.frame("runs", out["runs"])
-    stem, tracer = plots.figure_stem("looper", camp.name), out["tracer"]
-    wg = out["with_gregg"]
+    out.frame("looper", out.values["with_gregg"])
+    out.frame("runs", out.values["runs"])
+    stem, tracer = plots.figure_stem("looper", camp.name), out.values["tracer"]
+    wg = out.values["with_gregg"]
     traced = wg[wg["configuration"].isin(["count", "string-key"])]
     bars = pd.concat([
         pd.DataFrame({"configuration": traced["configuration"], "series":
@@ -356,7 +356,7 @@ def _outputs(out: Report, camp: Campaign, target: str) -> None:
                 "whiskers: 95 % bootstrap CI (BCa); Gregg: as published, no CI")
     out.figure(f"{stem}-per-probe-cost", fig)
     keys = {c: f"{i}-{c}" for i, c in enumerate(CONFIGS)}  # the figure keeps this order
-    box = plots.runs_box(out["runs"].assign(experiment=out["runs"]["experiment"].map(keys)),
+    box = plots.runs_box(out.values["runs"].assign(experiment=out.values["runs"]["experiment"].map(keys)),
                          value="time_s", ylabel="whole process (s)",
                          labels={k: c for c, k in keys.items()},
                          title=f"Looper runs, {target}", tracer=tracer,

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import plots, rules
-from analysis.benchmarks.base import Benchmark, Param, Plan, get, register
+from analysis.benchmarks.base import Benchmark, Param, Params, Plan, get, register
 from analysis.benchmarks.report import Report, with_caveat, write_report
 from analysis.campaign import CampaignResult, open_for_report
 from analysis.progress import in_kernel
@@ -112,23 +112,23 @@ class ProbeEffect(Benchmark):
                                    "precision": None, "budget": None, "method": "hyperfine"})
         return p
 
-    def observer(self, target: str, p: dict) -> LiveRuns:
+    def observer(self, target: str, p: Params) -> LiveRuns:
         """In a notebook, the runs so far as a figure that grows as blocks arrive."""
         return LiveRuns(target, {e: label(e) for e in EXPERIMENTS})
 
-    def requires(self, p: dict, target: str, targets) -> tuple[str, ...]:
-        return get("dd").requires(p["dd"], target, targets)
+    def requires(self, p: Params, target: str, targets) -> tuple[str, ...]:
+        return get("dd").requires(p.dd, target, targets)
 
-    def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
-        plan = get("dd").plan(preflights, p["dd"], campaign)
+    def plan(self, preflights: dict, p: Params, campaign: str) -> Plan:
+        plan = get("dd").plan(preflights, p.dd, campaign)
         plan.parameters["notebook"] = self.notebook
         return plan
 
-    def execute(self, plan: Plan, p: dict, scratch: Path):
-        return get("dd").execute(plan, p["dd"], scratch)
+    def execute(self, plan: Plan, p: Params, scratch: Path):
+        return get("dd").execute(plan, p.dd, scratch)
 
-    def more(self, campaign, plan: Plan, p: dict):
-        return get("dd").more(campaign, plan, p["dd"])
+    def more(self, campaign, plan: Plan, p: Params):
+        return get("dd").more(campaign, plan, p.dd)
 
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
         return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
@@ -150,7 +150,7 @@ def report(campaign, *, data_dir=None, figures_dir=None, skip_runs=(),
     camp = open_for_report(campaign, data_dir, skip_runs)
     rep = get("dd").report(camp.name, data_dir=data_dir, write=False)
     target = camp.first_target()
-    t = rep["table"]
+    t = rep.values["table"]
     names = {r["experiment"]: label(r["experiment"], r["attach_point"]) for _, r in t.iterrows()}
     traced = t[t["experiment"] != "01-control"]
     table = pd.DataFrame({
@@ -164,7 +164,7 @@ def report(campaign, *, data_dir=None, figures_dir=None, skip_runs=(),
         "slowdown_pct_ci_high": traced["slowdown_ci_high"].to_numpy(float) * 100})
     thumb = rules.table(found=table.rename(columns={"configuration": "experiment"}))
     stem = plots.figure_stem("lesson", camp.name)
-    runs = rep["runs"].assign(ns_per_read=lambda d: d["s_per_read"] * 1e9)
+    runs = rep.values["runs"].assign(ns_per_read=lambda d: d["s_per_read"] * 1e9)
     runs = runs[runs["experiment"].isin(EXPERIMENTS)]
     figs = {"runs": plots.runs_box(runs, value="ns_per_read", ylabel="time per dd read (ns)",
                                    title=f"The probe effect, {target}",

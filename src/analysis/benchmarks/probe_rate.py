@@ -20,11 +20,11 @@ import numpy as np
 import pandas as pd
 
 from analysis import _params, plots, rules
-from analysis.benchmarks.base import Benchmark, Param, Plan, for_campaign, register
+from analysis.benchmarks.base import Benchmark, Param, Params, Plan, for_campaign, register
 from analysis.benchmarks.report import Report
 from analysis.benchmarks.run import run_benchmark
 from analysis.campaign import Campaign, RunSpec, open_for_report
-from analysis.errors import ParameterError, TargetError
+from analysis.errors import DataFormatError, ParameterError, TargetError
 from analysis.tracing.lifecycle import TracerSpec, traced_execute
 
 ACTIONS = ("count", "map with key", "histogram", "stack", "printf")
@@ -70,7 +70,8 @@ def parse_rate(stdout: str) -> tuple[int, float]:
     """(events, window in s) from the rate script's output (no ``@events``: none fired)."""
     window = re.search(r"^@window_ns:\s*(\d+)\s*$", stdout, re.M)
     if not window:
-        raise ValueError("the rate script printed no @window_ns (was the tracer killed?)")
+        raise DataFormatError("tracer.stdout", "@window_ns", "the rate script printed none (was "
+                              "the tracer killed?)")
     events = re.search(r"^@events:\s*(\d+)\s*$", stdout, re.M)
     return (int(events.group(1)) if events else 0), int(window.group(1)) / 1e9
 
@@ -94,15 +95,15 @@ class ProbeRate(Benchmark):
         Param("duration", 10.0, "seconds to count for", "seconds", _duration),
     )
 
-    def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
+    def plan(self, preflights: dict, p: Params, campaign: str) -> Plan:
         (target, pf), = preflights.items()
         if not pf.tools.get("bpftrace"):
             raise ParameterError("target", target, "bpftrace is not installed there")
-        params = {"target": target, "probe": p["probe"], "duration": p["duration"],
-                  "script": rate_script(p["probe"])}
+        params = {"target": target, "probe": p.probe, "duration": p.duration,
+                  "script": rate_script(p.probe)}
         return Plan([RunSpec("rate", "rate", {})], params)
 
-    def execute(self, plan: Plan, p: dict, scratch: Path):
+    def execute(self, plan: Plan, p: Params, scratch: Path):
         scratch.mkdir(parents=True, exist_ok=True)
         script = scratch / "rate.bt"
         script.write_text(plan.parameters["script"])
@@ -236,7 +237,7 @@ def price_probe(target: str = "local", probe: str = "tracepoint:syscalls:sys_ent
             "ssh_config": ssh_config, "progress": progress}
     result = run_benchmark("probe-rate", target, campaign=campaign, probe=probe,
                            duration=duration, **conn)
-    rate = ProbeRate().report(result.campaign, data_dir=result.folder.parent.parent)["table"]
+    rate = ProbeRate().report(result.campaign, data_dir=result.folder.parent.parent).values["table"]
     found = rules.costs(target, benchmark_of=for_campaign, data_dir=data_dir)  # every campaign's, once
     cost, note = _cost(found, ptype, action)
     if cost is None and measure:
@@ -244,8 +245,9 @@ def price_probe(target: str = "local", probe: str = "tracepoint:syscalls:sys_ent
         found = rules.costs(target, benchmark_of=for_campaign, data_dir=data_dir)
         cost, note = _cost(found, ptype, action)
     if cost is None:
-        raise ValueError(f"no per-event cost of '{action}' on a {ptype} is measured on {target}"
-                         + ("" if measure else " (measure=True runs a short campaign)"))
+        raise ParameterError("action", action, f"no per-event cost of '{action}' on a {ptype} "
+                             f"is measured on {target}"
+                             + ("" if measure else " (measure=True runs a short campaign)"))
     count_cost, _ = _cost(found, ptype, "count")
     events, window = int(rate["events"].iloc[0]), float(rate["window_s"].iloc[0])
     count_pct = events / window * count_cost["per_event_ns"] * 1e-7 if count_cost is not None \
@@ -287,9 +289,9 @@ def _measure(target, ptype, action, conn) -> None:
     """A short campaign that measures (type, action) on the target."""
     key = ("kernel" if ptype in ("tracepoint", "kprobe") else ptype, action)
     if key not in _MEASURE:
-        raise ValueError(f"nothing here measures '{action}' on a {ptype}: benchmark 1 measures "
-                         "every action on kernel probes, the looper count and map with key on "
-                         "uprobes")
+        raise ParameterError("action", action, f"nothing here measures '{action}' on a {ptype}: "
+                             "benchmark 1 measures every action on kernel probes, the looper "
+                             "count and map with key on uprobes")
     bench, experiment = _MEASURE[key]
     if bench == "dd":
         run_benchmark("dd", target, experiments=experiment, count="200k", runs=3, warmup=1,

@@ -1,7 +1,7 @@
 """One report path for every benchmark.
 
 A benchmark builds its report from a campaign's raw files as a :class:`Report`: the
-frames and values a notebook reads (``rep["table"]``, ``rep.summary``), and, in order,
+frames and values a notebook reads (``rep.values["table"]``, ``rep.summary``), and, in order,
 what is to be written: full tables (CSV + Parquet in ``data/processed/<campaign>/``),
 figures (PDF + PNG) and thesis tables (LaTeX + Markdown), each with provenance. It
 writes nothing itself: :func:`write_report` saves all of it, with the emulated-CPU caveat where
@@ -11,7 +11,6 @@ a target's CPU is emulated, and :func:`report` does both for any campaign.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,12 +40,13 @@ class Output:
 
 @dataclass
 class Report:
-    """What a benchmark's report holds: ``values`` (every frame and value a notebook reads,
-    by the keys notebooks use), the ``summary`` (a few lines of text, or None), ``flags``
-    (what to look at: outliers, drift, a missing count ...), the ``outputs`` to write in
-    order, and, once written, the ``written`` paths. ``rep["key"]`` reads a value, else
-    ``"summary"``, ``"written"`` or ``"flags"``, as the dicts of earlier versions did
-    (cyclictest's ``rep["summary"]`` is its summary table)."""
+    """What a benchmark's report holds. What every report has is a field: the ``campaign``,
+    the ``summary`` (a few lines of text, or None), the ``flags`` (what to look at:
+    outliers, drift, a missing count ...), the ``outputs`` to write in order, and, once
+    written, the ``written`` paths; :attr:`tables` and :attr:`figures` list its frames and
+    figures by name. What differs between benchmarks is in ``values``, by name
+    (``rep.values["table"]``, cyclictest's ``rep.values["summary"]`` table); each
+    benchmark's page lists them."""
 
     campaign: Campaign
     values: dict = field(default_factory=dict)
@@ -54,8 +54,6 @@ class Report:
     flags: list[str] = field(default_factory=list)
     outputs: list[Output] = field(default_factory=list)
     written: list[Path] = field(default_factory=list)
-
-    _FIELDS = ("summary", "flags", "written")
 
     @property
     def sources(self) -> list[Path]:
@@ -65,7 +63,7 @@ class Report:
 
     @property
     def tables(self) -> dict[str, pd.DataFrame]:
-        """Every table of the report by its key (``rep.tables["table"]``)."""
+        """Every table of the report by its name in ``values`` (``rep.tables["table"]``)."""
         return {k: v for k, v in self.values.items() if isinstance(v, pd.DataFrame)}
 
     @property
@@ -86,30 +84,6 @@ class Report:
         """Export ``frame`` as ``figures/<name>.tex`` + ``.md`` (options: see
         :func:`analysis.plots.export_table`)."""
         self.outputs.append(Output(TABLE, name, frame, options))
-
-    # the mapping of earlier versions, which notebooks use
-    def __getitem__(self, key: str):
-        if key in self._FIELDS and key not in self.values:
-            return getattr(self, key)
-        return self.values[key]
-
-    def __setitem__(self, key: str, value) -> None:
-        if key in self._FIELDS:
-            setattr(self, key, value)
-        else:
-            self.values[key] = value
-
-    def __contains__(self, key: str) -> bool:
-        return key in self._FIELDS or key in self.values
-
-    def __iter__(self) -> Iterator[str]:
-        return iter([*self.values, *self._FIELDS])
-
-    def keys(self) -> list[str]:
-        return list(self)
-
-    def get(self, key: str, default=None):
-        return self[key] if key in self else default
 
 
 def write_report(rep: Report, *, data_dir=None, figures_dir=None) -> Report:
@@ -145,7 +119,7 @@ def report(campaign, *, data_dir=None, figures_dir=None, write: bool = True,
     with plots.timing_caveat(emulated_caveat(camp)):
         out = for_campaign(camp).report(camp.name, data_dir=data_dir, figures_dir=figures_dir,
                                         **kwargs)
-    if write and isinstance(out, Report):  # a benchmark that writes its own returns a dict
+    if write:
         write_report(out, data_dir=data_dir, figures_dir=figures_dir)
     plt.close("all")  # saved and returned: a notebook shows them with analysis.show()
     return out
@@ -171,7 +145,3 @@ def emulated_caveat(camp: Campaign) -> str | None:
     emulated = [t for t, info in sorted(camp.target_records().items())
                 if ((info or {}).get("preflight") or {}).get("emulated")]
     return f"{', '.join(emulated)}: {TIMING_CAVEAT}" if emulated else None
-
-
-#: the writer under its short name (``analysis.benchmarks.write``)
-write = write_report

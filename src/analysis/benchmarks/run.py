@@ -9,7 +9,7 @@ import warnings
 from collections.abc import Callable, Sequence
 
 from analysis import _params
-from analysis.benchmarks.base import Benchmark, get
+from analysis.benchmarks.base import Benchmark, Params, get
 from analysis.benchmarks.tools import refuse_missing
 from analysis.campaign import Campaign, CampaignResult, Execute, new_campaign_id, run_campaign
 from analysis.errors import ForeignTracers, LockError, ParameterError
@@ -79,14 +79,14 @@ def _preflights(built: dict[str, Target]) -> dict:
     return {t: tg.preflight for t, tg in built.items()}
 
 
-def _run_planned(bench: Benchmark, p: dict, plan, camp_name: str, data_dir,
+def _run_planned(bench: Benchmark, p: Params, plan, camp_name: str, data_dir,
                  built: dict[str, Target], on_run: Callable | None, progress: bool,
                  allow_foreign: bool, locked: bool) -> CampaignResult:
     """The campaign of ``plan`` created (or resumed) and run, phase after phase, each run
     watched for other tracers between rounds and by ``on_run`` (else by the benchmark's
     :meth:`~Benchmark.observer` of its first target)."""
     if bench.presets:  # the named size is part of the campaign's identity
-        plan.parameters = {**plan.parameters, "preset": p["preset"]}
+        plan.parameters = {**plan.parameters, "preset": p.preset}
     camp = Campaign(camp_name, data_dir=data_dir, notebook=bench.notebook,
                     benchmark=bench.name, parameters=plan.parameters)
     if on_run is None:  # the benchmark's own watcher, if it has one
@@ -152,8 +152,8 @@ def _run_phases(bench, camp, plan, p, built: dict[str, Target], execute, progres
     pfs = {t: tg.preflight for t, tg in built.items()}
     _check_foreign(camp, built, allow_foreign)
     runs = list(plan.runs)
-    bar = CampaignProgress(f"{bench.name} {camp.name}", target=p.get("precision"),
-                           budget_s=p.get("budget"), rounds=p.get("rounds"),
+    bar = CampaignProgress(f"{bench.name} {camp.name}", target=getattr(p, "precision", None),
+                           budget_s=getattr(p, "budget", None), rounds=getattr(p, "rounds", None),
                            disable=not progress)
     try:
         result = run_campaign(camp, targets, runs, execute, connector=transports.__getitem__,

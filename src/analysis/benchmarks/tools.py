@@ -16,7 +16,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from analysis.benchmarks.base import Benchmark
+from analysis.benchmarks.base import Benchmark, Params
 from analysis.errors import MissingTools
 from analysis.targets import bootstrap
 from analysis.targets.preflight import Preflight
@@ -36,7 +36,7 @@ WORDS = {
 }
 
 
-def lacking(bench: Benchmark, p: dict, target: str, targets: Sequence[str],
+def lacking(bench: Benchmark, p: Params, target: str, targets: Sequence[str],
             transport: Transport, pf: Preflight) -> MissingTools | None:
     """What ``target`` lacks of what a campaign of ``bench`` with the parameters ``p``
     cannot run without, as the error to raise; None: nothing. Costs no remote command when
@@ -64,7 +64,7 @@ def lacking(bench: Benchmark, p: dict, target: str, targets: Sequence[str],
                         tuple(unmet), tuple(packages), command, "; ".join(detail))
 
 
-def refuse_missing(bench: Benchmark, p: dict, built: dict) -> None:
+def refuse_missing(bench: Benchmark, p: Params, built: dict) -> None:
     """Raise :class:`~analysis.errors.MissingTools` for the first target (of ``built``:
     name -> connected :class:`~analysis.targets.Target` with its preflight) that lacks what
     the campaign cannot run without."""

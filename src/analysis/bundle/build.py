@@ -46,7 +46,7 @@ from analysis.bundle.files import (
 from analysis.bundle.rebuild import SOURCE_DATE_EPOCH, rebuild
 from analysis.bundle.text import citation, readme, zenodo
 from analysis.campaign import Campaign, target_slug
-from analysis.errors import BundleError
+from analysis.errors import BundleError, ParameterError
 
 __all__ = ["bundle", "BundleResult"]
 
@@ -84,10 +84,10 @@ def bundle(campaigns, out, *, data_dir=None, notebooks_dir=None, redact_hosts: b
     start = time.perf_counter()
     names = [campaigns] if isinstance(campaigns, str) else list(dict.fromkeys(campaigns))
     if not names:
-        raise ValueError("bundle: name at least one campaign")
+        raise ParameterError("campaigns", names, "a bundle needs at least one campaign")
     out = Path(out)
     if out.suffix != ".zip":
-        raise ValueError(f"--out {out}: a bundle is a .zip file")
+        raise ParameterError("out", str(out), "a bundle is a .zip file")
     camps = [_verified(name, data_dir) for name in names]
     red = _redactor(camps, redact_hosts, redact)
     members: dict[str, bytes] = {}

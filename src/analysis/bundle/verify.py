@@ -68,7 +68,7 @@ def verify_bundle(path, workdir=None, *, rebuild: bool = True) -> VerifyResult:
     start = time.perf_counter()
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such bundle")
+        raise BundleError(f"{path}: no such bundle")
     own = workdir is None
     folder = Path(tempfile.mkdtemp(prefix="tracelab-verify-")) if own else Path(workdir)
     if folder.exists() and any(folder.iterdir()):

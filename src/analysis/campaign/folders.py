@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from analysis import paths
+from analysis.errors import ParameterError
 from analysis.storage import check_name
 
 MANIFEST = "manifest.json"
@@ -24,7 +25,8 @@ def target_slug(target: str) -> str:
     """A folder name for a target: ``root@host:2222`` -> ``root@host_2222``."""
     slug = re.sub(r"[^A-Za-z0-9._@-]", "_", target).lstrip("._-@") or "target"
     if ".." in slug or len(slug) > 128:
-        raise ValueError(f"invalid target name {target!r}")
+        raise ParameterError("target", target, "invalid target name: '..' in it, or longer "
+                             "than 128 characters")
     return slug
 
 

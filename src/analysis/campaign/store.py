@@ -43,7 +43,7 @@ from analysis.campaign.records import (
     now,
 )
 from analysis.campaign.staging import StagedRuns
-from analysis.errors import CampaignNotFound, DataFormatError, ParameterMismatch
+from analysis.errors import CampaignNotFound, DataFormatError, NothingFinished, ParameterMismatch
 from analysis.storage import FileLock, atomic_write, check_name, mkdirs, sha256_file
 
 __all__ = ["SCHEMA", "Campaign", "open_for_report", "processed_dir"]
@@ -206,10 +206,11 @@ class Campaign(StagedRuns):
         return list(self.manifest.get("runs") or {})
 
     def first_target(self) -> str:
-        """The campaign's (first) target; ValueError for a campaign without runs."""
+        """The campaign's (first) target; :class:`~analysis.errors.NothingFinished` (a
+        ValueError) for a campaign without runs."""
         names = self.target_names
         if not names:
-            raise ValueError(f"campaign {self.name} has no runs")
+            raise NothingFinished(self.name, "runs")
         return names[0]
 
     def run_records(self, target: str) -> dict[str, RunRecord]:

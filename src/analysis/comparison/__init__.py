@@ -26,6 +26,7 @@ from analysis.comparison import series as _series
 from analysis.comparison import sources, verdicts
 from analysis.comparison.figures import forest_plot
 from analysis.comparison.fingerprint import differences, fingerprint
+from analysis.errors import CampaignError, CampaignNotFound, ParameterError
 from analysis.targets.preflight import TIMING_CAVEAT
 
 COLUMNS = ["experiment", "name", "unit", "n_a", "n_b", "a", "b", "difference",
@@ -71,9 +72,10 @@ def _open(spec, data_dir) -> Campaign:
     path = Path(str(spec))
     if path.is_dir() or len(path.parts) > 1:
         if not (path / "manifest.json").is_file():
-            raise ValueError(f"{path}: not a campaign folder (no manifest.json)")
+            raise CampaignNotFound(path.name, path.parent)
         if path.resolve().parent.name != "raw":
-            raise ValueError(f"{path}: a campaign folder lives in <data>/raw/<name>")
+            raise ParameterError("campaign", str(path), "a campaign folder lives in "
+                                 "<data>/raw/<name>")
         return open_for_report(path.name, path.resolve().parent.parent)
     return open_for_report(str(spec), data_dir)
 
@@ -95,8 +97,8 @@ def pair(a: str | None = None, b: str | None = None, data_dir=None,
     names = [n for _, n in sorted(found)]
     if len(names) < 2:
         where = paths.raw_dir(Path(data_dir) / "raw" if data_dir else None)
-        raise ValueError(f"fewer than two {benchmark} campaigns in {where}: name the two to "
-                         "compare (or run the benchmark's notebook twice)")
+        raise CampaignError(f"fewer than two {benchmark} campaigns in {where}: name the two to "
+                            "compare (or run the benchmark's notebook twice)")
     return [a or names[-2], b or names[-1]]
 
 
@@ -113,10 +115,10 @@ def parse_margin(margin) -> tuple[float, bool] | None:
         try:
             value = float(text) / (100 if relative else 1)
         except ValueError:
-            raise ValueError(f"margin {margin!r}: expected a number of ns, e.g. '5 ns', or a "
-                             "percentage, e.g. '3%'") from None
+            raise ParameterError("margin", margin, "expected a number of ns, e.g. '5 ns', or "
+                                 "a percentage, e.g. '3%'") from None
     if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"margin {margin!r} must be positive")
+        raise ParameterError("margin", margin, "must be positive")
     return value, relative
 
 
@@ -165,11 +167,13 @@ def compare(campaigns, *, margin=None, data_dir=None, unit: str = "rounds",
     fingerprint table (``figures/compare-<A>-vs-<B>-forest``, ``-fingerprint``)."""
     campaigns = list(campaigns)
     if len(campaigns) != 2:
-        raise ValueError(f"compare takes two campaigns, A and B (got {len(campaigns)})")
+        raise ParameterError("campaigns", [str(c) for c in campaigns], "compare takes two "
+                             f"campaigns, A and B (got {len(campaigns)})")
     ca, cb = (_open(c, data_dir) for c in campaigns)
     if (ca.benchmark or "dd") != (cb.benchmark or "dd"):
-        raise ValueError(f"{ca.name} is a {ca.benchmark} campaign and {cb.name} a "
-                         f"{cb.benchmark} one: only campaigns of one benchmark compare")
+        raise ParameterError("campaigns", [ca.name, cb.name], f"{ca.name} is a {ca.benchmark} "
+                             f"campaign and {cb.name} a {cb.benchmark} one: only campaigns of "
+                             "one benchmark compare")
     ta, tb = ca.first_target(), cb.first_target()
     ma, mb = sources.measures(ca, ta), sources.measures(cb, tb)
     table, bad = _rows(ma, mb, parse_margin(margin), unit, confidence, n_resamples)
@@ -200,7 +204,8 @@ def series(campaigns, *, data_dir=None, confidence: float = 0.95, n_resamples: i
     (``trend``, ``steps``) and ``figures/series-<first>-to-<last>-trend``."""
     names = list(campaigns)
     if len(names) < 3:
-        raise ValueError("a series takes three or more campaigns (two: compare them)")
+        raise ParameterError("campaigns", [str(c) for c in names], "a series takes three or "
+                             "more campaigns (two: compare them)")
     steps, trend, ids = [], [], []
     for i, (a, b) in enumerate(zip(names, names[1:]), start=1):
         c = compare([a, b], data_dir=data_dir, confidence=confidence,

@@ -37,6 +37,7 @@ from analysis.benchmarks.dd.experiments import CONTROL
 from analysis.benchmarks.dd.results import load_counts, load_events, load_runs, planned_from_manifest
 from analysis.campaign import Campaign
 from analysis.comparison.verdicts import Blocks
+from analysis.errors import ParameterError
 
 
 @dataclass
@@ -288,8 +289,8 @@ SOURCES = {"dd": dd_measures, "looper": looper_measures, "usdt": usdt_measures,
 def measures(camp: Campaign, target: str) -> dict[str, Measure]:
     bench = camp.benchmark or ("dd" if (camp.notebook or "").startswith("1.0") else None)
     if bench not in SOURCES:
-        raise ValueError(f"campaign {camp.name}: comparing {bench or 'unknown'} campaigns is "
-                         f"not supported yet (supported: {', '.join(SOURCES)})")
+        raise ParameterError("campaign", camp.name, f"comparing {bench or 'unknown'} campaigns "
+                             f"is not supported yet (supported: {', '.join(SOURCES)})")
     return SOURCES[bench](camp, target)
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from analysis import stats
+from analysis.errors import ParameterError
 
 SLOWER, FASTER, EQUIVALENT, INCONCLUSIVE = "B slower", "B faster", "equivalent", "inconclusive"
 UNITS = ("rounds", "runs")
@@ -68,7 +69,7 @@ def compare_blocks(a: Blocks, b: Blocks, *, unit: str = "rounds", confidence: fl
                    n_resamples: int = 2000, seed: int = 0) -> dict:
     """Every figure of one row (before Holm and the verdict): see the module's docstring."""
     if unit not in UNITS:
-        raise ValueError(f"unit must be one of {UNITS}, not {unit!r}")
+        raise ParameterError("unit", unit, f"expected one of {', '.join(UNITS)}")
     va, vb = (a.round_values(), b.round_values()) if unit == "rounds" else \
         (a.run_values(), b.run_values())
     alpha = 1 - confidence

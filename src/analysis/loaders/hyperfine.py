@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.errors import CampaignError, DataFormatError
+from analysis.errors import DataFormatError, NothingFinished
 from analysis.loaders.jsonio import read_json, require
 
 COLUMNS = ["command", "run", "time_s", "user_s", "system_s", "exit_code", "memory_bytes"]
@@ -68,7 +68,7 @@ def load_blocks(camp, target: str, *, keep=None, label=None, extra=None,
     added after ``experiment`` (before ``round``); ``what``: the runs named in the error
     when there is none; ``controls``: the experiments every cost is measured against,
     without which the campaign is told as not yet far enough, e.g. one cut off
-    in its first round (:class:`analysis.errors.CampaignError`)."""
+    in its first round (:class:`analysis.errors.NothingFinished`)."""
     rows = []
     for run_id, entry in sorted(camp.run_records(target).items()):
         if entry.get("status") != "done" or (keep is not None and not keep(entry)):
@@ -82,15 +82,14 @@ def load_blocks(camp, target: str, *, keep=None, label=None, extra=None,
         df["block"] = run_id
         rows.append(df)
     if not rows:
-        raise ValueError(f"campaign {camp.name} has no finished {what} on {target}")
+        raise NothingFinished(camp.name, f"finished {what} on {target}")
     done = list(dict.fromkeys(df["experiment"].iat[0] for df in rows if len(df)))
     missing = [c for c in controls if c not in done]
     if missing:
-        raise CampaignError(f"campaign {camp.name} has no finished {what} of "
-                            f"{', '.join(map(repr, missing))} on {target} yet (finished: "
-                            f"{', '.join(done)}), and every cost is measured against "
-                            f"{'it' if len(missing) == 1 else 'them'}: run the campaign again "
-                            "under the same name to resume it")
+        raise NothingFinished(camp.name, f"finished {what} of {', '.join(map(repr, missing))} "
+                              f"on {target} yet (finished: {', '.join(done)}), and every cost "
+                              f"is measured against {'it' if len(missing) == 1 else 'them'}: "
+                              "run the campaign again under the same name to resume it")
     runs = pd.concat(rows, ignore_index=True)
     return runs.sort_values(["round", "position", "run"], kind="stable").reset_index(drop=True)
 

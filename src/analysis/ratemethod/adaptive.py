@@ -12,10 +12,11 @@ from analysis.ratemethod.table import rate_table
 from analysis.stats.adaptive import adaptive_step
 
 
-def more(campaign: Campaign, target: str, ids: list[str], control: str, p: dict, seed,
+def more(campaign: Campaign, target: str, ids: list[str], control: str, p, seed,
          min_rounds: int) -> list[RunSpec] | None:
     """The rate method's next runs: what is missing of the planned ones first, then (with
-    a precision or budget) the rule's next round, else ``None``."""
+    a precision or budget) the rule's next round, else ``None``. ``p``: the benchmark's
+    parsed parameters (its ``precision`` and ``budget``)."""
     if campaign.parameters.get("rate_design") != DESIGN:
         raise ParameterError("method", campaign.parameters.get("method"),
                              f"campaign {campaign.name!r} was made with the rate method's "
@@ -27,7 +28,7 @@ def more(campaign: Campaign, target: str, ids: list[str], control: str, p: dict,
     later = [RunSpec(rid, e["experiment"], e["params"]) for rid, e in sorted(entries.items())
              if e.get("params", {}).get("kind") == BRACKET_KIND and rid not in known]
     pending = [r for r in planned + later if not campaign.is_done(target, r.run_id)]
-    if pending or (p["precision"] is None and p["budget"] is None):
+    if pending or (p.precision is None and p.budget is None):
         return pending or None
     table = rate_table(campaign, target, n_resamples=999)
     widths = dict(zip(table["experiment"], table["precision_reached"]))
@@ -41,7 +42,7 @@ def more(campaign: Campaign, target: str, ids: list[str], control: str, p: dict,
             dur.setdefault(e["experiment"], []).append(e.get("duration_s") or 0.0)
     dur.setdefault(control, [0.0])  # (a campaign without control brackets)
     decision = adaptive_step(campaign, widths, dur, rounds, control=control,
-                             precision=p["precision"], budget_s=p["budget"],
+                             precision=p.precision, budget_s=p.budget,
                              min_rounds=min_rounds, max_rounds=MAX_ROUNDS,
                              spent_s=sum(e.get("duration_s") or 0 for e in entries.values()),
                              prefix="rate_")

@@ -30,7 +30,7 @@ moves little when one bracket caught the machine changing speed (checked by
 :func:`analysis.ratemethod.simulate.simulate_coverage`: >= 0.93 at nominal 0.95 on a
 two-state machine whose untraced blocks are at times slowed, and window by window, blocks
 in the fast state, by :func:`analysis.ratemethod.simulate.simulate_window_coverage`;
-``tests/test_ratemeter.py``). :func:`bootstrap_t_ci` (the studentized bootstrap of a mean)
+``tests/ratemethod/test_meter.py``). :func:`bootstrap_t_ci` (the studentized bootstrap of a mean)
 was the earlier estimator; the simulation keeps it to show why it was replaced.
 
 The machine's two speed states

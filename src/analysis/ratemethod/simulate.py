@@ -2,7 +2,7 @@
 a two-state machine (:func:`simulate_coverage`: the bracket, the control slot, the earlier
 estimator :func:`~analysis.ratemethod.meter.bootstrap_t_ci`), and window by window with
 each block in the fast state (:func:`simulate_window_coverage`: the benchmark's estimator).
-``tests/test_ratemeter.py`` asserts what they give; the statistics they check are
+``tests/ratemethod/test_meter.py`` asserts what they give; the statistics they check are
 :mod:`analysis.ratemethod.meter`'s."""
 
 from __future__ import annotations

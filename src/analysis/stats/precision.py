@@ -46,7 +46,7 @@ missing blocks re-run) before the rule is asked again.
 
 Stopping on a CI's *width* rather than on its location keeps coverage close to
 nominal; :func:`analysis.stats.simulate.simulate_coverage` checks it on a bimodal control
-like the 2-vCPU VM's (tests/test_precision.py asserts >= 93 % for nominal 95 %; 97-98 %
+like the 2-vCPU VM's (tests/stats/test_precision.py asserts >= 93 % for nominal 95 %; 97-98 %
 measured, as with a fixed number of rounds). Caveats: the relative width
 divides by the estimate, so an experiment whose true cost is ~0 never meets a
 relative target and runs until the budget or ``max_rounds``; and with a

@@ -1,7 +1,7 @@
 """The precision rule's coverage, checked by simulation: campaigns of synthetic runtimes
 like the 2-vCPU VM's (:class:`ControlModel`) run until :class:`~analysis.stats.precision.Rule`
 stops them, and how often their final CIs hold the true per-event cost
-(:func:`simulate_coverage`; ``tests/test_precision.py`` asserts it). The CIs: the package's
+(:func:`simulate_coverage`; ``tests/stats/test_precision.py`` asserts it). The CIs: the package's
 BCa bootstrap, a plain percentile bootstrap (:func:`percentile_difference_ci`, faster, for
 simulations only) or the round as the unit (:func:`rounds_difference_ci`, as benchmark 1's
 table)."""

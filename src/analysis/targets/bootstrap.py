@@ -146,8 +146,8 @@ def plan(pf: Preflight, manager: str | None, kbuild: bool = True, benchmarks=Non
     asked = sorted(NEEDS) if benchmarks is None else list(benchmarks)
     unknown = [b for b in asked if b not in NEEDS]
     if unknown:
-        raise ValueError(f"bootstrap: unknown benchmark {unknown[0]!r}; expected one of "
-                         f"{', '.join(NEEDS)}")
+        raise ParameterError("benchmark", unknown[0], f"unknown benchmark {unknown[0]!r}; "
+                             f"expected one of {', '.join(NEEDS)}")
     missing = _missing(pf, kbuild)
     wanted = {w: ", ".join(b for b in asked if w in NEEDS[b]) for w in missing}
     missing = [w for w in missing if wanted[w]]

@@ -348,19 +348,19 @@ def test_aa_local_against_the_loopback_target_finds_no_difference(tmp_path, sshd
     assert [b.rsplit("-", 1)[1] for b in blocks["local"]] == ["A"] * 12
     assert [b.rsplit("-", 1)[1] for b in blocks["lab"]] == ["B"] * 12
     rep = analysis.report(res, figures_dir=tmp_path / "fig", confidence=0.99, n_resamples=1999)
-    t = rep["table"].set_index("workload")
-    _print_ratios("A/A local vs lab (99 % CIs)", rep["table"])
+    t = rep.values["table"].set_index("workload")
+    _print_ratios("A/A local vs lab (99 % CIs)", rep.values["table"])
     assert set(t.index) == {"dd", "compression", "iperf3"}
     assert (t["n_a"] == 12).all() and (t["n_b"] == 12).all()
     # the verdict's CI (rounds paired) at 99.95 % familywise, for the times and again for
     # the throughputs: a false failure in at most 1 in 1,000 runs where the model holds
-    strict = compare(rep["iterations"], confidence=0.9995, n_resamples=199).set_index("workload")
+    strict = compare(rep.values["iterations"], confidence=0.9995, n_resamples=199).set_index("workload")
     for w, r in strict.iterrows():
         assert r["ratio_ci_low"] <= 1 <= r["ratio_ci_high"], (w, r.to_dict())
         assert r["throughput_ratio_ci_low"] <= 1 <= r["throughput_ratio_ci_high"], w
         assert r["verdict"] == "no difference detectable"
     assert t.loc["iperf3", "unit"] == "Gbit/s" and t.loc["iperf3", "throughput_a"] > 0.1
-    diff = rep["preflight"]
+    diff = rep.values["preflight"]
     assert diff[diff["differs"]]["what"].tolist() == ["target"]  # one machine: nothing else
     if Path("/proc/config.gz").exists() or Path(f"/boot/config-{os.uname().release}").exists():
         assert any(w.startswith("kernel option CONFIG_") for w in diff["what"])
@@ -380,7 +380,7 @@ def test_two_targets_in_parallel_when_asked(tmp_path, sshd):
     assert sorted(res.done["local"]) == ["r000-00-dd-A", "r001-01-dd-A"]
     assert sorted(res.done["lab"]) == ["r000-01-dd-B", "r001-00-dd-B"]
     rep = analysis.report(res, write=False, n_resamples=999)
-    assert list(rep["table"]["n_a"]) == [4] and list(rep["table"]["n_b"]) == [4]
+    assert list(rep.values["table"]["n_a"]) == [4] and list(rep.values["table"]["n_b"]) == [4]
 
 
 def test_parallel_needs_two_targets(tmp_path):
@@ -418,12 +418,12 @@ def test_ab_notebook_an_always_on_printf_costs_dd_not_compression(tmp_path,
         {r: e.get("error") for r, e in runs.items() if e["status"] != "done"}
     rep = analysis.report("ab", data_dir=tmp_path / "data", figures_dir=tmp_path / "fig",
                           confidence=0.99, n_resamples=1999)
-    t = rep["table"].set_index("workload")
-    _print_ratios("A/B local vs local + printf-dd-read (99 % CIs)", rep["table"])
+    t = rep.values["table"].set_index("workload")
+    _print_ratios("A/B local vs local + printf-dd-read (99 % CIs)", rep.values["table"])
     dd, comp = t.loc["dd"], t.loc["compression"]
     assert dd["ratio"] > 1 and dd["ratio_ci_low"] > 1 and dd["verdict"] == "slower"
     # no false difference in the user-space control: at 99.9 % familywise (1 in 1,000)
-    strict = compare(rep["iterations"], confidence=0.999, n_resamples=199)
+    strict = compare(rep.values["iterations"], confidence=0.999, n_resamples=199)
     comp = strict.set_index("workload").loc["compression"]
     assert comp["ratio_ci_low"] <= 1 <= comp["ratio_ci_high"]
     assert comp["verdict"] == "no difference detectable"
@@ -435,13 +435,13 @@ def test_ab_notebook_an_always_on_printf_costs_dd_not_compression(tmp_path,
                 if e["params"]["arm"] == "B" and e["params"]["workload"] == "dd")
     printed = (camp.run_dir("local", b_dd) / "tracer.stdout").read_text().count("read 1\n")
     assert printed >= 20000  # one timed run of 20,000 one-byte reads (plus dd's own)
-    diff = rep["preflight"]
+    diff = rep.values["preflight"]
     assert diff[diff["differs"]]["what"].tolist() == ["always-on tracer"]
     again = analysis.report("ab", data_dir=tmp_path / "data", figures_dir=tmp_path / "fig2",
                             confidence=0.99, n_resamples=1999)
     assert (tmp_path / "fig" / "ab-bars.png").read_bytes() == \
         (tmp_path / "fig2" / "ab-bars.png").read_bytes()
-    assert again["summary"] == rep["summary"]
+    assert again.summary == rep.summary
 
 
 @pytest.mark.slow
@@ -469,9 +469,9 @@ def test_kernel_build_workload_on_a_small_real_tree(tmp_path):
         assert "-c f3.c" in (first / f"iter-{i:03d}.out").read_text()
     assert (tree / "prog").exists()
     rep = analysis.report(res, figures_dir=tmp_path / "fig", n_resamples=999)
-    t = rep["table"].set_index("workload")
+    t = rep.values["table"].set_index("workload")
     assert t.loc["kbuild", "n_a"] == 4 and t.loc["kbuild", "n_b"] == 4
-    assert rep["iterations"]["time_s"].gt(0).all()
+    assert rep.values["iterations"]["time_s"].gt(0).all()
 
 
 def test_kernel_build_without_a_tree_is_skipped_with_the_reason(tmp_path):

@@ -54,20 +54,20 @@ def test_precision_on_demand_on_local(tmp_path):
     assert result.complete, result
     camp = Campaign.open(result.campaign, data_dir=tmp_path)
     rep = report(camp, data_dir=tmp_path, figures_dir=tmp_path / "fig", n_resamples=999)
-    table = rep["table"].set_index("experiment")
+    table = rep.values["table"].set_index("experiment")
     for col in ("precision_reached", "target_met", "noise_floor_ns", "bpf_ns_per_event",
                 "mechanism_ns", "count"):
         assert col in table.columns, col
-    decision = rep["adaptive"]["last_decision"]
+    decision = rep.values["adaptive"]["last_decision"]
     cheap = table.loc[["04-tracepoint-entry", "05-tracepoint-return"]]
     if decision.startswith("budget"):
-        assert "NOT met" in rep["summary"] or cheap["target_met"].all()
+        assert "NOT met" in rep.summary or cheap["target_met"].all()
     else:
         assert decision.startswith("met: every experiment reached +-20%"), decision
         assert (cheap["precision_reached"] <= 0.2).all() and cheap["target_met"].all()
     # the calibration sizes the control's runs to last about run_s (1.5 x run_s at the
     # calibration's speed; this machine's dd speed is bimodal, so allow half of run_s)
-    runs = rep["runs"]
+    runs = rep.values["runs"]
     control = runs[runs["experiment"] == CONTROL]["time_s"]
     assert np.median(control) >= 0.5 * 0.3, control.describe()
     # the noise floor is positive, and below the costs it sits next to once they are
@@ -75,7 +75,7 @@ def test_precision_on_demand_on_local(tmp_path):
     assert table.loc["04-tracepoint-entry", "noise_floor_ns"] > 0
     if decision.startswith("met"):
         assert table.loc["04-tracepoint-entry", "noise_floor_ns"] < cheap["per_event_ns"].min()
-    assert rep["aa"]["experiment"].tolist() == ["aa-control"]
+    assert rep.values["aa"]["experiment"].tolist() == ["aa-control"]
     # the BPF program's own time is part of the cost, never all of it or more: a reading at
     # or above the cost is stated as a bound; what the statistics cost is measured on/off
     if result.preflights["local"].capabilities.get("bpf_stats"):
@@ -93,7 +93,7 @@ def test_precision_on_demand_on_local(tmp_path):
                 assert row["bpf_split"].startswith("program <= cost; within noise"), exp
         assert "Statistics' own cost" in (tmp_path / "fig" / "dd-prec-bpf-split.md").read_text()
         assert "not subtracted" in (tmp_path / "fig" / "dd-prec-bpf-split.tex").read_text()
-    assert "noise floor" in rep["summary"] and "04-tracepoint-entry" in rep["summary"]
+    assert "noise floor" in rep.summary and "04-tracepoint-entry" in rep.summary
     # a resume decides the same: nothing more to run
     again = run_benchmark("dd", "local", experiments=[4, 5], precision=0.2, budget=BUDGET,
                           run_s=0.3, rounds=3, data_dir=tmp_path, campaign="prec",

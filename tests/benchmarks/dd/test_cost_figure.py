@@ -15,6 +15,7 @@ import pytest
 from analysis.benchmarks.dd.experiments import EXPERIMENTS
 from analysis.benchmarks.dd.figures import cost_figure
 from analysis.benchmarks.dd.results import long_for_bars, with_published
+from analysis.benchmarks.report import Report
 from analysis.plots.cost_bars import CUT_MARK, MIN_BAR_FRACTION
 from conftest import ROOT
 
@@ -61,7 +62,8 @@ def _measured_bars(fig) -> list[tuple[str, float, tuple[float, float]]]:
 def test_every_measured_bar_is_readable(table):
     t = table()
     assert len(t) == 18 and np.isfinite(t["per_event_ns"]).all()
-    fig = cost_figure({"table": t, "with_published": with_published(t)}, "local", "bpftrace")
+    fig = cost_figure(Report(None, {"table": t, "with_published": with_published(t)}), "local",
+                      "bpftrace")
     try:
         bars = _measured_bars(fig)
         assert len(bars) == 17  # every experiment but the control, each drawn once

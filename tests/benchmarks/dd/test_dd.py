@@ -115,7 +115,7 @@ def _check_campaign(camp, target, count, experiments, data_dir, figures_dir):
             assert "hyperfine.json" in entry["files"]
             assert parse_meta((folder / "meta").read_text())["status"] == "ok"
     rep = report(camp, target, n_resamples=999, data_dir=data_dir, figures_dir=figures_dir)
-    table = rep["table"]
+    table = rep.values["table"]
     for col in ("experiment", "attach_point", "substituted", "events", "runtime_s",
                 "per_event_ns", "per_event_ns_ci_low", "per_event_ns_ci_high", "slowdown"):
         assert col in table.columns
@@ -126,7 +126,7 @@ def _check_campaign(camp, target, count, experiments, data_dir, figures_dir):
         if row["experiment"] != CONTROL:
             assert np.isfinite(row["per_event_ns_ci_low"]) and np.isfinite(row["per_event_ns_ci_high"])
             assert row["per_event_ns_ci_low"] <= row["per_event_ns"] <= row["per_event_ns_ci_high"]
-    written = {Path(p).name for p in rep["written"]}
+    written = {Path(p).name for p in rep.written}
     stem = f"dd-{camp.name}"
     assert {f"{stem}-per-event-cost.pdf", f"{stem}-per-event-cost.png", f"{stem}-table.tex",
             f"{stem}-tracer-times.tex", "benchmark1.csv"} <= written
@@ -150,12 +150,12 @@ def test_notebook_full_bpftrace_suite_on_local(tmp_path, nothing_left_behind):
 
     camp = Campaign("ci-full", data_dir=data)
     rep = _check_campaign(camp, "local", 20000, [e.id for e in EXPERIMENTS], data, figures)
-    table = rep["table"].set_index("experiment")
+    table = rep.values["table"].set_index("experiment")
     kprobes = Path("/sys/kernel/tracing/kprobe_events").exists()
     assert bool(table.loc["02-kprobe", "substituted"]) is (not kprobes)
     assert (figures / "dd-ci-full-per-event-cost.pdf").is_file()
     assert (data / "processed" / "ci-full" / "benchmark1.csv").is_file()
-    times = rep["tracer_times"]
+    times = rep.values["tracer_times"]
     assert (times["stop_median_s"] > 0).all() and times["killed"].sum() == 0
 
 
@@ -223,7 +223,7 @@ def test_report_rebuilds_from_raw_files_alone(tmp_path):
                    n_resamples=999)
     again = report(Campaign("rebuild", data_dir=tmp_path), data_dir=tmp_path,
                    figures_dir=tmp_path / "f2", n_resamples=999)
-    pd.testing.assert_frame_equal(first["table"], again["table"])
+    pd.testing.assert_frame_equal(first.values["table"], again.values["table"])
     pdf1 = (tmp_path / "f1" / "dd-rebuild-per-event-cost.pdf").read_bytes()
     assert pdf1 == (tmp_path / "f2" / "dd-rebuild-per-event-cost.pdf").read_bytes()
 

@@ -30,7 +30,7 @@ def test_method_defaults_to_the_rate_method_timing_dds_read_and_write():
     assert params["method"].parse("both") == "both"
     with pytest.raises(ParameterError, match="method"):
         params["method"].parse("perf")
-    assert dd.DD().parse({"method": "hyperfine", "count": "20k"})["count"] == 20480
+    assert dd.DD().parse({"method": "hyperfine", "count": "20k"}).count == 20480
     with pytest.raises(ParameterError, match=r"^parameter count=20480: .*give "
                        r"method='hyperfine' \(or 'both'\)"):
         dd.DD().parse({"count": "20k"})
@@ -66,7 +66,7 @@ def test_the_loop_is_read_alone_or_dds_pair_in_counting_and_timed_runs_alike():
     with pytest.raises(ParameterError, match="rate_loop"):
         params["rate_loop"].parse("write")
     for loop, flag in (("read", []), ("read+write", ["-w"])):
-        q = {**rate.settings({"rate_loop": loop}), "workload_cpu": 1}
+        q = {**rate.settings(loop), "workload_cpu": 1}
         assert q["rate_loop"] == loop
         count = rate.workload("/m", ratemethod.COUNT_KIND, q, {"iterations": 10})
         timed = rate.workload("/m", ratemethod.BRACKET_KIND, q, {})
@@ -94,9 +94,9 @@ def test_rate_campaign_on_local(tmp_path, short_blocks):
     ev = ratemethod.events_per_iteration(camp, "local")
     assert ev["04-tracepoint-entry"] == pytest.approx(1.0, abs=0.01)
     rep = report(camp, data_dir=tmp_path, figures_dir=tmp_path / "fig", n_resamples=499)
-    assert rep["method"] == "rate" and "rate method" in rep["summary"]
-    table = rep["table"].set_index("experiment")
-    assert list(rep["table"].columns) == TABLE_COLUMNS
+    assert rep.values["method"] == "rate" and "rate method" in rep.summary
+    table = rep.values["table"].set_index("experiment")
+    assert list(rep.values["table"].columns) == TABLE_COLUMNS
     # a bracket's difference is traced - mean of its own untraced blocks; the cost is the
     # median of all differences 04 bracket - reference bracket (the control's and the A/A
     # slot's; Hodges-Lehmann), / events: recomputed here from the raw files
@@ -119,7 +119,7 @@ def test_rate_campaign_on_local(tmp_path, short_blocks):
                 diffs[slot].append(tr - (before + after) / 2)
                 tr, before, after = raw_bracket(out, every=True)
                 every[slot].append(tr - (before + after) / 2)
-    rt = rep["rate_table"].set_index("experiment")
+    rt = rep.values["rate_table"].set_index("experiment")
     assert rt.loc["04-tracepoint-entry", "control_subtracted"]
     assert [len(v) for v in diffs.values()] == [
         rt.loc[k, "pairs_used"] for k in diffs], (st, rt["pairs_used"])

@@ -7,15 +7,17 @@ import pandas as pd
 import pytest
 
 from analysis.benchmarks.dd.report import report, summary
+from analysis.benchmarks.report import Report
 
 
-def _out(flags_18: list[str]) -> dict:
+def _out(flags_18: list[str]) -> Report:
     table = pd.DataFrame({
         "experiment": ["01-control", "04-tracepoint-entry", "18-per-event"],
         "per_event_ns": [0.0, 30.0, 1548.0], "per_event_ns_ci_low": [0.0, 28.0, 1526.0],
         "per_event_ns_ci_high": [0.0, 33.0, 1915.0], "precision_reached": [0.0, 0.08, 0.126],
         "target_met": [True, True, True], "flags": [[], [], flags_18]})
-    return {"table": table, "adaptive": {"precision": 0.2}, "noise_floor_ns_per_read": 3.0}
+    return Report(None, {"table": table, "adaptive": {"precision": 0.2},
+                         "noise_floor_ns_per_read": 3.0})
 
 
 def test_a_flagged_result_says_so_on_its_summary_line():
@@ -37,14 +39,14 @@ def test_the_summary_ends_naming_the_method_and_whether_every_experiment_met_the
     out = _out([])
     assert summary(out).splitlines()[-1] == ("hyperfine method (whole dd processes): every "
                                              "experiment within +-20% (2 of 2)")
-    out["table"].loc[2, ["precision_reached", "target_met"]] = [0.31, False]
+    out.values["table"].loc[2, ["precision_reached", "target_met"]] = [0.31, False]
     assert summary(out).splitlines()[-1] == (
         "hyperfine method (whole dd processes): NOT every experiment within +-20%: 1 of 2; "
         "short: 18-per-event +-31.0%")
-    out["table"].loc[1, "precision_reached"] = float("nan")  # no CI: short too
+    out.values["table"].loc[1, "precision_reached"] = float("nan")  # no CI: short too
     assert "1 of 2" not in summary(out) and "0 of 2; short: 04-tracepoint-entry (no CI), " \
         "18-per-event +-31.0%" in summary(out)
-    out["adaptive"] = {}
+    out.values["adaptive"] = {}
     assert summary(out).splitlines()[-1] == ("hyperfine method (whole dd processes): 2 "
                                              "experiments, no precision target (fixed rounds)")
 
@@ -59,8 +61,8 @@ def test_runtime_per_read_compares_across_experiments(tmp_path):
     shutil.copytree(ROOT / "tests" / "fixtures" / "dd-campaign-v1" / "raw", tmp_path / "raw")
     rep = report("dd-fixture", "local", data_dir=tmp_path, figures_dir=tmp_path / "f",
                  n_resamples=199)
-    t = rep["table"].set_index("experiment")
-    runs = rep["runs"]
+    t = rep.values["table"].set_index("experiment")
+    runs = rep.values["runs"]
     for exp in ("01-control", "04-tracepoint-entry", "05-tracepoint-return"):
         median = runs.loc[runs["experiment"] == exp, "s_per_read"].median() * 1e9
         assert t.loc[exp, "runtime_ns_per_read"] == pytest.approx(median, rel=1e-9)

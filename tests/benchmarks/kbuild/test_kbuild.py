@@ -95,7 +95,7 @@ def test_limits_and_build_command():
     assert hf[hf.index("--runs") + 1] == "3"
     with pytest.raises(Exception, match="build_target"):
         kbuild.KernelBuild().parse({"build_target": "kernel/; rm -rf /"})
-    assert kbuild.KernelBuild().parse({"scenarios": "2,9"})["scenarios"] == [0, 2, 9]
+    assert kbuild.KernelBuild().parse({"scenarios": "2,9"}).scenarios == [0, 2, 9]
 
 
 def test_counts_from_real_bpftrace_output():

@@ -58,7 +58,7 @@ def test_configurations_cover_cases_0_to_3_per_tracer():
 
 def _check(camp, target, data_dir, figures_dir, iterations):
     rep = usdt.report(camp, target, data_dir=data_dir, figures_dir=figures_dir)
-    inv = rep["invocations"]
+    inv = rep.values["invocations"]
     for col in ("case", "tracer", "invocation", "events", "min_ns", "max_ns", "mean_ns", "sd_ns",
                 "median_ns", "p99_ns"):
         assert col in inv.columns
@@ -68,11 +68,11 @@ def _check(camp, target, data_dir, figures_dir, iterations):
     assert case1["events_ok"].all()
     assert (inv[inv["case"] == 2]["events"] == 0).all()
     assert (inv["iterations"] == iterations).all()
-    t31 = rep["table31"].set_index(["case", "tracer"])
+    t31 = rep.values["table31"].set_index(["case", "tracer"])
     # a recorded tracepoint costs more than an empty loop, under every tracer
     for t in ("ftrace", "bpftrace", "lttng"):
         assert t31.loc[(1, t), "median_ns"] > t31.loc[(0, "none"), "median_ns"]
-    names = {p.name for p in rep["written"]}
+    names = {p.name for p in rep.written}
     stem = f"usdt-{camp.name}"
     assert {f"{stem}-case1-box.pdf", f"{stem}-case1-frequency.png", f"{stem}-table31.tex",
             "microbenchmark.csv"} <= names

@@ -107,7 +107,7 @@ def test_both_methods_in_one_campaign(tmp_path, short_blocks, nothing_left_behin
     ev = ratemethod.events_per_iteration(camp, "local")
     assert ev == {e: 1.0 for e in (rate.CONTROL, *rate.EXPERIMENTS)}  # exact: counted
     rep = analysis.report(res, figures_dir=tmp_path / "fig")
-    rt = rep["rate_table"].set_index("experiment")
+    rt = rep.values["rate_table"].set_index("experiment")
     # recomputed from the raw files: each bracket's traced - mean(untraced around it); the
     # cost is the median of all differences experiment - reference (control, A/A slot)
     # (from every window where a median under 60 % of the traced windows are in the fast
@@ -127,7 +127,7 @@ def test_both_methods_in_one_campaign(tmp_path, short_blocks, nothing_left_behin
     assert all(len(v) == 2 for v in diffs.values())  # two rounds
     ref = np.concatenate([diffs[rate.CONTROL], diffs[ratemethod.AA]])
     ref_every = np.concatenate([every[rate.CONTROL], every[ratemethod.AA]])
-    one_state = not rep["speed_states"]["two_states"]
+    one_state = not rep.values["speed_states"]["two_states"]
     for e in rate.EXPERIMENTS:
         raw = np.median(np.subtract.outer(diffs[e], ref))
         assert rt.loc[e, "per_event_ns_all_pairs"] == pytest.approx(raw)
@@ -139,8 +139,8 @@ def test_both_methods_in_one_campaign(tmp_path, short_blocks, nothing_left_behin
         # a probe's trap costs far more than the untraced iteration (a call and a nop, ~2 ns)
         assert raw > 20 * rt.loc[e, "untraced_ns_per_iter"]
     # the iterations method's cost beside it: case 1's mean iteration - case 3's
-    ag = rep["agreement"].set_index("experiment")
-    inv = rep["invocations"]
+    ag = rep.values["agreement"].set_index("experiment")
+    inv = rep.values["invocations"]
     mean = {c: inv.loc[inv["case"] == c, "mean_ns"].mean() for c in (1, 3)}
     assert list(ag.index) == ["case1-bpftrace"]
     assert ag.loc["case1-bpftrace", "iterations_ns"] == pytest.approx(mean[1] - mean[3])

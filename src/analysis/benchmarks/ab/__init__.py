@@ -27,7 +27,7 @@ from analysis import _params, paths
 from analysis.benchmarks.ab.data import size_bytes
 from analysis.benchmarks.ab.report import report
 from analysis.benchmarks.ab.workloads import ARMS, BY_NAME, SCRIPTS, TRACER_SUFFIX, WORKLOADS, Workload  # noqa: F401
-from analysis.benchmarks.base import Benchmark, Param, Plan, register
+from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
 from analysis.benchmarks.report import Report
 from analysis.campaign import RunSpec
 from analysis.errors import ParameterError, TargetError
@@ -175,17 +175,17 @@ def steps(runs: list[RunSpec], arm_target: dict, parallel: bool) -> list[dict] |
     return out
 
 
-def _not_run(p: dict, preflights: dict, arm_target: dict) -> dict:
+def _not_run(p: Params, preflights: dict, arm_target: dict) -> dict:
     """Workloads that cannot run, and why (a missing tool on an arm's target)."""
     out = {}
-    for w in p["workloads"] or list(BY_NAME):
+    for w in p.workloads or list(BY_NAME):
         wl = BY_NAME[w]
-        if w == "kbuild" and not p["kbuild_tree"]:
+        if w == "kbuild" and not p.kbuild_tree:
             out[w] = ("no kbuild_tree: give a configured kernel source tree on the target "
                       "(Linux: e.g. linux-source-6.1 unpacked, `make tinyconfig`; FreeBSD: "
                       "/usr/src with kbuild_make_args='buildkernel,KERNCONF=GENERIC')")
             continue
-        tool = p["compressor"] if w == "compression" else wl.tool
+        tool = p.compressor if w == "compression" else wl.tool
         lacking = sorted({t for t in arm_target.values() if preflights[t].tools.get(tool)
                           is None})
         if lacking:
@@ -193,9 +193,9 @@ def _not_run(p: dict, preflights: dict, arm_target: dict) -> dict:
     return out
 
 
-def _tracer(p: dict, preflights: dict, target_b: str) -> dict:
+def _tracer(p: Params, preflights: dict, target_b: str) -> dict:
     """Arm B's tracer as recorded in the manifest (its text and SHA-256 are its identity)."""
-    script = p["tracer_script"]
+    script = p.tracer_script
     if script is None:
         return {"tracer": "none", "tracer_script": None}
     kind = TRACER_SUFFIX[script.suffix]
@@ -212,9 +212,9 @@ def _tracer(p: dict, preflights: dict, target_b: str) -> dict:
             "tracer_script_sha256": hashlib.sha256(text.encode()).hexdigest()}
 
 
-def arm_labels(p: dict, arm_target: dict, tracer: dict) -> dict:
-    if p["labels"]:
-        return dict(zip(ARMS, p["labels"]))
+def arm_labels(p: Params, arm_target: dict, tracer: dict) -> dict:
+    if p.labels:
+        return dict(zip(ARMS, p.labels))
     b = arm_target["B"]
     if tracer["tracer_script"]:
         b += f" + {Path(tracer['tracer_script']).stem}"
@@ -229,15 +229,15 @@ _IDENTITY = ("rounds", "runs", "warmup", "dd_count", "compressor", "zstd_levels"
              "kbuild_clean", "parallel")
 
 
-def plan(preflights: dict, p: dict, campaign: str) -> Plan:
+def plan(preflights: dict, p: Params, campaign: str) -> Plan:
     targets = list(preflights)
     arm_target = {"A": targets[0], "B": targets[-1]}
-    if p["parallel"] and len(targets) == 1:
+    if p.parallel and len(targets) == 1:
         raise ParameterError("parallel", True, "needs two targets (one per arm)")
     not_run = _not_run(p, preflights, arm_target)
-    chosen = [w for w in (p["workloads"] or list(BY_NAME)) if w not in not_run]
+    chosen = [w for w in (p.workloads or list(BY_NAME)) if w not in not_run]
     if not chosen:
-        raise ParameterError("workloads", p["workloads"], "none of them can run: " +
+        raise ParameterError("workloads", p.workloads, "none of them can run: " +
                              "; ".join(f"{k}: {v}" for k, v in not_run.items()))
     tracer = _tracer(p, preflights, arm_target["B"])
     cpus = min(pf.cpus or 1 for pf in preflights.values())
@@ -245,14 +245,14 @@ def plan(preflights: dict, p: dict, campaign: str) -> Plan:
                            tracer["tracer"]} for a in ARMS},
               "labels": arm_labels(p, arm_target, tracer), "workloads": chosen,
               "skipped": not_run, **{k: p[k] for k in _IDENTITY}, **tracer,
-              "kbuild_jobs_used": p["kbuild_jobs"] or cpus, "design": "ABBA"}
-    runs = abba_runs(p["rounds"], chosen)
+              "kbuild_jobs_used": p.kbuild_jobs or cpus, "design": "ABBA"}
+    runs = abba_runs(p.rounds, chosen)
     table = pd.DataFrame([{"round": r.params["round"], "position": r.params["position"],
                            "workload": r.experiment, "arm": r.params["arm"],
                            "target": arm_target[r.params["arm"]], "run": r.run_id}
                           for r in runs])
-    return Plan(runs, params, not_run, table, {"script": p["tracer_script"]},
-                steps(runs, arm_target, p["parallel"]))
+    return Plan(runs, params, not_run, table, {"script": p.tracer_script},
+                steps(runs, arm_target, p.parallel))
 
 
 # --------------------------------------------------------------------------- #
@@ -347,20 +347,20 @@ class AB(Benchmark):
                                  "on the target")
         return p
 
-    def requires(self, p: dict, target: str, targets) -> tuple[str, ...]:
+    def requires(self, p: Params, target: str, targets) -> tuple[str, ...]:
         """bpftrace on arm B's target (the last) when its tracer script is a .bt file; a
         workload whose tool a target lacks is skipped with the reason, as before."""
-        script = p["tracer_script"]
+        script = p.tracer_script
         bpf = script is not None and TRACER_SUFFIX.get(Path(script).suffix) == "bpftrace"
         return ("bpftrace",) if bpf and target == list(targets)[-1] else ()
 
-    def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
+    def plan(self, preflights: dict, p: Params, campaign: str) -> Plan:
         if len(preflights) > 2:
             raise ParameterError("targets", list(preflights), "expected one or two targets "
                                  "(arm A's, then arm B's)")
         return plan(preflights, p, campaign)
 
-    def execute(self, plan: Plan, p: dict, scratch: Path):
+    def execute(self, plan: Plan, p: Params, scratch: Path):
         return make_execute(plan.parameters, plan.state["script"], scratch)
 
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:

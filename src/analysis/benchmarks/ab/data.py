@@ -17,7 +17,7 @@ import pandas as pd
 
 from analysis.benchmarks.ab.workloads import BY_NAME
 from analysis.campaign import Campaign
-from analysis.errors import DataFormatError, ParameterError
+from analysis.errors import DataFormatError, NothingFinished, ParameterError
 from analysis.loaders.hyperfine import load_hyperfine
 from analysis.loaders.jsonio import read_json
 
@@ -182,7 +182,7 @@ def load_iterations(camp: Campaign) -> pd.DataFrame:
                 df[k] = v
             parts.append(df)
     if not parts:
-        raise ValueError(f"campaign {camp.name} has no finished blocks")
+        raise NothingFinished(camp.name, "finished blocks")
     out = pd.concat(parts, ignore_index=True)
     out = out.sort_values(["round", "position", "run"], kind="stable").reset_index(drop=True)
     out["order"] = np.arange(len(out))

@@ -147,10 +147,10 @@ def highlight(table: pd.DataFrame):
 
 def summary(out: dict) -> str:
     """The verdict in a few lines, and what else differs between the arms."""
-    labels, conf = out["labels"], out["confidence"]
+    labels, conf = out.values["labels"], out.values["confidence"]
     lines = [f"A = {labels['A']}, B = {labels['B']}; B/A per round (block medians, "
              f"geometric mean), {conf:.0%} CI familywise over the workloads; ABBA blocks"]
-    for _, r in out["table"].iterrows():
+    for _, r in out.values["table"].iterrows():
         ci = f"{r['ratio']:.3f} [{r['ratio_ci_low']:.3f}, {r['ratio_ci_high']:.3f}]"
         if r["verdict"] == "no difference detectable":
             v = f"no difference detectable (smallest detectable {r['smallest_detectable_pct']:.1f} %)"
@@ -159,11 +159,11 @@ def summary(out: dict) -> str:
         thr = "" if not np.isfinite(r["throughput_a"]) else \
             f"; {r['throughput_a']:,.2f} -> {r['throughput_b']:,.2f} {r['unit']}"
         lines.append(f"{r['workload']:<12} {ci}  {v}{thr}")
-    diff = out["preflight"]
+    diff = out.values["preflight"]
     others = diff[diff["differs"] & (diff["what"] != "target")]["what"].tolist()
     lines.append("other differences between the arms: " + (", ".join(others) or "none"))
-    if out["not_run"]:
-        lines += [f"not run: {k}: {v}" for k, v in out["not_run"].items()]
+    if out.values["not_run"]:
+        lines += [f"not run: {k}: {v}" for k, v in out.values["not_run"].items()]
     return "\n".join(lines)
 
 
@@ -182,9 +182,9 @@ def report(campaign, *, data_dir=None, figures_dir=None, confidence: float = 0.9
                         "confidence": confidence, "not_run": q.get("skipped", {}),
                         "table": compare(it, confidence=confidence, n_resamples=n_resamples),
                         "preflight": preflight_table(camp), "campaign": camp.name})
-    out["preflight_styled"] = highlight(out["preflight"])
-    lv = out["levels"]
-    out["levels_by_arm"] = lv.groupby(["arm", "level"])[["compress_mbps", "decompress_mbps"]] \
+    out.values["preflight_styled"] = highlight(out.values["preflight"])
+    lv = out.values["levels"]
+    out.values["levels_by_arm"] = lv.groupby(["arm", "level"])[["compress_mbps", "decompress_mbps"]] \
         .median() if len(lv) else pd.DataFrame()
     out.summary = summary(out)
     _outputs(out, camp, n_resamples)
@@ -193,24 +193,24 @@ def report(campaign, *, data_dir=None, figures_dir=None, confidence: float = 0.9
 
 def _outputs(out: Report, camp, n_resamples: int) -> None:
     for name in ("table", "iterations", "levels", "preflight"):
-        if len(out[name]):
+        if len(out.values[name]):
             stem = "comparison" if name == "table" else name
-            out.frame(stem, out[name])
+            out.frame(stem, out.values[name])
     stem = plots.figure_stem("ab", camp.name)
     tracer = camp.parameters["arms"]["B"]["tracer"]
-    figs = {"bars": plots.ab_bars(out["iterations"], out["table"], out["labels"],
-                                  confidence=out["confidence"], n_resamples=n_resamples,
+    figs = {"bars": plots.ab_bars(out.values["iterations"], out.values["table"], out.values["labels"],
+                                  confidence=out.values["confidence"], n_resamples=n_resamples,
                                   tracer=tracer, title=f"A/B comparison, {camp.name}"),
-            "box": plots.ab_box(out["iterations"], out["labels"], tracer=tracer,
+            "box": plots.ab_box(out.values["iterations"], out.values["labels"], tracer=tracer,
                                 title=f"A/B comparison, {camp.name}: every run")}
     for name, fig in figs.items():
         out.figure(f"{stem}-{name}", fig)
-        out[f"figure_{name}"] = fig
+        out.values[f"figure_{name}"] = fig
     out.table(f"{stem}-verdict", _verdict_table(out), caption=_caption(out))
 
 
 def _verdict_table(out: dict) -> pd.DataFrame:
-    t = out["table"]
+    t = out.values["table"]
 
     def ci(r, key):
         return f"{r[key]:.3f} [{r[key + '_ci_low']:.3f}, {r[key + '_ci_high']:.3f}]"
@@ -236,10 +236,10 @@ def _verdict_table(out: dict) -> pd.DataFrame:
 
 
 def _caption(out: dict) -> str:
-    lab = out["labels"]
+    lab = out.values["labels"]
     return (f"A/B comparison: A = {lab['A']}, B = {lab['B']}. B/A per round: the geometric "
             "mean over the rounds of B's block median over A's, with a Student-t CI on the "
-            f"log ratios at {out['confidence']:.0%} familywise over the workloads "
+            f"log ratios at {out.values['confidence']:.0%} familywise over the workloads "
             "(Bonferroni); the verdict comes from it: slower/faster when its CI excludes 1, "
             "otherwise the smallest difference the CI would have detected. B/A median of "
             "runs: the ratio of the runs' medians with a bootstrap CI (BCa) that treats runs "

@@ -16,7 +16,7 @@ import pandas as pd
 
 from analysis import _params
 from analysis import ratemethod as _rm
-from analysis.benchmarks.base import Benchmark, Param, Plan, register
+from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
 from analysis.benchmarks.dd import rate as _rate
 from analysis.benchmarks.dd import report as _report
 from analysis.benchmarks.dd import rounds as _rounds
@@ -107,11 +107,11 @@ class DD(Benchmark):
                      "syscall tracepoint also slows the untraced write)", _rate.LOOPS),
     )
 
-    def requires(self, p: dict, target: str, targets) -> tuple[str, ...]:
+    def requires(self, p: Params, target: str, targets) -> tuple[str, ...]:
         """bpftrace (unless DTrace traces), hyperfine for its method, a C compiler for the
         rate method's meter; uprobes and kprobes are the plan's to substitute or skip."""
-        method = p["method"]
-        return (*(("bpftrace",) if p["tracer"] == "bpftrace" else ()),
+        method = p.method
+        return (*(("bpftrace",) if p.tracer == "bpftrace" else ()),
                 *(("hyperfine",) if method != "rate" else ()),
                 *(("cc",) if method != "hyperfine" else ()))
 
@@ -128,54 +128,54 @@ class DD(Benchmark):
                                  "method='hyperfine' (or 'both') to run dd with a count")
         return p
 
-    def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
+    def plan(self, preflights: dict, p: Params, campaign: str) -> Plan:
         (target, pf), = preflights.items()
         cpus = pf.cpus or 1
-        workload_cpu = cpus - 1 if p["workload_cpu"] is None else p["workload_cpu"]
-        tracer_cpu = (0 if cpus > 1 else None) if p["tracer_cpu"] is None else p["tracer_cpu"]
-        planned = plan_experiments(pf, p["tracer"], p["experiments"])
+        workload_cpu = cpus - 1 if p.workload_cpu is None else p.workload_cpu
+        tracer_cpu = (0 if cpus > 1 else None) if p.tracer_cpu is None else p.tracer_cpu
+        planned = plan_experiments(pf, p.tracer, p.experiments)
         if not any(x.id == CONTROL and not x.skipped for x in planned):
             raise ValueError("the control cannot run: nothing to compare with")
         ids = [x.id for x in planned if not x.skipped]
-        bpf_stats = (p["tracer"] == "bpftrace" and p["bpf_stats"] == "auto"
+        bpf_stats = (p.tracer == "bpftrace" and p.bpf_stats == "auto"
                      and bool(pf.capabilities.get("bpf_stats")))
         table = plan_table(planned)
-        method = p["method"]
-        if method != "hyperfine" and p["tracer"] != "bpftrace":
+        method = p.method
+        if method != "hyperfine" and p.tracer != "bpftrace":
             raise ParameterError("method", method, "the rate method runs with bpftrace only")
-        params = {"notebook": self.notebook, "target": target, "tracer": p["tracer"],
-                  "experiments": [x.id for x in planned], "count": p["count"],
-                  "run_s": None if p["count"] else p["run_s"],
+        params = {"notebook": self.notebook, "target": target, "tracer": p.tracer,
+                  "experiments": [x.id for x in planned], "count": p.count,
+                  "run_s": None if p.count else p.run_s,
                   # "blocks": -stats blocks per round (True was: one calibration reading)
                   "bpf_stats": "blocks" if bpf_stats else False,
-                  "runs": p["runs"], "warmup": p["warmup"], "rounds": p["rounds"],
+                  "runs": p.runs, "warmup": p.warmup, "rounds": p.rounds,
                   "workload_cpu": workload_cpu, "tracer_cpu": tracer_cpu,
                   "plan": table.to_dict(orient="records")}
         if method != "hyperfine":  # absent = hyperfine: campaigns made before keep resuming
-            params.update({"method": method, **_rate.settings(p)})
+            params.update({"method": method, **_rate.settings(p.rate_loop)})
         with_stats = [e for e in ids if e != CONTROL] if bpf_stats else []
-        if p["count"] is None:
-            runs = _rounds.cal_runs(ids, p["count"])
+        if p.count is None:
+            runs = _rounds.cal_runs(ids, p.count)
         else:
-            runs = _rounds.counting_and_rounds({e: p["count"] for e in ids}, CONTROL,
-                                               p["rounds"], campaign, stats=with_stats)
+            runs = _rounds.counting_and_rounds({e: p.count for e in ids}, CONTROL,
+                                               p.rounds, campaign, stats=with_stats)
         if method == "rate":
-            runs = _rm.first_runs(ids, CONTROL, p["rounds"], campaign)
+            runs = _rm.first_runs(ids, CONTROL, p.rounds, campaign)
         elif method == "both":  # without a count the rate rounds wait for the calibration
-            runs = _by_round((_rm.first_runs(ids, CONTROL, p["rounds"], campaign)
-                              if p["count"] else _rm.counting_runs(ids)) + runs)
+            runs = _by_round((_rm.first_runs(ids, CONTROL, p.rounds, campaign)
+                              if p.count else _rm.counting_runs(ids)) + runs)
         return Plan(runs, params, {x.id: x.skipped for x in planned if x.skipped}, table,
                     {"planned": planned, "os": pf.os, "ids": ids, "seed": campaign,
                      "target": target, "stats": with_stats})
 
-    def more(self, campaign: Campaign, plan: Plan, p: dict):
+    def more(self, campaign: Campaign, plan: Plan, p: Params):
         st, method = plan.state, plan.parameters.get("method", "hyperfine")
         rate = None if method == "hyperfine" else _rm.more(
             campaign, st["target"], st["ids"], CONTROL, p, st["seed"], plan.parameters["rounds"])
         hyper = None if method == "rate" else self._more_hyperfine(campaign, plan, p)
         return _by_round((rate or []) + (hyper or [])) or None
 
-    def _more_hyperfine(self, campaign: Campaign, plan: Plan, p: dict):
+    def _more_hyperfine(self, campaign: Campaign, plan: Plan, p: Params):
         st, q = plan.state, plan.parameters
         entries = campaign.run_records(st["target"])
         decided = {rid: e for rid, e in entries.items()
@@ -192,7 +192,7 @@ class DD(Benchmark):
         pending = [r for r in first if not campaign.is_done(st["target"], r.run_id)] + [
             RunSpec(rid, e["experiment"], e["params"]) for rid, e in sorted(decided.items())
             if rid not in known and not campaign.is_done(st["target"], rid)]
-        if pending or (p["precision"] is None and p["budget"] is None):
+        if pending or (p.precision is None and p.budget is None):
             return pending or None
         counts = {e["experiment"]: e["params"]["count"] for e in decided.values()
                   if e["params"]["kind"] == "count"}
@@ -209,14 +209,14 @@ class DD(Benchmark):
         for (exp, _), seconds in per_round.items():
             blocks.setdefault(exp, []).append(seconds)
         decision = adaptive_step(campaign, widths, blocks, rounds, control=CONTROL,
-                                 precision=p["precision"], budget_s=p["budget"],
+                                 precision=p.precision, budget_s=p.budget,
                                  min_rounds=q["rounds"], max_rounds=_rounds.MAX_ROUNDS,
                                  spent_s=sum(e.get("duration_s") or 0 for e in entries.values()))
         return None if decision.experiments is None else _rounds.round_runs(
             decision.experiments[1:], counts, CONTROL, rounds[-1] + 1, st["seed"],
             st.get("stats", ()))
 
-    def execute(self, plan: Plan, p: dict, scratch: Path):
+    def execute(self, plan: Plan, p: Params, scratch: Path):
         q = plan.parameters
         hyper = make_execute(plan.state["planned"], count=q["count"], runs=q["runs"],
                              warmup=q["warmup"], workload_cpu=q["workload_cpu"],

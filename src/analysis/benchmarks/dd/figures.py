@@ -44,10 +44,10 @@ def _marks(planned) -> str | None:
 def draw_figures(out: dict, target: str, tracer: str) -> dict:
     """The report's figures of a hyperfine-method campaign (``out``: what :func:`~.report.report`
     gathers): name (``per-event-cost``, ``runs``, ``run-order``) -> figure."""
-    runs = out["runs"].copy()
+    runs = out.values["runs"].copy()
     fig = cost_figure(out, target, tracer)
-    labels = experiment_labels(out["planned"])
-    marks = _marks(out["planned"])
+    labels = experiment_labels(out.values["planned"])
+    marks = _marks(out.values["planned"])
     runs["ns_per_read"] = runs["s_per_read"] * 1e9
     box = plots.runs_box(runs, value="ns_per_read", ylabel="time per dd read (ns)",
                          title=f"Benchmark 1 runs, {target}", tracer=tracer, labels=labels,
@@ -62,9 +62,9 @@ def draw_figures(out: dict, target: str, tracer: str) -> dict:
 def cost_figure(out: dict, target: str, tracer: str):
     """Per-event cost, this machine's next to the published; the panels are chosen by this
     machine's values (every one of its bars readable, ``measured``)."""
-    table = out["table"]
+    table = out.values["table"]
     label = f"{tracer} (this machine)"
-    bars = long_for_bars(out["with_published"], label)
+    bars = long_for_bars(out.values["with_published"], label)
     rel = table[table["experiment"] != CONTROL]["precision_reached"]
     rel = rel[np.isfinite(rel.to_numpy(float))]
     low = rel[rel > plots.LOW_PRECISION]
@@ -75,7 +75,7 @@ def cost_figure(out: dict, target: str, tracer: str):
     fig = plots.per_event_cost_bars(
         bars, category="label", series="series", value="ns", ci=("low", "high"),
         substituted="substituted", title=f"Benchmark 1 per-event cost, {target}", note=note,
-        emulated=[label] if out.get("emulated") else (), measured=[label],
+        emulated=[label] if out.values.get("emulated") else (), measured=[label],
         caption="this machine, hyperfine method (whole dd processes): median per-event cost "
                 "((median time per read - the "
                 f"control's) / events per read), whiskers: {ROUND_CI}; "
@@ -122,8 +122,8 @@ def thesis_tables(out, table, published, times, target):
         return f"{r['per_event_ns']:,.0f} [{r['per_event_ns_ci_low']:,.0f}, " \
                f"{r['per_event_ns_ci_high']:,.0f}]"
 
-    labels = experiment_labels(out["planned"])
-    star = "; * = " + SUBSTITUTE_NOTE[3:] if _marks(out["planned"]) else ""
+    labels = experiment_labels(out.values["planned"])
+    star = "; * = " + SUBSTITUTE_NOTE[3:] if _marks(out.values["planned"]) else ""
     rows = table[table["experiment"] != CONTROL]
     main = pd.DataFrame({
         "Experiment": [labels.get(e, e) for e in rows["experiment"]],
@@ -145,7 +145,7 @@ def thesis_tables(out, table, published, times, target):
     tt = tt[["Experiment", "Blocks", "Attach median (s)", "Attach max (s)", "Stop median (s)",
              "Stop max (s)", "Killed"]].copy()
     tt["Experiment"] = [labels.get(e, e) for e in tt["Experiment"]]
-    floor = out.get("noise_floor_ns_per_read", float("nan"))
+    floor = out.values.get("noise_floor_ns_per_read", float("nan"))
     floor_text = (f"; noise floor (the control against itself): {floor:,.0f} ns per read"
                   if np.isfinite(floor) else "")
     tables = [("bpf-split", *_split_table(rows, labels, target))] \

@@ -21,9 +21,10 @@ METHODS = ("hyperfine", "rate", "both")
 LOOPS = ("read", "read+write")  # the meter's iteration (read+write: its -w)
 
 
-def settings(p: dict) -> dict:
-    """The rate method's parameters as stored in a campaign's manifest."""
-    return _settings(p.get("rate_loop") or LOOPS[0])
+def settings(loop: str | None) -> dict:
+    """The rate method's parameters for dd's ``rate_loop`` as stored in a campaign's
+    manifest."""
+    return _settings(loop or LOOPS[0])
 
 
 def workload(meter: str, kind: str, q: dict, params: dict) -> list[str]:

@@ -120,10 +120,10 @@ def summary_lines(out) -> list[str]:
 
 def _machine_lines(out) -> list[str]:
     """The blocks, the share of their windows in the fast state, the speed states."""
-    st, blocks = out["speed_states"], out["rate_blocks"]
+    st, blocks = out.values["speed_states"], out.values["rate_blocks"]
     a = blocks[blocks["role"] == "A"]
     b = blocks[blocks["role"] == "B"]
-    lines = [f"rate method (iteration: {out.get('rate_loop', 'read')}): {len(blocks)} blocks of "
+    lines = [f"rate method (iteration: {out.values.get('rate_loop', 'read')}): {len(blocks)} blocks of "
              f"{int(blocks['windows'].median())} windows; "
              f"untraced {a[_rm.VALUE].median():.1f} ns per iteration in the fast state "
              f"(median of {len(a)} blocks; every window: {a['ns_per_iter'].median():.1f}), "
@@ -148,14 +148,14 @@ def _machine_lines(out) -> list[str]:
 def _cost_lines(out) -> list[str]:
     """The control's presence, what was subtracted, each cost with its CI, the rounds' last
     decision."""
-    table = out["rate_table"]
+    table = out.values["rate_table"]
     lines = []
     for _, r in table[table["experiment"] == CONTROL].iterrows():
         lines.append(f"rate method: the control's script alone (the tracer's process, no "
                      f"probe on the path) moved the meter by {r['per_event_ns']:+.2f} ns per "
                      f"read {_rm.ci_text(r, '+.2f')} ({r['pairs_used']} brackets); subtracted from "
                      "every experiment")
-    if out.get("rate_design") != _rm.DESIGN:
+    if out.values.get("rate_design") != _rm.DESIGN:
         lines.append("rate method, earlier design: the untraced blocks ran the control's "
                      "script, so every difference is against it")
     elif not len(table) or not table["control_subtracted"].any():
@@ -166,22 +166,22 @@ def _cost_lines(out) -> list[str]:
                               if math.isfinite(r["precision_reached"]) else "")
         lines.append(f"rate {r['experiment']:<17} {r['per_event_ns']:>9.1f} ns {ci} "
                      f"({r['pairs_used']} rounds{_every(r)})")
-    if (out.get("adaptive") or {}).get("rate_last_decision"):
-        lines.append(f"rate rounds: {out['adaptive']['rate_last_decision']}")
+    if (out.values.get("adaptive") or {}).get("rate_last_decision"):
+        lines.append(f"rate rounds: {out.values['adaptive']['rate_last_decision']}")
     return lines
 
 
 def _agreement_lines(out) -> list[str]:
     """Both methods: on which experiments their CIs overlap."""
     lines = []
-    ag = out.get("agreement")
+    ag = out.values.get("agreement")
     if ag is not None and len(ag):
         word = {True: "yes", False: "NO", None: "no CI"}
         told = [a for a in ag["agree"] if a is not None]
         lines.append(f"methods agree (CIs overlap) on {sum(told)} of {len(told)} with CIs: "
                      + ", ".join(f"{e[:2]} {word[a]} ({d:+.1f} ns)" for e, a, d in
                                  zip(ag["experiment"], ag["agree"], ag["difference_ns"])))
-        if out.get("rate_loop", "read") == "read":
+        if out.values.get("rate_loop", "read") == "read":
             lines.append("(rate_loop='read': the rate method times dd's read alone, the "
                          "hyperfine method dd's read and write; on a syscall tracepoint they "
                          "differ by the write's share: rate_loop='read+write' compares like "
@@ -237,12 +237,12 @@ def rate_bars(out, target: str, tracer: str):
     """The per-event cost bars of a rate-only campaign, next to the published figures."""
     from analysis.benchmarks.dd.results import long_for_bars
     label = f"{tracer} (this machine)"
-    bars = long_for_bars(out["with_published"], label)
+    bars = long_for_bars(out.values["with_published"], label)
     return plots.per_event_cost_bars(
         bars, category="label", series="series", value="ns", ci=("low", "high"),
         substituted="substituted", title=f"Benchmark 1 per-event cost, {target}, rate method",
-        emulated=[label] if out.get("emulated") else (),
-        caption=f"this machine, rate method ({out.get('rate_loop', 'read')} per iteration): "
+        emulated=[label] if out.values.get("emulated") else (),
+        caption=f"this machine, rate method ({out.values.get('rate_loop', 'read')} per iteration): "
                 "paired difference of time per iteration in the fast state (traced block - "
                 "mean of the untraced blocks before and after it, in one meter process), its "
                 "shift against the control's brackets (BEGIN only; Hodges-Lehmann: the median of all "

@@ -59,10 +59,10 @@ def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None
         if len(table) else float("nan"),
         "emulated": bool(((camp.target_records().get(target) or {})
                           .get("preflight") or {}).get("emulated"))})
-    out["method"] = method
+    out.values["method"] = method
     if method == "both":
         out.values.update(_rr.rate_outputs(camp, target, planned, n_resamples=n_resamples))
-        out["agreement"] = _rm.agreement(table, out["rate_table"], CONTROL)
+        out.values["agreement"] = _rm.agreement(table, out.values["rate_table"], CONTROL)
     out.summary = summary(out)
     out.flags = [f"{e}: {f}" for e, fs in zip(table["experiment"], table["flags"]) for f in fs]
     _outputs(out, camp, target)
@@ -83,7 +83,7 @@ def _rate_report(camp: Campaign, target: str, planned, n_resamples: int, data_di
         "noise_floor_ns_per_read": float(table["noise_floor_ns"].iloc[0])
         if len(table) else float("nan"),
         "emulated": bool(camp.preflight_of(target).get("emulated"))})
-    out["tracer_times"] = tracer_times(camp, target, kind=(_rm.BRACKET_KIND, _rm.KIND))
+    out.values["tracer_times"] = tracer_times(camp, target, kind=(_rm.BRACKET_KIND, _rm.KIND))
     out.summary = "\n".join([*_rr.summary_lines(out), *verdict(out)])
     out.flags = [f"{e}: {f}" for e, fs in zip(table["experiment"], table["flags"]) for f in fs]
     stem = plots.figure_stem("dd", camp.name)
@@ -94,17 +94,17 @@ def _rate_report(camp: Campaign, target: str, planned, n_resamples: int, data_di
     for name, fig in (("per-event-cost", _rr.rate_bars(out, target, tracer)),
                       ("rate-blocks", _rr.untraced_blocks_figure(parts["rate_blocks"], target))):
         out.figure(f"{stem}-{name}", fig)
-        out[f"figure_{name.replace('-', '_')}"] = fig
+        out.values[f"figure_{name.replace('-', '_')}"] = fig
     return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
 
 
 def summary(out: Report) -> str:
     """What the campaign measured, in a few lines: the noise floor, then per experiment
     the per-event cost with its CI and the precision reached (against the target)."""
-    table, adaptive = out["table"], out.get("adaptive") or {}
+    table, adaptive = out.values["table"], out.values.get("adaptive") or {}
     goal = adaptive.get("precision")
     lines = [f"noise floor (A/A, the control against itself): "
-             f"{out['noise_floor_ns_per_read']:.1f} ns per read; smaller costs are not "
+             f"{out.values['noise_floor_ns_per_read']:.1f} ns per read; smaller costs are not "
              "distinguishable from zero here"]
     if adaptive.get("last_decision"):
         lines.append(f"rounds: {adaptive['last_decision']}")
@@ -115,7 +115,7 @@ def summary(out: Report) -> str:
                                  zip(over["experiment"], over["bpf_stats_ns"],
                                      over["bpf_stats_ns_ci_low"], over["bpf_stats_ns_ci_high"]))
                      + " per event; the program times include part of it")
-    if out.get("method") == "both":
+    if out.values.get("method") == "both":
         lines.append("hyperfine method (the lines below without 'rate'):")
     for _, r in table.iterrows():
         if r["experiment"] == CONTROL:
@@ -125,7 +125,7 @@ def summary(out: Report) -> str:
         lines.append(f"{r['experiment']:<22} {r['per_event_ns']:>9.0f} ns "
                      f"[{r['per_event_ns_ci_low']:.0f}, {r['per_event_ns_ci_high']:.0f}]  "
                      f"+-{r['precision_reached']:.1%}{met}{_flagged(r.get('flags'))}")
-    if out.get("method") == "both":
+    if out.values.get("method") == "both":
         lines += _rr.summary_lines(out)
     return "\n".join(lines + verdict(out))
 
@@ -134,15 +134,15 @@ def verdict(out) -> list[str]:
     """The summary's last line (one per method): which method made the numbers, and
     whether every experiment reached the precision the campaign asked for (which did not,
     and how far they got)."""
-    goal = (out.get("adaptive") or {}).get("precision")
-    method = out.get("method", "hyperfine")
-    tables = {"hyperfine": out["table"]} if method == "both" else {method: out["table"]}
-    if method == "both" and out.get("rate_table") is not None:
-        tables["rate"] = out["rate_table"][out["rate_table"]["experiment"] != _rounds.AA]
+    goal = (out.values.get("adaptive") or {}).get("precision")
+    method = out.values.get("method", "hyperfine")
+    tables = {"hyperfine": out.values["table"]} if method == "both" else {method: out.values["table"]}
+    if method == "both" and out.values.get("rate_table") is not None:
+        tables["rate"] = out.values["rate_table"][out.values["rate_table"]["experiment"] != _rounds.AA]
     lines = []
     for name, table in tables.items():
         rows = table[table["experiment"] != CONTROL]
-        who = _rr.method_name(name, out.get("rate_loop", "read"))
+        who = _rr.method_name(name, out.values.get("rate_loop", "read"))
         if not goal:
             lines.append(f"{who}: {len(rows)} experiments, no precision target (fixed rounds)")
             continue
@@ -171,26 +171,26 @@ def _flagged(flags) -> str:
 def _outputs(out: Report, camp: Campaign, target: str) -> None:
     """What :func:`report` writes: the processed tables (CSV + Parquet side by side), the
     figures and the LaTeX tables. In the files, shares are percentages and say so
-    (``slowdown_pct``, ``precision_reached_pct``); the in-memory ``out["table"]`` keeps the
+    (``slowdown_pct``, ``precision_reached_pct``); the in-memory ``out.values["table"]`` keeps the
     fractions."""
-    table, published, times, runs = (out[k] for k in ("table", "with_published",
+    table, published, times, runs = (out.values[k] for k in ("table", "with_published",
                                                       "tracer_times", "runs"))
     for name, frame in (("benchmark1", percent_columns(table)), ("tracer_times", times),
                         ("runs", runs)):
         out.frame(name, frame)
     stem = plots.figure_stem("dd", camp.name)  # dd-<campaign>, never dd-dd-...
-    tracer = out["planned"][0].tracer
+    tracer = out.values["planned"][0].tracer
     for name, fig in draw_figures(out, target, tracer).items():
         out.figure(f"{stem}-{name}", fig)
-        out[f"figure_{name.replace('-', '_')}"] = fig
+        out.values[f"figure_{name.replace('-', '_')}"] = fig
     for name, frame, caption, formats in thesis_tables(out, table, published, times, target):
         out.table(f"{stem}-{name}", frame, caption=caption, formats=formats)
-    if out.get("method") == "both":
-        out.frame("benchmark1-rate", out["rate_table"])
-        out.frame("rate_blocks", out["rate_blocks"])
-        out.frame("agreement", out["agreement"])
-        labels = experiment_labels(out["planned"])
-        for name, fig in (("rate-blocks", _rr.untraced_blocks_figure(out["rate_blocks"], target)),
-                          ("methods", _rr.methods_figure(out["agreement"], labels, target))):
+    if out.values.get("method") == "both":
+        out.frame("benchmark1-rate", out.values["rate_table"])
+        out.frame("rate_blocks", out.values["rate_blocks"])
+        out.frame("agreement", out.values["agreement"])
+        labels = experiment_labels(out.values["planned"])
+        for name, fig in (("rate-blocks", _rr.untraced_blocks_figure(out.values["rate_blocks"], target)),
+                          ("methods", _rr.methods_figure(out.values["agreement"], labels, target))):
             out.figure(f"{stem}-{name}", fig)
-            out[f"figure_{name.replace('-', '_')}"] = fig
+            out.values[f"figure_{name.replace('-', '_')}"] = fig

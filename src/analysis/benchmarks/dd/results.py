@@ -13,6 +13,7 @@ from analysis.benchmarks.dd import rounds as _rounds
 from analysis.benchmarks.dd import split as _split
 from analysis.benchmarks.dd.experiments import BY_ID, CONTROL, EXPERIMENTS, Experiment, PlannedExperiment
 from analysis.campaign import Campaign
+from analysis.errors import DataFormatError
 from analysis.loaders.hyperfine import load_blocks
 from analysis.loaders.meta import parse_meta
 from analysis.published import load_reference
@@ -200,7 +201,8 @@ def planned_from_manifest(campaign: Campaign) -> list[PlannedExperiment]:
     """The plan a campaign was run with, from its manifest (no target needed)."""
     rows = campaign.parameters.get("plan")
     if not rows:
-        raise ValueError(f"campaign {campaign.name} has no benchmark-1 plan in its manifest")
+        raise DataFormatError(campaign.manifest_path, "parameters.plan",
+                              f"campaign {campaign.name} has no benchmark-1 plan")
     root = paths.project_root()
     return [PlannedExperiment(BY_ID[r["experiment"]], r["tracer"],
                               root / r["script"] if r.get("script") else None,

@@ -34,7 +34,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import _params
-from analysis.benchmarks.base import Benchmark, Param, Plan, register
+from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
 from analysis.benchmarks.kbuild import probes as K
 from analysis.benchmarks.kbuild.execute import (  # noqa: F401 - the benchmark's surface
     make_execute,
@@ -93,15 +93,15 @@ def _source(v):
     return v
 
 
-def plan_scenarios(p: dict, pf) -> tuple[dict, dict]:
+def plan_scenarios(p: Params, pf) -> tuple[dict, dict]:
     """scenario -> Reduced (what runs) and scenario -> reason (what cannot run)."""
     kprobes = bool(pf.capabilities.get("kprobes"))
-    wanted = p["scenarios"] or list(K.SCENARIOS)
+    wanted = p.scenarios or list(K.SCENARIOS)
     runs, not_run = {}, {}
     for n in wanted:
         if n == 0:
             continue
-        if p["tracer"] == "dtrace":
+        if p.tracer == "dtrace":
             runs[n] = K.Reduced((), (), "", K.script_path(n, "dtrace").read_text())
             continue
         red = K.reduce(K.probe_descriptions(K.script_path(n, "bpftrace").read_text()), kprobes,
@@ -139,43 +139,43 @@ class KernelBuild(Benchmark):
                       "exit after SIGINT before SIGKILL (the paper: 10 minutes)", 1),
     )
 
-    def requires(self, p: dict, target: str, targets) -> tuple[str, ...]:
+    def requires(self, p: Params, target: str, targets) -> tuple[str, ...]:
         """hyperfine, a C compiler, bpftrace (unless DTrace traces) and, with the default
         ``sources``, Debian's kernel sources and their build tools (bootstrap installs
         them); other ``sources`` are :meth:`unmet`'s to check."""
-        return ("hyperfine", "cc", *(("bpftrace",) if p["tracer"] == "bpftrace" else ()),
-                *(("kbuild",) if p["sources"] == SOURCES else ()))
+        return ("hyperfine", "cc", *(("bpftrace",) if p.tracer == "bpftrace" else ()),
+                *(("kbuild",) if p.sources == SOURCES else ()))
 
-    def unmet(self, p: dict, transport) -> list[str]:
+    def unmet(self, p: Params, transport) -> list[str]:
         """Sources other than the default: readable on the target, with flex, bison, bc."""
-        if p["sources"] == SOURCES:
+        if p.sources == SOURCES:
             return []
         check = ('test -r "$1" || echo "the kernel sources $1 (not readable there)"; '
                  'for t in flex bison bc; do command -v "$t" >/dev/null || echo "$t"; done')
-        out = transport.run(["sh", "-c", check, "sh", p["sources"]], timeout=30).stdout
+        out = transport.run(["sh", "-c", check, "sh", p.sources], timeout=30).stdout
         return out.splitlines()
 
-    def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
+    def plan(self, preflights: dict, p: Params, campaign: str) -> Plan:
         (target, pf), = preflights.items()
-        if p["tracer"] == "dtrace" and not pf.capabilities.get("dtrace"):
+        if p.tracer == "dtrace" and not pf.capabilities.get("dtrace"):
             raise ParameterError("tracer", "dtrace", f"DTrace is not available on {target} "
                                  f"({pf.os}); its scripts are tested with a stand-in")
-        if p["tracer"] == "bpftrace" and not pf.tools.get("bpftrace"):
+        if p.tracer == "bpftrace" and not pf.tools.get("bpftrace"):
             raise ParameterError("tracer", "bpftrace", f"{target} lacks bpftrace")
         runnable, not_run = plan_scenarios(p, pf)
         exps = [K.experiment(0)] + [K.experiment(n) for n in runnable]
         rng = random.Random(str(campaign))
         runs = []
-        for r in range(p["rounds"]):
+        for r in range(p.rounds):
             order = list(exps)
             rng.shuffle(order)
             runs += [RunSpec(f"r{r:03d}-{i}-s{e}", e, {"round": r, "position": i})
                      for i, e in enumerate(order)]
-        params = {"notebook": self.notebook, "target": target, "tracer": p["tracer"],
-                  "scenarios": p["scenarios"], "build_target": p["build_target"],
-                  "config": p["config"], "sources": p["sources"],
-                  "jobs": p["jobs"] or pf.cpus or 1, "runs": p["runs"], "rounds": p["rounds"],
-                  "stop_timeout": p["stop_timeout"], "kprobes": bool(
+        params = {"notebook": self.notebook, "target": target, "tracer": p.tracer,
+                  "scenarios": p.scenarios, "build_target": p.build_target,
+                  "config": p.config, "sources": p.sources,
+                  "jobs": p.jobs or pf.cpus or 1, "runs": p.runs, "rounds": p.rounds,
+                  "stop_timeout": p.stop_timeout, "kprobes": bool(
                       pf.capabilities.get("kprobes")), "kernel": pf.kernel,
                   "max_probes": K.MAX_PROBES,
                   "nofile": K.NOFILE}
@@ -186,7 +186,7 @@ class KernelBuild(Benchmark):
         table = status_frame(params, state, not_run)
         return Plan(runs, params, not_run, table, state)
 
-    def execute(self, plan: Plan, p: dict, scratch: Path):
+    def execute(self, plan: Plan, p: Params, scratch: Path):
         return make_execute(plan.parameters, plan.state)
 
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:

@@ -13,22 +13,22 @@ from analysis.benchmarks.report import Report
 
 def outputs(out: Report, camp, target: str) -> None:
     """What benchmark 2's report writes, in order: full tables, thesis tables, figures."""
-    out.frame("benchmark2", out["table"])
-    out.frame("tracer_times", out["tracer_times"])
-    out.frame("runs", out["runs"])
+    out.frame("benchmark2", out.values["table"])
+    out.frame("tracer_times", out.values["tracer_times"])
+    out.frame("runs", out.values["runs"])
     stem = plots.figure_stem("kbuild", camp.name)
-    tracer = out["tracer"]
+    tracer = out.values["tracer"]
     for key, name, cap in (("table_vi", "table-vi", "average kernel build times (s); ours: "
                             "median"), ("table_vii", "table-vii", "relative slowdown (%); "
                                         "ours: of medians")):
-        out.table(f"{stem}-{name}", out[key], caption=(
+        out.table(f"{stem}-{name}", out.values[key], caption=(
             f"Benchmark 2 on {target} ({tracer}) next to the paper: {cap}; *: partial "
             "scenario (kprobe parts dropped), -- skipped"))
-    partial = [int(n) for n, st in zip(out["table"]["scenario"], out["table"]["status"])
+    partial = [int(n) for n, st in zip(out.values["table"]["scenario"], out.values["table"]["status"])
                if st == "partial"]
-    fig = times_figure(out["tracer_times"], target, tracer, partial)
+    fig = times_figure(out.values["tracer_times"], target, tracer, partial)
     out.figure(f"{stem}-tracer-times", fig)
-    fig = cost_figure(out["table"], target, tracer)
+    fig = cost_figure(out.values["table"], target, tracer)
     if fig is not None:
         out.figure(f"{stem}-per-event-cost", fig)
 

@@ -26,7 +26,7 @@ def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=No
     out = Report(camp, {"table": table, "tracer_times": tracer_frame(camp, target),
                         "runs": load_runs(camp, target),
                         "tracer": camp.parameters["tracer"]})
-    out["table_vi"], out["table_vii"] = paper_tables(table, out["tracer"])
+    out.values["table_vi"], out.values["table_vii"] = paper_tables(table, out.values["tracer"])
     out.summary = summary(table)
     kbuild_figures.outputs(out, camp, target)
     return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out

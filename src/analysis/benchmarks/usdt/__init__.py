@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import plots, ratemethod
-from analysis.benchmarks.base import Benchmark, Param, Plan, register
+from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
 from analysis.benchmarks.report import Report, with_caveat, write_report
 from analysis.benchmarks.run import run_benchmark
 from analysis.benchmarks.usdt import rate as _rate
@@ -134,23 +134,23 @@ class Microbenchmark(Benchmark):
               "'10 min' (None: no limit)", "duration", precision.parse_budget),
     )
 
-    def requires(self, p: dict, target: str, targets) -> tuple[str, ...]:
+    def requires(self, p: Params, target: str, targets) -> tuple[str, ...]:
         """A C compiler and sys/sdt.h always (every variant is built on the target);
         bpftrace for the rate method; a tracer the iterations method lacks is skipped with
         the reason (LTTng, bpftrace), as before."""
-        rate = p["method"] != "iterations" and "bpftrace" in p["tracers"]
+        rate = p.method != "iterations" and "bpftrace" in p.tracers
         return ("cc", "sdt", *(("bpftrace",) if rate else ()))
 
-    def plan(self, preflights: dict, p: dict, campaign: str) -> Plan:
+    def plan(self, preflights: dict, p: Params, campaign: str) -> Plan:
         (target, pf), = preflights.items()
         not_run, usable = {}, []
-        for tracer in p["tracers"]:
+        for tracer in p.tracers:
             need = tracers.USER_SPACE_NEEDS[tracer]
             if pf.capabilities.get(need):
                 usable.append(tracer)
             else:
                 not_run[tracer] = f"no {need} on this target"
-        method = p["method"]
+        method = p.method
         if method != "iterations" and "bpftrace" not in usable:
             raise ParameterError("method", method, "the rate method runs with bpftrace only: "
                                  + not_run.get("bpftrace", "bpftrace is not among the tracers"))
@@ -160,20 +160,20 @@ class Microbenchmark(Benchmark):
                                      "invocations: precision and budget are the rate "
                                      "method's (method='rate' or 'both')")
         cfgs = configs(usable) if method != "rate" else []
-        cpu = (pf.cpus or 1) - 1 if p["cpu"] is None else p["cpu"]
-        params = {"target": target, "iterations": p["iterations"],
-                  "invocations": p["invocations"], "cpu": cpu, "tracers": usable,
+        cpu = (pf.cpus or 1) - 1 if p.cpu is None else p.cpu
+        params = {"target": target, "iterations": p.iterations,
+                  "invocations": p.invocations, "cpu": cpu, "tracers": usable,
                   "skipped": not_run, "configs": [c.id for c in cfgs]}
         runs = [RunSpec(f"i{k:02d}-{c.id}", c.id, {"case": c.case, "tracer": c.tracer,
                                                   "invocation": k})
-                for k in range(p["invocations"]) for c in cfgs]
+                for k in range(p.invocations) for c in cfgs]
         if method != "iterations":  # absent = iterations: campaigns made before resume
             params.update({"method": method, **_rate.settings()})
-            runs = _rate.plan_runs(runs, p["invocations"], campaign)
+            runs = _rate.plan_runs(runs, p.invocations, campaign)
         return Plan(runs, params, not_run, state={"configs": cfgs, "target": target,
                                                   "seed": campaign})
 
-    def more(self, campaign: Campaign, plan: Plan, p: dict):
+    def more(self, campaign: Campaign, plan: Plan, p: Params):
         """The rate method's adaptive rounds (``precision``, ``budget``), else None."""
         if plan.parameters.get("method", "iterations") == "iterations":
             return None
@@ -181,7 +181,7 @@ class Microbenchmark(Benchmark):
         return ratemethod.more(campaign, st["target"], [_rate.CONTROL, *_rate.EXPERIMENTS],
                                _rate.CONTROL, p, st["seed"], plan.parameters["invocations"])
 
-    def execute(self, plan: Plan, p: dict, scratch: Path):
+    def execute(self, plan: Plan, p: Params, scratch: Path):
         q = plan.parameters
         timed = make_execute({c.id: c for c in plan.state["configs"]},
                              iterations=q["iterations"], cpu=q["cpu"], scratch=scratch)
@@ -306,7 +306,7 @@ def _iterations_part(out: Report, camp: Campaign, target: str, inv: pd.DataFrame
                     "drawn through the bin centres, from the minimum to p99.9, each tracer on "
                     f"its own linear scale (beyond p99.9, not drawn: {beyond}); no error bars")
         out.figure(f"{stem}-case1-frequency", fig)
-    for name, frame, formats, caption in _print_tables(out["with_thesis"], target):
+    for name, frame, formats, caption in _print_tables(out.values["with_thesis"], target):
         out.table(f"{stem}-{name}", frame, formats=formats, floatfmt=",.1f", caption=caption)
 
 

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
-from analysis.errors import VMError
+from analysis.errors import ParameterError, VMError
 from analysis.storage import atomic_write, mkdirs
 
 RECIPE_VERSION = 1
@@ -52,7 +52,7 @@ BOOTSTRAP_INSTALLS = frozenset({"mmdebstrap", "mkfs.ext4", "qemu-system-x86_64"}
 
 def packages(kernel: str, lttng_modules: bool) -> list[str]:
     if kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {sorted(KERNELS)}, not {kernel!r}")
+        raise ParameterError("kernel", kernel, f"the kernel must be one of {sorted(KERNELS)}")
     extra = []
     if lttng_modules:
         headers = "linux-headers-rt-amd64" if kernel == "rt" else "linux-headers-amd64"

@@ -29,7 +29,7 @@ import pytest
 
 from conftest import need_tool
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REMOTE = ROOT / "remote"
 TRACEFS = Path("/sys/kernel/tracing")
 DD_COUNT = 1000

@@ -323,5 +323,5 @@ def test_a_small_dd_campaign_without_sftp(sshd_nosftp, tmp_path):
     assert result.complete, result
     rep = report(result.campaign, data_dir=tmp_path, figures_dir=tmp_path / "fig",
                  n_resamples=200)
-    assert list(rep["table"]["experiment"]) == ["01-control", "04-tracepoint-entry"]
-    assert (rep["table"]["events"].iloc[1]) >= 2048
+    assert list(rep.values["table"]["experiment"]) == ["01-control", "04-tracepoint-entry"]
+    assert (rep.values["table"]["events"].iloc[1]) >= 2048

@@ -275,7 +275,7 @@ def test_cleanup_stops_the_workload_and_restores_the_sysctl_of_a_killed_runner(t
     and stopping bpftrace with big maps takes longer) leaves its workload's group and
     maybe kernel.bpf_stats_enabled=1: cleanup.sh, which every interrupted traced_run
     calls, stops the one and restores the other."""
-    remote = Path(__file__).resolve().parents[1] / "remote"
+    remote = Path(__file__).resolve().parents[2] / "remote"
     out = tmp_path / "run"
     stats = BPF_STATS.exists() and os.access(BPF_STATS, os.W_OK)
     before = BPF_STATS.read_text() if stats else None
@@ -313,7 +313,7 @@ def test_a_bracket_attaches_the_tracer_inside_the_running_workload(transport, tm
     (the loop reads once per iteration, nothing else by that name reads)."""
     need_tool("bpftrace")
     need_tool("cc")
-    subprocess.run(["sh", str(Path(__file__).parent.parent / "remote/workloads/"
+    subprocess.run(["sh", str(Path(__file__).parents[2] / "remote/workloads/"
                               "build-rate-meter.sh"), str(tmp_path)],
                    check=True, capture_output=True)
     script = tmp_path / "count-meter-reads.bt"

@@ -93,21 +93,21 @@ def test_the_first_preset_is_the_registered_defaults_and_the_notebook_names_it(n
     for preset, values in b.presets.items():
         assert set(values) <= set(params), f"{name}: preset {preset} names unknown parameters"
         parsed = b.parse({"preset": preset})
-        assert all(parsed[v] == params[v].parse(x) for v, x in values.items())
+        assert all(getattr(parsed, v) == params[v].parse(x) for v, x in values.items())
     assert _parameters_cell(b.notebook)["preset"] == first
 
 
 def test_a_preset_sets_only_what_was_left_at_its_default():
     dd = benchmarks.get("dd")
     thesis = dd.parse({"preset": "thesis", "precision": None, "run_s": 2})
-    assert thesis["run_s"] == 2.0 and thesis["precision"] is None  # given: kept
-    assert thesis["budget"] == 3600.0  # left at the default: the preset's
-    assert dd.parse({})["budget"] == 240.0 and dd.parse({})["preset"] == "quick"
+    assert thesis.run_s == 2.0 and thesis.precision is None  # given: kept
+    assert thesis.budget == 3600.0  # left at the default: the preset's
+    assert dd.parse({}).budget == 240.0 and dd.parse({}).preset == "quick"
     # the thesis preset names no method: the default (the rate method, dd's read and write),
     # or the one given (the seeds' hyperfine, one parameter away)
-    assert (thesis["method"], thesis["rate_loop"]) == ("rate", "read+write")
+    assert (thesis.method, thesis.rate_loop) == ("rate", "read+write")
     seeds = dd.parse({"preset": "thesis", "method": "hyperfine"})
-    assert seeds["method"] == "hyperfine" and seeds["precision"] == 0.02
+    assert seeds.method == "hyperfine" and seeds.precision == 0.02
 
 
 @pytest.mark.parametrize("name", sorted(set(benchmarks.registry()) & set(bootstrap.NEEDS)))

@@ -341,11 +341,11 @@ def test_benchmark1_runs_the_kprobe_originals_on_the_vm(machine, tmp_path):
     assert len(plan) == len(originals) + 1  # and the control
     assert not plan["substituted"].any() and not plan["skipped"].any()
     rep = make_report(result, figures_dir=figures)
-    table = rep["table"].set_index("experiment")
+    table = rep.values["table"].set_index("experiment")
     traced = [e.id for e in originals]
     assert (table.loc[traced, "events"] >= 2000).all()  # measured at each attach point
     assert table.loc["17-multiple", "attach_point"].startswith(("kprobe", "k:"))
-    times = rep["tracer_times"]
+    times = rep.values["tracer_times"]
     assert len(times) == len(originals) + 1 and (times["killed"] == 0).all()
     from analysis.targets import connect
 
@@ -373,7 +373,7 @@ def test_ktrace_flow_traces_a_cat_on_the_vm(machine, tmp_path):
                            functions="vfs_read*", rounds=1, progress=False)
     assert result.complete and not result.plan.not_run, result.plan.not_run
     rep = make_report(result, figures_dir=tmp_path / "figures")
-    run = rep["runs"].iloc[0]
+    run = rep.values["runs"].iloc[0]
     assert run["attached"] == run["matched"] >= 4  # >= 1 function x 2 + the 2 tracepoints
     assert run["entries"] >= 1 and run["functions_entered"] >= 1
     assert not run["stop_killed"]
@@ -490,7 +490,7 @@ def test_the_rt_image_boots_a_preempt_rt_kernel_and_runs_cyclictest(tmp_path):
         assert TIMING_CAVEAT in summary, summary
         manifest = json.loads((tmp_path / "raw" / res.campaign / "manifest.json").read_text())
         assert manifest["targets"][rt.target]["preflight"]["preempt"] == "rt"
-        assert any(p.suffix == ".png" for p in rep["written"])
+        assert any(p.suffix == ".png" for p in rep.written)
     finally:
         vm.stop("ci-rt")
     assert _qemus("ci-rt") == []
