@@ -11,6 +11,7 @@ import pytest
 
 import analysis
 from analysis.benchmarks import probe_rate
+from analysis.benchmarks.report import Report
 from analysis.errors import ParameterError
 from conftest import need_tool
 
@@ -105,7 +106,7 @@ def test_no_cost_measured_for_the_probe_is_a_parameter_error(monkeypatch, tmp_pa
         probe_rate._measure("local", "uprobe", "histogram", {})
     ran = SimpleNamespace(campaign="rate", folder=tmp_path / "raw" / "rate")
     monkeypatch.setattr(probe_rate, "run_benchmark", lambda *a, **kw: ran)
-    monkeypatch.setattr(probe_rate.ProbeRate, "report", lambda self, *a, **kw: {"table": None})
+    monkeypatch.setattr(probe_rate.ProbeRate, "report", lambda self, *a, **kw: Report(None, {"table": None}))
     monkeypatch.setattr(probe_rate.rules, "costs", lambda *a, **kw: pd.DataFrame(
         columns=["probe_type", "action", "per_event_ns"]))
     with pytest.raises(ParameterError, match=r"parameter action='stack': no per-event cost of "

@@ -151,7 +151,7 @@ class Cyclictest(Benchmark):
                 runnable.append(c)
         cpus = min(pf.cpus or 1 for pf in preflights.values())
         cpu, main_cpu = cpus - 1, (0 if cpus > 1 else None)
-        params = {"targets": targets, **{k: p[k] for k in ("loops", "interval_us",
+        params = {"targets": targets, **{k: getattr(p, k) for k in ("loops", "interval_us",
                                                          "histogram_us", "invocations")},
                   "cpu": cpu, "main_cpu": main_cpu, "configs": [c.name for c in runnable],
                   "skipped": not_run, "labels": {t: label(preflights[t]) for t in targets}}

@@ -28,13 +28,14 @@ from scipy import stats as _st
 
 from analysis import stats
 from analysis.benchmarks import cyclictest as _cyclictest
-from analysis.benchmarks import kbuild as _kbuild
 from analysis.benchmarks import looper as _looper
 from analysis.benchmarks import usdt as _usdt
 from analysis.benchmarks.ab import data as _ab
 from analysis.benchmarks.dd import rounds as _rounds
 from analysis.benchmarks.dd.experiments import CONTROL
 from analysis.benchmarks.dd.results import load_counts, load_events, load_runs, planned_from_manifest
+from analysis.benchmarks.kbuild import probes as _kbuild_probes
+from analysis.benchmarks.kbuild import results as _kbuild
 from analysis.campaign import Campaign
 from analysis.comparison.verdicts import Blocks
 from analysis.errors import ParameterError
@@ -143,7 +144,7 @@ def kbuild_measures(camp: Campaign, target: str) -> dict[str, Measure]:
     The probes a scenario attached are part of its identity: another kernel that matches
     another set of functions measures another thing."""
     runs = _kbuild.load_runs(camp, target)
-    control = _kbuild.probes.experiment(0)
+    control = _kbuild_probes.experiment(0)
     by = {(e, r): g["time_s"].to_numpy(float) for (e, r), g in
           runs.groupby(["experiment", "round"])}
     rounds = sorted({r for e, r in by if e == control})
@@ -152,7 +153,7 @@ def kbuild_measures(camp: Campaign, target: str) -> dict[str, Measure]:
                             {"build target": camp.parameters.get("build_target")})}
     tracers = _kbuild.tracer_frame(camp, target)
     for scenario, g in tracers.groupby("scenario"):
-        e = _kbuild.probes.experiment(int(scenario))
+        e = _kbuild_probes.experiment(int(scenario))
         act = float(g["activations_per_run"].median())
         pairs = [(by[(e, r)], by[(control, r)]) for r in rounds if (e, r) in by]
         ident = {"tracer": camp.parameters.get("tracer"),

@@ -22,6 +22,7 @@ from analysis.errors import TargetError
 from analysis.published import load_reference
 from analysis.targets import connect
 from analysis.tracing.lifecycle import traced_execute
+from analysis.tracing.tracers import parse_attached
 from conftest import FIXTURES, ROOT, fake_dtrace, need_kernel_sources, need_tool
 
 NOTEBOOK = ROOT / "notebooks" / "3.0-kernel-build.ipynb"
@@ -105,7 +106,7 @@ def test_counts_from_real_bpftrace_output():
     by_hand = {m.group(1): int(m.group(2)) for m in
                re.finditer(r"^@\[(tracepoint:[^\]]+)\]: (\d+)$", text, re.M)}
     assert counts == by_hand and len(counts) > 50
-    assert K.parse_attached(text) == 360 and K.parse_nofile(text) == 20000
+    assert parse_attached(text) == 360 and K.parse_nofile(text) == 20000
     assert K.top(counts, 2)[0][1] == max(by_hand.values())
 
 

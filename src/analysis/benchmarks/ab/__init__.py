@@ -26,7 +26,7 @@ import pandas as pd
 from analysis import _params, paths
 from analysis.benchmarks.ab.data import size_bytes
 from analysis.benchmarks.ab.report import report
-from analysis.benchmarks.ab.workloads import ARMS, BY_NAME, SCRIPTS, TRACER_SUFFIX, WORKLOADS, Workload  # noqa: F401
+from analysis.benchmarks.ab.workloads import ARMS, BY_NAME, SCRIPTS, TRACER_SUFFIX, WORKLOADS
 from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
 from analysis.benchmarks.report import Report
 from analysis.campaign import RunSpec
@@ -244,7 +244,7 @@ def plan(preflights: dict, p: Params, campaign: str) -> Plan:
     params = {"arms": {a: {"target": arm_target[a], "tracer": "none" if a == "A" else
                            tracer["tracer"]} for a in ARMS},
               "labels": arm_labels(p, arm_target, tracer), "workloads": chosen,
-              "skipped": not_run, **{k: p[k] for k in _IDENTITY}, **tracer,
+              "skipped": not_run, **{k: getattr(p, k) for k in _IDENTITY}, **tracer,
               "kbuild_jobs_used": p.kbuild_jobs or cpus, "design": "ABBA"}
     runs = abba_runs(p.rounds, chosen)
     table = pd.DataFrame([{"round": r.params["round"], "position": r.params["position"],

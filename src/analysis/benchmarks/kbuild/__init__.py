@@ -36,23 +36,12 @@ import pandas as pd
 from analysis import _params
 from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
 from analysis.benchmarks.kbuild import probes as K
-from analysis.benchmarks.kbuild.execute import (  # noqa: F401 - the benchmark's surface
-    make_execute,
-    matched_probes,
-    prepare_tree,
-)
-from analysis.benchmarks.kbuild.report import paper_tables, report, summary  # noqa: F401
-from analysis.benchmarks.kbuild.results import (  # noqa: F401 - the benchmark's surface
-    MIN_CI_RUNS,
-    load_runs,
-    published_parts,
-    published_probes,
-    results_table,
-    tracer_frame,
-)
+from analysis.benchmarks.kbuild.execute import make_execute
+from analysis.benchmarks.kbuild.report import report
 from analysis.benchmarks.report import Report
 from analysis.campaign import RunSpec
 from analysis.errors import ParameterError
+from analysis.tracing import tracers
 
 TRACERS = ("bpftrace", "dtrace")
 SOURCES = "/usr/src/linux-source-6.1.tar.xz"
@@ -177,8 +166,8 @@ class KernelBuild(Benchmark):
                   "jobs": p.jobs or pf.cpus or 1, "runs": p.runs, "rounds": p.rounds,
                   "stop_timeout": p.stop_timeout, "kprobes": bool(
                       pf.capabilities.get("kprobes")), "kernel": pf.kernel,
-                  "max_probes": K.MAX_PROBES,
-                  "nofile": K.NOFILE}
+                  "max_probes": tracers.MAX_PROBES,
+                  "nofile": tracers.NOFILE}
         state = {"programs": {K.experiment(n): r.program for n, r in runnable.items()},
                  "reasons": {K.experiment(n): r.reason for n, r in runnable.items()},
                  "dropped": {K.experiment(n): list(r.dropped) for n, r in runnable.items()},

@@ -11,6 +11,7 @@ from analysis.campaign import RunSpec
 from analysis.errors import TargetError
 from analysis.targets.deploy import deploy, work_base
 from analysis.tracing.lifecycle import TracerSpec, traced_execute
+from analysis.tracing.tracers import parse_attached
 
 __all__ = ["make_execute", "prepare_tree", "matched_probes", "scenario_tracer", "with_observed"]
 
@@ -100,7 +101,7 @@ def _observed(tracer: str, staging: Path) -> dict:
     limit in force."""
     out = (staging / "tracer.stdout").read_text(errors="replace")
     counts = K.parse_counts(tracer, out)
-    attached = K.parse_attached(out) if tracer == "bpftrace" else None
+    attached = parse_attached(out) if tracer == "bpftrace" else None
     return {"attached": attached, "activations": int(sum(counts.values())),
             "probes_fired": len(counts), "top_probes": K.top(counts),
             "nofile": K.parse_nofile(out)}

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analysis.targets.deploy import remote_source
-from analysis.tracing.tracers import MAX_PROBES, NOFILE, parse_attached  # noqa: F401 - K.MAX_PROBES ...
+from analysis.tracing.tracers import MAX_PROBES, NOFILE
 
 #: the paper's table of scenarios (seed 000 section V, slides "Benchmark 2: scripts"):
 #: number -> (fbt, syscall, vfs, sched); "" = not traced. 0 is the untraced build.

@@ -155,8 +155,8 @@ class Microbenchmark(Benchmark):
             raise ParameterError("method", method, "the rate method runs with bpftrace only: "
                                  + not_run.get("bpftrace", "bpftrace is not among the tracers"))
         for name in ("precision", "budget"):
-            if method == "iterations" and p[name] is not None:
-                raise ParameterError(name, p[name], "the iterations method runs its fixed "
+            if method == "iterations" and getattr(p, name) is not None:
+                raise ParameterError(name, getattr(p, name), "the iterations method runs its fixed "
                                      "invocations: precision and budget are the rate "
                                      "method's (method='rate' or 'both')")
         cfgs = configs(usable) if method != "rate" else []
