@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import shutil
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,7 @@ from analysis.benchmarks import dd, run_benchmark
 from analysis.benchmarks.dd import rate, rate_report
 from analysis.benchmarks.dd.report import report
 from analysis.benchmarks.dd.results import TABLE_COLUMNS
+from analysis.benchmarks.report import Report
 from analysis.campaign import Campaign
 from analysis.errors import ParameterError
 from analysis.ratemethod import meter as ratemeter
@@ -256,13 +258,14 @@ def test_a_later_round_holds_the_experiments_short_of_the_target_and_the_control
     assert table.loc["04-tracepoint-entry", "control_subtracted"]
     reached = table.loc["04-tracepoint-entry", "precision_reached"]
     assert 0 < reached < 1
-    nxt = ratemethod.more(camp, "local", ids, control, {"precision": reached / 10, "budget": None},
-                    "rate-bracket", 4)
+    nxt = ratemethod.more(camp, "local", ids, control,
+                          SimpleNamespace(precision=reached / 10, budget=None), "rate-bracket", 4)
     assert sorted(r.run_id[8:] for r in nxt) == ["01-control", "04-tracepoint-entry"]
     assert {r.params["round"] for r in nxt} == {4}
     assert not any(r.params.get("aa") for r in nxt)
-    assert ratemethod.more(camp, "local", ids, control, {"precision": reached * 2, "budget": None},
-                     "rate-bracket", 4) is None
+    assert ratemethod.more(camp, "local", ids, control,
+                           SimpleNamespace(precision=reached * 2, budget=None), "rate-bracket",
+                           4) is None
 
 
 def test_a_cost_without_a_finite_ci_says_so_in_the_summary(fixtures, tmp_path):
@@ -272,14 +275,14 @@ def test_a_cost_without_a_finite_ci_says_so_in_the_summary(fixtures, tmp_path):
     shutil.copytree(fixtures / "rate-bracket/data/raw/rate-bracket",
                     tmp_path / "raw" / "rate-bracket")
     camp = Campaign.open("rate-bracket", data_dir=tmp_path)
-    out = rate_report.rate_outputs(camp, "local", [], n_resamples=199)
-    d = ratemeter.paired_differences(out["rate_blocks"])
+    out = Report(None, rate_report.rate_outputs(camp, "local", [], n_resamples=199))
+    d = ratemeter.paired_differences(out.values["rate_blocks"])
     first = d[d["round"] < 2]
     est, lo, hi = ratemeter.shift_ci(first.loc[first["label"] == "04-tracepoint-entry",
                                                "diff_ns"],
                                      first.loc[first["label"] == "01-control", "diff_ns"])
     assert math.isfinite(est) and not (math.isfinite(lo) or math.isfinite(hi))
-    t = out["rate_table"]
+    t = out.values["rate_table"]
     row = t["experiment"] == "04-tracepoint-entry"
     # with all four rounds the CI is finite, and printed
     assert math.isfinite(t.loc[row, "precision_reached"].iloc[0])
@@ -290,7 +293,7 @@ def test_a_cost_without_a_finite_ci_says_so_in_the_summary(fixtures, tmp_path):
     assert "no CI" in line and "inf" not in line and f"{est:.1f} ns" in line
     # the control's own line, its one-sample estimate: four brackets are too few for a
     # finite signed-rank CI (smallest two-sided p 2/16), which printed '[-inf, +inf]'
-    fast = ratemeter.paired_differences(out["rate_blocks"], value=ratemethod.VALUE)
+    fast = ratemeter.paired_differences(out.values["rate_blocks"], value=ratemethod.VALUE)
     ctl = fast.loc[fast["label"] == "01-control", "diff_ns"]
     est, lo, hi = ratemeter.shift_ci(ctl, ())
     assert len(ctl) == 4 and not (math.isfinite(lo) or math.isfinite(hi))
