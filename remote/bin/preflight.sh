@@ -6,6 +6,9 @@ set -u
 LC_ALL=C
 export LC_ALL
 PATH=$PATH:/usr/sbin:/sbin:/usr/local/sbin:/usr/local/bin
+# DTrace as the bootstrap installs it on Linux, before SystemTap's `dtrace` (as lib/common.sh)
+TRACELAB_DTRACE_HOME=${TRACELAB_DTRACE_HOME:-/opt/tracelab/dtrace}
+[ -x "$TRACELAB_DTRACE_HOME/sbin/dtrace" ] && PATH=$TRACELAB_DTRACE_HOME/sbin:$PATH
 export PATH
 
 say() { printf '%s=%s\n' "$1" "$2"; }
@@ -129,7 +132,19 @@ if [ "$os" = Linux ]; then
     else
         say cap.lttng_kernel 0
     fi
-    say cap.dtrace 0
+    # DTrace for Linux (Oracle's, on BPF; the bootstrap installs it under /opt/tracelab/dtrace):
+    # usable when it lists the syscall provider's probes as root; fbt needs kprobes or fentry
+    dtrace_ok=0 dtrace_fbt=0
+    if have dtrace && dtrace -V >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+        providers=$(timeout 60 dtrace -l 2>/dev/null | awk 'NR > 1 { n[$2]++ } END { for (p in n) printf "%s:%d ", p, n[p] }')
+        say dtrace_providers "$(printf '%s' "$providers" | tr ' ' '\n' | sort | tr '\n' ' ' | sed 's/^ *//; s/ *$//')"
+        case " $providers" in *" syscall:"*) dtrace_ok=1 ;; esac
+        case " $providers" in *" fbt:"*) dtrace_fbt=1 ;; esac
+        home=$(dirname "$(dirname "$(command -v dtrace)")")
+        [ -r "$home/tracelab-build.txt" ] && say dtrace_build "$(sed -n 's/^source_commit=//p' "$home/tracelab-build.txt") $(sed -n 's/^version=//p' "$home/tracelab-build.txt")"
+    fi
+    say cap.dtrace "$dtrace_ok"
+    say cap.dtrace_fbt "$dtrace_fbt"
     for h in /usr/include/sys/sdt.h /usr/include/*/sys/sdt.h /usr/local/include/sys/sdt.h; do
         if [ -e "$h" ]; then say sdt_header "$h"; break; fi
     done
@@ -228,7 +243,7 @@ if [ "$os" = Linux ]; then
     # start, where they are recorded; not worth half a second of every preflight)
     sh "$(dirname "$0")/tracers.sh" --no-busy
 elif [ "$os" = FreeBSD ]; then
-    if kldstat -q -m dtrace 2>/dev/null || [ -e /dev/dtrace/dtrace ]; then say cap.dtrace 1; else say cap.dtrace 0; fi
+    if kldstat -q -m dtrace 2>/dev/null || [ -e /dev/dtrace/dtrace ]; then say cap.dtrace 1; say cap.dtrace_fbt 1; else say cap.dtrace 0; say cap.dtrace_fbt 0; fi
     for c in kprobes uprobes tracepoints tracefs btf bpf bpf_stats lttng_ust lttng_kernel; do say "cap.$c" 0; done
     say preempt full
     say noise.governor "$(sysctl -n dev.cpu.0.freq_levels >/dev/null 2>&1 && (service powerd onestatus >/dev/null 2>&1 && echo powerd || echo fixed))"

@@ -20,6 +20,12 @@
 #                         (meta bpf_run_cnt, bpf_run_time_ns, bpf_progs) and put the
 #                         sysctl back as it was, whatever happens (EXIT trap)
 #   --dtrace-define N=V   (dtrace) pass -D N=V to the C preprocessor (repeatable)
+#   --target-pid          the tracer is given the measured process's pid (dtrace -p, for a
+#                         script's pid$target; bpftrace -p): with --bracket, the pid the
+#                         workload prints; without, the workload starts first, prints
+#                         "# measuring pid=P ..." and waits for SIGUSR2 (the rate meter's
+#                         -n N -g mode): the tracer is started with -p P, and once it is
+#                         attached the workload gets SIGUSR2 (go)
 #   --bracket U,T,V       the workload first, the tracer inside it: start the workload
 #                         (it must print "# measuring pid=P ..." once it measures, and
 #                         take SIGUSR2 as a mark and SIGUSR1 as "finish": the rate
@@ -46,7 +52,7 @@ HERE=$(cd "$(dirname "$0")/.." && pwd)
 
 DDEFS=
 OUT= KIND= SCRIPT= TRACER_CPU= ATTACH_TIMEOUT=60 STOP_TIMEOUT=30 DEADLINE=0 READY= FTRACE_KEEP=0
-WATCH_STDIN=0 LOCK_TOKEN= BPF_STATS=0 BPF_STATS_BEFORE= BRACKET=
+WATCH_STDIN=0 LOCK_TOKEN= BPF_STATS=0 BPF_STATS_BEFORE= BRACKET= TARGET_PID_MODE=0 MPID=
 while [ $# -gt 0 ]; do
     case $1 in
     --out) OUT=$2; shift 2 ;;
@@ -62,6 +68,7 @@ while [ $# -gt 0 ]; do
     --lock-token) LOCK_TOKEN=$2; shift 2 ;;
     --bpf-stats) BPF_STATS=1; shift ;;
     --bracket) BRACKET=$2; shift 2 ;;
+    --target-pid) TARGET_PID_MODE=1; shift ;;
     --dtrace-define)
         case $2 in *\'*) die "--dtrace-define must not contain a single quote" ;; esac
         DDEFS="$DDEFS -D '$2'"; shift 2 ;;
@@ -81,6 +88,9 @@ if [ -n "$BRACKET" ]; then
     esac
     BR_U=${BRACKET%%,*}; BR_V=${BRACKET##*,}; BR_T=${BRACKET#*,}; BR_T=${BR_T%,*}
     case $KIND in none|ftrace|lttng) die "--bracket needs a process tracer, not $KIND" ;; esac
+fi
+if [ "$TARGET_PID_MODE" = 1 ]; then
+    case $KIND in dtrace|bpftrace) ;; *) die "--target-pid needs dtrace or bpftrace, not $KIND" ;; esac
 fi
 mkdir -p "$OUT" || die "cannot create $OUT"
 [ -e "$OUT/meta" ] && die "$OUT already holds a finished run"
@@ -161,6 +171,11 @@ if [ "$DEADLINE" != 0 ]; then  # watchdog: whatever happens, nothing outlives th
     WATCHDOG=$!
 fi
 
+# target_pid_option: "-p PID " (the measured process) under --target-pid once it is known
+target_pid_option() {
+    if [ "$TARGET_PID_MODE" = 1 ] && [ -n "$MPID" ]; then printf -- '-p %s ' "$MPID"; fi
+}
+
 # start_tracer: start the tracer and wait until it attached; sets rc (0, 1: not in time, 2: died)
 start_tracer() {
     case $KIND in
@@ -169,7 +184,7 @@ start_tracer() {
         ;;
     bpftrace)
         [ -r "$SCRIPT" ] || die "bpftrace script $SCRIPT not readable"
-        printf 'exec env __BPFTRACE_NOTIFY_PROBES_ATTACHED=1 bpftrace %s\n' "'$SCRIPT'" > "$OUT/tracer-command.sh"
+        printf 'exec env __BPFTRACE_NOTIFY_PROBES_ATTACHED=1 bpftrace %s%s\n' "$(target_pid_option)" "'$SCRIPT'" > "$OUT/tracer-command.sh"
         start_process_tracer "$OUT/tracer-command.sh"
         wait_for_pattern "$OUT/tracer.stderr" '__BPFTRACE_NOTIFY_PROBES_ATTACHED'
         rc=$?
@@ -177,8 +192,15 @@ start_tracer() {
         ;;
     dtrace)
         [ -r "$SCRIPT" ] || die "DTrace script $SCRIPT not readable"
-        meta probes "$(dtrace -l -C -D "DTRACE_SCRIPT=\"$SCRIPT\"" -s "$SCRIPT" 2>/dev/null | sed 1d | wc -l | tr -d ' ')"
-        printf 'exec dtrace -C -q -D %s%s -s %s -n %s\n' \
+        # a script naming pid$target needs the process (-p): refused, not guessed, without it
+        if grep -q '[$]target' "$SCRIPT" && [ -z "$(target_pid_option)" ]; then
+            meta probes 0
+            meta error "the DTrace script names \$target: it needs the measured process's pid (--target-pid)"
+            rc=3
+            return
+        fi
+        meta probes "$(dtrace -l -C $(target_pid_option) -D "DTRACE_SCRIPT=\"$SCRIPT\"" -s "$SCRIPT" 2>/dev/null | sed 1d | wc -l | tr -d ' ')"
+        printf 'exec dtrace -C -q %s-D %s%s -s %s -n %s\n' "$(target_pid_option)" \
             "'DTRACE_SCRIPT=\"$SCRIPT\"'" "$DDEFS" "'$SCRIPT'" "'dtrace:::BEGIN { printf(\"__TRACELAB_ATTACHED__\\n\"); }'" \
             > "$OUT/tracer-command.sh"
         start_process_tracer "$OUT/tracer-command.sh"
@@ -216,6 +238,7 @@ attached() {
     case $rc in
     0) ;;
     1) STATUS=attach_failed; meta error "tracer did not attach within ${ATTACH_TIMEOUT} s"; exit 3 ;;
+    3) STATUS=error; exit 3 ;;  # refused before starting: start_tracer said why
     *) STATUS=tracer_died; meta error "tracer exited before attaching (see tracer.stderr)"; exit 3 ;;
     esac
 }
@@ -252,10 +275,9 @@ reap_workload() {
     meta workload_s "$(elapsed "$w0" "$(now)")"
 }
 
-if [ -n "$BRACKET" ]; then
-    w0=$(now)
-    start_workload "$@"
-    # the workload says when it measures, and which process takes the marks
+# wait_measuring: until the workload (started at w0) prints "# measuring pid=P": sets MPID,
+# the process that takes the marks (and is the tracer's target under --target-pid)
+wait_measuring() {
     deadline=$(awk -v t="$w0" -v s="$ATTACH_TIMEOUT" 'BEGIN { printf "%.3f", t + s }')
     MPID=
     while [ -z "$MPID" ]; do
@@ -271,6 +293,12 @@ if [ -n "$BRACKET" ]; then
         fi
         sleep 0.02
     done
+}
+
+if [ -n "$BRACKET" ]; then
+    w0=$(now)
+    start_workload "$@"
+    wait_measuring
     mark() {
         kill -USR2 "$MPID" 2>/dev/null && return 0
         STATUS=workload_failed
@@ -306,13 +334,29 @@ if [ -n "$BRACKET" ]; then
     exit "$wrc"
 fi
 
-t0=$(now)
-start_tracer
-attached
+if [ "$TARGET_PID_MODE" = 1 ]; then
+    # the workload first, waiting; the tracer given its pid; then "go" (SIGUSR2)
+    w0=$(now)
+    start_workload "$@"
+    wait_measuring
+    t0=$(now)
+    start_tracer
+    attached
+    if ! kill -USR2 "$MPID" 2>/dev/null; then
+        reap_workload
+        STATUS=workload_failed; workload_error "the workload exited before the tracer attached"
+        exit 4
+    fi
+    reap_workload
+else
+    t0=$(now)
+    start_tracer
+    attached
 
-w0=$(now)
-start_workload "$@"
-reap_workload
+    w0=$(now)
+    start_workload "$@"
+    reap_workload
+fi
 if [ "$KIND" != none ] && [ "$KIND" != ftrace ] && [ "$KIND" != lttng ] && ! tracer_alive; then
     STATUS=tracer_died
     meta error "the tracer exited while the workload ran (see tracer.stderr)"

@@ -4,6 +4,10 @@
 LC_ALL=C
 export LC_ALL
 PATH=$PATH:/usr/sbin:/sbin:/usr/local/sbin:/usr/local/bin
+# DTrace for Linux as the project's bootstrap installs it (install-dtrace.sh), first: the
+# `dtrace` of SystemTap's sdt package (a USDT header generator) is not DTrace
+TRACELAB_DTRACE_HOME=${TRACELAB_DTRACE_HOME:-/opt/tracelab/dtrace}
+[ -x "$TRACELAB_DTRACE_HOME/sbin/dtrace" ] && PATH=$TRACELAB_DTRACE_HOME/sbin:$PATH
 export PATH
 
 die() { printf '%s: %s\n' "${0##*/}" "$*" >&2; exit 2; }

@@ -11,6 +11,10 @@
  * usage: rate-meter [-w|-u] WARMUP_MS WINDOW_MS WINDOWS  timed: prints one line per window
  *        rate-meter [-w|-u] -s WARMUP_MS WINDOW_MS      signalled: windows until SIGUSR1
  *        rate-meter [-w|-u] -n ITERATIONS               exactly ITERATIONS iterations (counting)
+ *        rate-meter [-w|-u] -n ITERATIONS -g            the same, started by SIGUSR2: it prints
+ *            "# measuring pid=P t0=0" and waits for SIGUSR2 ("go"), so that a tracer given
+ *            its pid (dtrace -p for pid$target, traced-run.sh --target-pid) attaches first;
+ *            it gives up (exit 4) should the parent that started it go away while it waits
  *   -w: each iteration also writes the byte to /dev/null: dd's whole read + write pair
  *       (to tell what the second syscall changes; the benchmark's blocks read only)
  *   -u: each iteration calls tracelab_probed(), a function of its own (not inlined) that
@@ -34,8 +38,8 @@
  *            cannot signal), the meter stops at the end of the window under way and
  *            prints "# orphaned" before "# done": it never spins on unattended.
  * Exit status: 0, 2 on bad arguments (or -u without sys/sdt.h), 3 if /dev/zero cannot be
- * read, /dev/null written or memory allocated; every status but 0 with one line on stderr
- * saying why. */
+ * read, /dev/null written or memory allocated, 4 if its parent went away before -g's go;
+ * every status but 0 with one line on stderr saying why. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +47,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #if defined(__has_include)
@@ -108,7 +113,7 @@ static void
 usage(void)
 {
 	fail(2, "bad arguments; usage: tracelab-rate [-w|-u] WARMUP_MS WINDOW_MS WINDOWS | "
-	    "[-w|-u] -s WARMUP_MS WINDOW_MS | [-w|-u] -n ITERATIONS");
+	    "[-w|-u] -s WARMUP_MS WINDOW_MS | [-w|-u] -n ITERATIONS [-g]");
 }
 
 #ifdef HAVE_SDT
@@ -195,10 +200,36 @@ main(int argc, char **argv)
 		argc--;
 		argv++;
 	}
-	if (argc == 3 && argv[1][0] == '-' && argv[1][1] == 'n' && argv[1][2] == 0) {
+	if ((argc == 3 || (argc == 4 && strcmp(argv[3], "-g") == 0)) &&
+	    argv[1][0] == '-' && argv[1][1] == 'n' && argv[1][2] == 0) {
 		n = atoll(argv[2]);
 		if (n <= 0)
 			usage();
+		if (argc == 4) {	/* -g: wait for SIGUSR2 (go) */
+			struct sigaction sa;
+			sigset_t usr2, old;
+
+			sigemptyset(&sa.sa_mask);
+			sa.sa_flags = 0;
+			sa.sa_handler = on_mark;
+			sigaction(SIGUSR2, &sa, NULL);
+			sigemptyset(&usr2);
+			sigaddset(&usr2, SIGUSR2);
+			sigprocmask(SIG_BLOCK, &usr2, &old);
+			printf("# measuring pid=%ld t0=0\n", (long)getpid());
+			fflush(stdout);
+			while (n_marks == 0) {
+				struct timespec tick = { 0, 20000000 };
+
+				if (getppid() != parent)
+					fail(4, "the process that started it went away before saying go");
+				sigprocmask(SIG_SETMASK, &old, NULL);
+				nanosleep(&tick, NULL);	/* SIGUSR2 interrupts it */
+				sigprocmask(SIG_BLOCK, &usr2, NULL);
+			}
+			sigprocmask(SIG_SETMASK, &old, NULL);
+			n_marks = 0;
+		}
 		for (i = 0; i < n; i++)
 			if (one() != 0)
 				fail(3, "cannot read /dev/zero or write /dev/null");

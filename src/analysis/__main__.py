@@ -207,7 +207,8 @@ def _preflight_parser(sub) -> None:
 
 def _bootstrap(args) -> int:
     bootstrap(args.target, dry_run=args.dry_run, trust_new_host_keys=args.trust_new_host_keys,
-              benchmarks=args.benchmark, tests=args.tests, ssh_config=args.ssh_config)
+              benchmarks=args.benchmark, tests=args.tests, ssh_config=args.ssh_config,
+              dtrace=args.dtrace, dtrace_source=args.dtrace_source)
     return 0
 
 
@@ -317,6 +318,13 @@ def _bootstrap_parser(sub) -> None:
                        help="for the test suite (make test): every benchmark's tools, what only "
                        "the tests need (openssh-server, busybox, QEMU, ...), a tracefs mount; "
                        "without root, one line says what it cannot install")
+    boot.add_argument("--dtrace", action="store_true",
+                      help="also DTrace for Linux (Oracle's dtrace-utils, on BPF): the "
+                      "distribution's package, else a build of the pinned source into "
+                      "/opt/tracelab/dtrace")
+    boot.add_argument("--dtrace-source", default=None, metavar="ARCHIVE",
+                      help="the dtrace-utils source archive to build from (default: "
+                      "$TRACELAB_DTRACE_SOURCE; else a clone of the upstream repository)")
     boot.set_defaults(func=_bootstrap)
 
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from analysis.benchmarks.base import Benchmark, Params
 from analysis.errors import MissingTools
-from analysis.targets import bootstrap
+from analysis.targets import bootstrap, dtrace_install
 from analysis.targets.preflight import Preflight
 from analysis.targets.transport import Transport
 
@@ -33,6 +33,7 @@ WORDS = {
     "zstd": "zstd",
     "iperf3": "iperf3",
     "kbuild": f"the kernel sources ({bootstrap.KBUILD_SOURCES}) and flex, bison, bc",
+    "dtrace": "DTrace",
 }
 
 
@@ -43,6 +44,16 @@ def lacking(bench: Benchmark, p: Params, target: str, targets: Sequence[str],
     nothing is missing, except ``kbuild_ready`` where the kernel sources are needed."""
     need = bench.requires(p, target, targets)
     unmet = bench.unmet(p, transport)
+    if "dtrace" in need and not pf.capabilities.get("dtrace"):
+        if pf.os != "Linux":
+            return MissingTools(target, bench.name, ("DTrace",), (), None,
+                                "load it as root: kldload dtraceall")
+        return MissingTools(target, bench.name, ("DTrace",),
+                            (f"dtrace-utils {dtrace_install.PINNED.version}",),
+                            shlex.join(["python", "-m", "analysis", "bootstrap", target,
+                                        "--dtrace"]),
+                            "the distribution's package, else a build of its pinned source "
+                            "(--dtrace-source ARCHIVE where the target has no network)")
     kbuild = bootstrap.kbuild_ready(transport) if "kbuild" in need else True
     # without a package manager every missing need is "unavailable": all of them, listed
     missing = [w for w in bootstrap.plan(pf, None, kbuild).unavailable if w in need]

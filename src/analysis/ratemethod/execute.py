@@ -173,7 +173,7 @@ def make_execute(scripts: Callable, argv: Callable, q: dict, fallback, *, tracer
     script path) of a run (a counting run's script counts the experiment's events per
     iteration in ``@events``); ``argv(meter, kind, run)`` -> the workload's argv."""
     from analysis.tracing.lifecycle import TracerSpec, traced_execute
-    from analysis.tracing.tracers import parse_count
+    from analysis.tracing.tracers import needs_target_pid, parse_count
 
     built: dict[str, tuple[str, str]] = {}
 
@@ -187,9 +187,13 @@ def make_execute(scripts: Callable, argv: Callable, q: dict, fallback, *, tracer
                                                                         "rate-meter")))
         meter, made_with = built[transport.name]
         tracer, script = scripts(transport, meter, run, kind)
+        # a script of one process (DTrace's pid$target) is given the meter's pid; a counting
+        # meter then waits until the tracer attached (-g) and counts exactly its iterations
+        by_pid = needs_target_pid(tracer, Path(script).read_text())
+        workload = argv(meter, kind, run) + (["-g"] if by_pid and kind == COUNT_KIND else [])
         spec = TracerSpec(tracer, script=script, tracer_cpu=tracer_cpu,
-                          bracket=None if kind == COUNT_KIND else bracket(q))
-        info = traced_execute(spec, argv(meter, kind, run), attach_timeout=attach_timeout,
+                          bracket=None if kind == COUNT_KIND else bracket(q), target_pid=by_pid)
+        info = traced_execute(spec, workload, attach_timeout=attach_timeout,
                               stop_timeout=stop_timeout,
                               workload_timeout=timeout(kind, q, run.params))(
                                   transport, run, staging)

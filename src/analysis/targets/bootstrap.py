@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from analysis.errors import ParameterError, PrivilegeError
-from analysis.targets import connect
+from analysis.targets import connect, dtrace_install
 from analysis.targets.preflight import Preflight, preflight
 from analysis.targets.transport import Transport
 
@@ -204,21 +204,32 @@ def tests_missing(transport: Transport) -> list[str]:
 
 def bootstrap(target: str | Transport = "local", *, dry_run: bool = False, echo=print,
               trust_new_host_keys: bool = False, ssh_config=None,
-              benchmarks=None, tests: bool = False) -> BootstrapPlan:
+              benchmarks=None, tests: bool = False, dtrace: bool = False,
+              dtrace_source=None) -> BootstrapPlan:
     """Install what ``target`` lacks (for ``benchmarks`` only, e.g. ``["dd"]``; None: for
     every benchmark; ``tests``: for the test suite, every benchmark's tools and what only
     the tests need); print the plan and why first. Returns the plan.
 
+    ``dtrace``: also DTrace for Linux (:mod:`analysis.targets.dtrace_install`: the
+    distribution's package, else a build of the pinned source, ``dtrace_source`` or
+    ``$TRACELAB_DTRACE_SOURCE``, or a clone where the target has network). The tests ask
+    for it when a source is given or the distribution packages it, and say so when not.
+
     For the tests, a login that is neither root nor has passwordless sudo gets one line
     saying what it cannot install, and no error: the tests that need it skip."""
+    archive = dtrace_install.source_archive(dtrace_source)  # a bad archive: refused first
     own = isinstance(target, str)
     transport = connect(target, trust_new_host_keys=trust_new_host_keys,
                         ssh_config=ssh_config) if own else target
     try:
-        p = plan(preflight(transport), package_manager(transport), kbuild_ready(transport), benchmarks,
+        pf = preflight(transport)
+        p = plan(pf, package_manager(transport), kbuild_ready(transport), benchmarks,
                  tests_missing(transport) if tests else None)
         echo(p.describe())
-        if dry_run or not p.packages:
+        want_dtrace = _dtrace_wanted(pf, transport, dtrace, tests, archive, p.manager, echo)
+        if want_dtrace:
+            echo(dtrace_install.plan_line(p.target, transport, archive))
+        if dry_run or not (p.packages or want_dtrace):
             return p
         try:
             transport.privilege_prefix()
@@ -228,11 +239,38 @@ def bootstrap(target: str | Transport = "local", *, dry_run: bool = False, echo=
             echo(f"{p.target}: cannot install {' '.join(p.packages)}: user {exc.user!r} is not "
                  "root and has no passwordless sudo; the tests that need them are skipped")
             return p
-        _install(transport, p, echo)
+        if p.packages:
+            _install(transport, p, echo)
+        if want_dtrace:
+            from analysis.targets.deploy import deploy
+
+            said = dtrace_install.install(transport, deploy(transport), archive, echo)
+            echo(f"{p.target}: installed DTrace ({said})")
         return p
     finally:
         if own:
             transport.close()
+
+
+def _dtrace_wanted(pf: Preflight, transport: Transport, asked: bool, tests: bool, archive,
+                   manager: str | None, echo) -> bool:
+    """Is DTrace to be installed (Linux, not there yet, asked for or for the tests)? Says why
+    not in one line where it matters."""
+    if pf.capabilities.get("dtrace") or not (asked or tests):
+        return False
+    if pf.os != "Linux":
+        if asked:
+            echo(f"{pf.target}: DTrace is part of FreeBSD's base system: kldload dtraceall")
+        return False
+    if manager != "apt":
+        echo(f"{pf.target}: DTrace: no apt here; build dtrace-utils by hand "
+             f"({dtrace_install.PINNED.url})")
+        return False
+    if asked or archive is not None or dtrace_install.packaged(transport):
+        return True
+    echo(f"{pf.target}: DTrace: no package here and no source given (--dtrace-source, or "
+         f"{dtrace_install.ENV}=<the dtrace-utils archive>): the DTrace tests skip")
+    return False
 
 
 def _install(transport: Transport, p: BootstrapPlan, echo) -> None:

@@ -21,7 +21,7 @@ from analysis.targets.transport import Transport
 TOOLS = ("bpftrace", "dtrace", "lttng", "trace-cmd", "hyperfine", "cyclictest", "gcc", "cc", "make",
          "zstd", "iperf3", "lzbench")
 CAPABILITIES = ("kprobes", "uprobes", "tracepoints", "tracefs", "btf", "bpf", "bpf_stats",
-                "lttng_ust", "lttng_kernel", "dtrace")
+                "lttng_ust", "lttng_kernel", "dtrace", "dtrace_fbt")
 NOISE = ("governor", "turbo", "smt", "isolcpus", "nohz_full", "invariants", "witness")
 PREEMPT_MODELS = ("none", "voluntary", "full", "rt")
 #: the kernel command line's parameters that change what is measured (the rest, which on a
@@ -164,6 +164,10 @@ class Preflight:
         if self.os == "Linux" and self.capabilities.get("kprobes") is False:
             w.append("no kprobes: kprobe experiments will run on tracepoints "
                      "(syscalls:sys_enter_read / sys_exit_read)")
+        if self.os == "Linux" and self.capabilities.get("dtrace") \
+                and not self.capabilities.get("dtrace_fbt"):
+            w.append("DTrace: fbt has no probes here (it needs kprobes or fentry): DTrace's fbt "
+                     "experiments run on syscall::read:entry / return")
         if self.os == "Linux" and self.capabilities.get("uprobes") is False:
             w.append("no uprobes: uprobe and USDT experiments will be skipped")
         if self.capabilities.get("tracefs") is False:

@@ -57,6 +57,10 @@ class TracerSpec:
     dtrace_defines: tuple[str, ...] = ()
     bpf_stats: bool = False  # bpftrace: the programs' own run time (kernel.bpf_stats_enabled)
     bracket: tuple[float, float, float] | None = None
+    #: the tracer is given the measured process's pid (``dtrace -p`` for a script's
+    #: ``pid$target``, ``bpftrace -p``): in a bracket the pid the workload prints; else
+    #: the workload waits for SIGUSR2 until the tracer attached (the rate meter's ``-g``)
+    target_pid: bool = False
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -67,6 +71,8 @@ class TracerSpec:
             if len(self.bracket) != 3 or not all(
                     isinstance(x, (int, float)) and 0 <= x < 3600 for x in self.bracket):
                 raise ValueError(f"bracket must be three durations in s, not {self.bracket!r}")
+        if self.target_pid and self.kind not in ("bpftrace", "dtrace"):
+            raise ValueError(f"only dtrace and bpftrace take a target pid, not {self.kind!r}")
         if self.kind in ("bpftrace", "dtrace") and self.script is None:
             raise ValueError(f"{self.kind} needs a script")
         if self.kind == "ftrace" and not self.ftrace_events:
@@ -227,6 +233,8 @@ def _runner_options(transport: Transport, spec: TracerSpec, remote_dir: str,
         argv += ["--dtrace-define", define]
     if spec.bracket is not None:
         argv += ["--bracket", ",".join(f"{float(x):.3f}" for x in spec.bracket)]
+    if spec.target_pid:
+        argv += ["--target-pid"]
     return argv
 
 

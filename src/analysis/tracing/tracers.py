@@ -55,6 +55,12 @@ def count_script(tracer: str, attach: str, comm: str) -> str:
     raise ValueError(f"{tracer} has no counting script")
 
 
+def needs_target_pid(tracer: str, script: str) -> bool:
+    """Does a script trace one process given by its pid (DTrace's ``pid$target``): the
+    runner must then start the workload first and pass its pid (``TracerSpec.target_pid``)."""
+    return tracer == "dtrace" and "$target" in script
+
+
 def ftrace_buffer_kb(events: int, bytes_per_event: int = 64) -> int:
     """A per-CPU ring buffer (KiB) with room for ``events`` and some to spare."""
     return max(1024, int(events * bytes_per_event / 1024) + 4096)

@@ -28,38 +28,47 @@ class Experiment:
     slug: str
     name: str
     bpftrace_attach: str | None  # None: BEGIN only (control)
-    dtrace_attach: str | None
+    dtrace_attach: str | None  # FreeBSD's DTrace (the seeds' listings)
     needs: str | None = None  # "kprobes" or "uprobes"
     substitute_attach: str | None = None  # where kprobes are missing
+    linux_dtrace_attach: str | None = None  # DTrace for Linux (Oracle's, on BPF)
 
     @property
     def id(self) -> str:
         return f"{self.number:02d}-{self.slug}"
 
+    @property
+    def linux_dtrace_substitute(self) -> str | None:
+        """DTrace for Linux where fbt has no probes: the read syscall's probes, as
+        bpftrace's substitutes."""
+        return _D_SUBST.get(self.substitute_attach or "")
+
 
 _K, _KR = "k:vfs_read", "kr:vfs_read"
 _TE, _TX = "t:syscalls:sys_enter_read", "t:syscalls:sys_exit_read"
 _FE = "fbt::dofileread:entry"
+#: DTrace for Linux: fbt on vfs_read (as bpftrace's kprobe), the read syscall, libc's read
+_LFE, _LFR = "fbt::vfs_read:entry", "fbt::vfs_read:return"
+_LSE, _LSR = "syscall::read:entry", "syscall::read:return"
+_D_SUBST = {_TE: _LSE, _TX: _LSR}
 EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(1, "control", "Control", None, None),
-    Experiment(2, "kprobe", "Kprobe", _K, _FE, "kprobes", _TE),
-    Experiment(3, "kretprobe", "Kretprobe", _KR, "fbt::dofileread:return", "kprobes", _TX),
-    Experiment(4, "tracepoint-entry", "Tracepoint Entry", _TE, "syscall:freebsd:read:entry"),
-    Experiment(5, "tracepoint-return", "Tracepoint Return", _TX, "syscall:freebsd:read:return"),
-    Experiment(6, "uprobe", "Uprobe", "u:libc:__read", "pid$target:libc*:_read:entry", "uprobes"),
+    Experiment(2, "kprobe", "Kprobe", _K, _FE, "kprobes", _TE, _LFE),
+    Experiment(3, "kretprobe", "Kretprobe", _KR, "fbt::dofileread:return", "kprobes", _TX, _LFR),
+    Experiment(4, "tracepoint-entry", "Tracepoint Entry", _TE, "syscall:freebsd:read:entry",
+               linux_dtrace_attach=_LSE),
+    Experiment(5, "tracepoint-return", "Tracepoint Return", _TX, "syscall:freebsd:read:return",
+               linux_dtrace_attach=_LSR),
+    Experiment(6, "uprobe", "Uprobe", "u:libc:__read", "pid$target:libc*:_read:entry", "uprobes",
+               linux_dtrace_attach="pid$target:libc.so.6:read:entry"),
     Experiment(7, "uretprobe", "Uretprobe", "ur:libc:__read", "pid$target:libc*:_read:return",
-               "uprobes"),
-    Experiment(8, "filter", "Filter", _K, _FE, "kprobes", _TE),
-    Experiment(9, "map", "Map", _K, _FE, "kprobes", _TE),
-    Experiment(10, "single-key", "Single Key", _K, _FE, "kprobes", _TE),
-    Experiment(11, "string-key", "String Key", _K, _FE, "kprobes", _TE),
-    Experiment(12, "two-keys", "Two Keys", _K, _FE, "kprobes", _TE),
-    Experiment(13, "kernel-stack", "Kernel Stack", _K, _FE, "kprobes", _TE),
-    Experiment(14, "user-stack", "User Stack", _K, _FE, "kprobes", _TE),
-    Experiment(15, "histogram", "Histogram", _K, _FE, "kprobes", _TE),
-    Experiment(16, "timing", "Timing", _K, _FE, "kprobes", _TE),
-    Experiment(17, "multiple", "Multiple", _K, _FE, "kprobes", _TE),
-    Experiment(18, "per-event", "Per Event", _K, _FE, "kprobes", _TE),
+               "uprobes", linux_dtrace_attach="pid$target:libc.so.6:read:return"),
+    *(Experiment(n, slug, name, _K, _FE, "kprobes", _TE, _LFE) for n, slug, name in (
+        (8, "filter", "Filter"), (9, "map", "Map"), (10, "single-key", "Single Key"),
+        (11, "string-key", "String Key"), (12, "two-keys", "Two Keys"),
+        (13, "kernel-stack", "Kernel Stack"), (14, "user-stack", "User Stack"),
+        (15, "histogram", "Histogram"), (16, "timing", "Timing"), (17, "multiple", "Multiple"),
+        (18, "per-event", "Per Event"))),
 )
 BY_ID = {e.id: e for e in EXPERIMENTS}
 CONTROL = EXPERIMENTS[0].id
@@ -126,11 +135,7 @@ def plan_experiments(pf: Preflight, tracer: str = "bpftrace",
     out = []
     for e in chosen:
         if tracer == "dtrace":
-            script = scripts_dir() / "dtrace" / f"{e.id}.d"
-            skipped = None if pf.capabilities.get("dtrace") else \
-                f"DTrace is not available on this target ({pf.os})"
-            out.append(PlannedExperiment(e, tracer, script, e.dtrace_attach, False,
-                                         "DTrace port (seed listings)", skipped))
+            out.append(_plan_dtrace(pf, e))
             continue
         script = scripts_dir() / "bpftrace" / f"{e.id}.bt"
         attach, substituted, note, skipped = e.bpftrace_attach, False, "original", None
@@ -152,6 +157,35 @@ def plan_experiments(pf: Preflight, tracer: str = "bpftrace",
 
 
 TRACERS = ("bpftrace", "dtrace")
+
+
+def _plan_dtrace(pf: Preflight, e: Experiment) -> PlannedExperiment:
+    """One experiment under DTrace: FreeBSD's (the seeds' listings, ``dtrace/``), or DTrace
+    for Linux (``dtrace-linux/``: fbt on vfs_read; where fbt has no probes, the read
+    syscall's in ``dtrace-linux-syscall/``, stated as bpftrace's substitutes are)."""
+    if not pf.capabilities.get("dtrace"):
+        how = "python -m analysis bootstrap TARGET --dtrace" if pf.os == "Linux" else \
+            "kldload dtraceall"
+        return PlannedExperiment(e, "dtrace", scripts_dir() / "dtrace" / f"{e.id}.d",
+                                 e.dtrace_attach, False, "DTrace",
+                                 f"DTrace is not available on this target ({pf.os}; {how})")
+    if pf.os != "Linux":
+        return PlannedExperiment(e, "dtrace", scripts_dir() / "dtrace" / f"{e.id}.d",
+                                 e.dtrace_attach, False, "DTrace port (seed listings)")
+    script = scripts_dir() / "dtrace-linux" / f"{e.id}.d"
+    attach, substituted, note, skipped = e.linux_dtrace_attach, False, \
+        "DTrace for Linux (BPF)", None
+    if e.needs == "kprobes" and not pf.capabilities.get("dtrace_fbt"):
+        script = scripts_dir() / "dtrace-linux-syscall" / f"{e.id}.d"
+        attach, substituted = e.linux_dtrace_substitute, True
+        note = f"no fbt probes here: {e.linux_dtrace_attach} -> {attach}"
+        if e.number == 16:
+            note = f"no fbt probes here: {_LFE} + {_LFR} -> {_LSE} + {_LSR}"
+    elif e.needs == "uprobes" and not pf.capabilities.get("uprobes"):
+        skipped = "no uprobes on this kernel"
+    elif e.needs == "uprobes":
+        note = "DTrace for Linux (BPF): the pid provider on the measured process (-p)"
+    return PlannedExperiment(e, "dtrace", script, attach, substituted, note, skipped)
 
 
 def select_experiments(experiments) -> list[Experiment]:
@@ -196,7 +230,10 @@ def counting_attach(p: PlannedExperiment) -> str:
     """Where the events of an experiment are counted: its (entry) attach point; for the
     control, the read syscall's tracepoint (dd's reads)."""
     if p.attach_point is None:
-        return _TE if p.tracer == "bpftrace" else "syscall:freebsd:read:entry"
+        if p.tracer == "bpftrace":
+            return _TE
+        return _LSE if p.script and p.script.parent.name.startswith("dtrace-linux") \
+            else "syscall:freebsd:read:entry"
     return p.attach_point
 
 

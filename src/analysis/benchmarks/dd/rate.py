@@ -46,7 +46,7 @@ def make_execute(planned, q: dict, fallback, *, os_name: str | None, scratch: Pa
         x = by_id[run.experiment]
         if kind != COUNT_KIND:
             return x.tracer, x.script
-        script = scratch / f"rcount-{x.id}.bt"
+        script = scratch / f"rcount-{x.id}.{'d' if x.tracer == 'dtrace' else 'bt'}"
         script.parent.mkdir(parents=True, exist_ok=True)
         script.write_text(counting_script(x, METER))
         return x.tracer, script

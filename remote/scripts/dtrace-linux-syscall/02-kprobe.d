@@ -1,0 +1,9 @@
+/* Benchmark 1, experiment 02 (Kprobe): dynamic kernel instrumentation, empty action.
+ * Source: Piotrowski, Benchmarking Performance Overhead of DTrace on FreeBSD and eBPF on Linux (listing 3-4); slides
+ * Linux DTrace, SUBSTITUTE for kernels where fbt has no probes (no kprobes, no fentry):
+ * fbt::vfs_read -> syscall::read, as bpftrace's k:vfs_read -> t:syscalls:sys_enter_read;
+ * arg2 is the read syscall's count. Used only where preflight reports kprobes: false; tables say so.
+ */
+syscall::read:entry {
+    1
+}

@@ -1,0 +1,14 @@
+/* Benchmark 1, experiment 16 (Timing): time between entry and return.
+ * Source: Piotrowski, Benchmarking Performance Overhead of DTrace on FreeBSD and eBPF on Linux (listing 30-31); slides
+ * Linux DTrace, SUBSTITUTE for kernels where fbt has no probes (no kprobes, no fentry):
+ * fbt::vfs_read -> syscall::read, as bpftrace's k:vfs_read -> t:syscalls:sys_enter_read;
+ * arg2 is the read syscall's count. Used only where preflight reports kprobes: false; tables say so.
+ */
+syscall::read:entry {
+    self->s = timestamp
+}
+
+syscall::read:return /self->s/ {
+    @ = quantize(timestamp - self->s);
+    self->s = 0;
+}

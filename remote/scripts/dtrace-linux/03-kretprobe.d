@@ -1,0 +1,8 @@
+/* Benchmark 1, experiment 03 (Kretprobe): dynamic kernel return instrumentation.
+ * Source: Piotrowski, Benchmarking Performance Overhead of DTrace on FreeBSD and eBPF on Linux (listing 5-6); slides
+ * Linux DTrace (Oracle's, compiled to BPF): fbt::vfs_read, as bpftrace's k:vfs_read;
+ * FreeBSD's fbt::dofileread has no Linux counterpart of that name. arg2 is the read's count.
+ */
+fbt::vfs_read:return {
+    1
+}

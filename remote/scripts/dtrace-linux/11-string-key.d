@@ -1,0 +1,8 @@
+/* Benchmark 1, experiment 11 (String Key): aggregation keyed by a string.
+ * Source: Piotrowski, Benchmarking Performance Overhead of DTrace on FreeBSD and eBPF on Linux (listing 20-21); slides
+ * Linux DTrace (Oracle's, compiled to BPF): fbt::vfs_read, as bpftrace's k:vfs_read;
+ * FreeBSD's fbt::dofileread has no Linux counterpart of that name. arg2 is the read's count.
+ */
+fbt::vfs_read:entry {
+    @[execname] = count()
+}
