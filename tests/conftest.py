@@ -71,13 +71,29 @@ def need_kernel_sources() -> None:
 
 
 def fake_dtrace(tmp_path, monkeypatch, script: str) -> None:
-    """A stand-in ``dtrace`` (DTrace cannot run here) first on PATH: ``script``, a sh
-    script that says it is a fake; FAKE_LOG names where it may record its argv."""
+    """A stand-in ``dtrace`` first on PATH, for FreeBSD's command lines (no FreeBSD here):
+    ``script``, a sh script that says it is a fake; FAKE_LOG names where it may record its
+    argv. The runners' own DTrace for Linux (``TRACELAB_DTRACE_HOME``) is hidden from them."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
     (bindir / "dtrace").write_text(script)
     (bindir / "dtrace").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    monkeypatch.setenv("TRACELAB_DTRACE_HOME", str(tmp_path / "no-dtrace-for-linux"))
+
+
+def need_dtrace() -> str:
+    """The path of DTrace for Linux as the bootstrap installs it (root needed to run it);
+    skip, saying how to get it, where it is missing."""
+    from analysis.targets.dtrace_install import ENV, HOME
+
+    path = f"{HOME}/sbin/dtrace"
+    if os.geteuid() != 0:
+        pytest.skip("DTrace needs root")
+    if not os.access(path, os.X_OK):
+        pytest.skip(f"DTrace for Linux is missing: `make test` builds it, as root, when {ENV} "
+                    "names the dtrace-utils source archive (no source given)")
+    return path
     monkeypatch.setenv("FAKE_LOG", str(tmp_path / "argv"))
 
 
@@ -124,7 +140,8 @@ TRACEFS = Path("/sys/kernel/tracing")
 
 
 def _tracers_alive() -> set[int]:
-    out = subprocess.run(["pgrep", "-x", "bpftrace"], capture_output=True, text=True).stdout
+    out = subprocess.run(["pgrep", "-x", "bpftrace|dtrace"], capture_output=True,
+                         text=True).stdout
     return {int(p) for p in out.split()}
 
 
@@ -132,7 +149,8 @@ def _ftrace_state() -> tuple:
     inst = sorted(p.name for p in (TRACEFS / "instances").glob("tracelab-*")) \
         if (TRACEFS / "instances").is_dir() else []
     uprobes = (TRACEFS / "uprobe_events").read_text() if (TRACEFS / "uprobe_events").exists() else ""
-    return inst, [u for u in uprobes.splitlines() if "tracelab" in u]
+    # ours, and DTrace's (dt_<pid>_dtrace/BEGIN, dt_pid/...: left by a SIGKILLed dtrace)
+    return inst, [u for u in uprobes.splitlines() if "tracelab" in u or u[2:5] == "dt_"]
 
 
 def _lttng_sessions() -> list[str]:
@@ -165,6 +183,10 @@ def leftovers() -> dict:
         pids = [int(p) for p in out.split()]
         if pids:
             found[pattern] = pids
+    # DTrace by its process name (its name is in too many command lines, this suite's too)
+    out = subprocess.run(["pgrep", "-x", "dtrace"], capture_output=True, text=True).stdout
+    if out.split():
+        found["dtrace"] = [int(p) for p in out.split()]
     inst, uprobes = _ftrace_state()
     if inst or uprobes:
         found["ftrace"] = inst + uprobes

@@ -13,5 +13,6 @@ meta() { printf '%s=%s\n' "$1" "$2" >> "$OUT/cleanup.log"; }
 TRACER_PID=
 stop_all
 stop_workload
+dtrace_stale_probes_remove
 bpf_stats_restore_left
 exit 0

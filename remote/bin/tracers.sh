@@ -9,7 +9,8 @@
 #   foreign.events     trace events enabled in tracefs (set_event), space separated
 #   foreign.tracer     the ftrace tracer when it is not "nop"
 #   foreign.instances  ftrace instances with events enabled
-#   foreign.procs      running tracer processes: pid/comm
+#   foreign.procs      running tracer processes: pid/comm (bpftrace, perf, trace-cmd, stap,
+#                      staprun, sysdig, dtrace)
 #   busy.cpus          CPUs more than 10 % busy over half a second (cpuN:P%), not a tracer
 #                      but what else runs on the workload's and the tracer's CPUs
 #                      (left out with --no-busy)
@@ -53,7 +54,7 @@ procs=$({ ps -e -o pid= -o stat= -o comm= 2>/dev/null ||
           ps -e -o pid= -o comm= 2>/dev/null | awk '{ print $1, "?", $2 }'; } |
     awk -v self="$self" '
     $1 != self && $2 !~ /^Z/ && ($3 == "bpftrace" || $3 == "perf" || $3 == "trace-cmd" ||
-    $3 == "stap" || $3 == "staprun" || $3 == "sysdig") { printf "%s/%s ", $1, $3 }')
+    $3 == "stap" || $3 == "staprun" || $3 == "sysdig" || $3 == "dtrace") { printf "%s/%s ", $1, $3 }')
 say foreign.procs "$(printf '%s' "$procs" | sed 's/ $//')"
 [ "${1:-}" = --no-busy ] && exit 0
 s1=$(grep '^cpu[0-9]' "$proc/stat" 2>/dev/null)

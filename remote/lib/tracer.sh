@@ -180,6 +180,31 @@ stop_all() {
     stop_process_tracer
     ftrace_stop
     lttng_stop
+    case ${KIND:-} in dtrace) dtrace_stale_probes_remove ;; esac
+}
+
+# dtrace_stale_probes_remove: DTrace for Linux defines uprobes in tracefs (dt_<pid>_dtrace/BEGIN
+# and END on libdtrace; dt_pid/... for the pid provider) and removes them when it exits; a
+# dtrace killed with SIGKILL leaves them defined. Not armed, they cost nothing, but they are
+# state left behind: removed here once the dtrace that made them is gone (dt_pid/...: once no
+# dtrace runs at all; one still in use cannot be removed, and is not).
+dtrace_stale_probes_remove() {
+    tfs=$(tracefs_dir) || return 0
+    [ -w "$tfs/uprobe_events" ] || return 0
+    grep -q '^[pr]:dt_' "$tfs/uprobe_events" 2>/dev/null || return 0
+    alive=$(ps -e -o comm= 2>/dev/null | grep -x dtrace)
+    sed -n 's/^[pr]:\(dt_[^ ]*\) .*/\1/p' "$tfs/uprobe_events" | while IFS= read -r ev; do
+        group=${ev%%/*}
+        case $group in
+        dt_pid) [ -n "$alive" ] && continue ;;
+        dt_*_dtrace)
+            pid=${group#dt_}; pid=${pid%_dtrace}
+            case $pid in *[!0-9]*|"") continue ;; esac
+            kill -0 "$pid" 2>/dev/null && continue ;;
+        *) continue ;;
+        esac
+        echo "-:$ev" >> "$tfs/uprobe_events" 2>/dev/null
+    done
 }
 
 # ------------------------------------------------------------------ BPF run-time statistics

@@ -147,6 +147,24 @@ class MissingTools(TargetError):
                              self.command, self.detail))
 
 
+class ScriptError(TargetError):
+    """A tracer script does not compile on a target (a D syntax error, a probe description
+    that matches nothing on its kernel): found before the campaign is created, so nothing
+    was run. ``target``, ``tracer``, ``script`` (its path in the project), ``why`` (the
+    tracer's own message)."""
+
+    def __init__(self, target: str, tracer: str, script: str, why: str):
+        self.target = target
+        self.tracer = tracer
+        self.script = script
+        self.why = why
+        super().__init__(f"{target}: {tracer} script {script} does not compile: {why}; "
+                         "nothing was run")
+
+    def __reduce__(self):
+        return (type(self), (self.target, self.tracer, self.script, self.why))
+
+
 class TransferError(TargetError):
     """A file transfer failed or arrived with a different checksum."""
 

@@ -1,6 +1,7 @@
-"""How DTrace would be run on FreeBSD. DTrace cannot run here, so a FAKE `dtrace`
+"""How DTrace would be run on FreeBSD. FreeBSD cannot run here, so a FAKE `dtrace`
 (a shell script that records its arguments) stands in for it: what is tested is
-the command line traced-run.sh builds and the lifecycle around it, not DTrace."""
+the command line traced-run.sh builds and the lifecycle around it, not DTrace (DTrace for
+Linux itself: tests/tracing/test_dtrace.py)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ def test_dtrace_command_line_and_lifecycle(tmp_path):
     script.write_text("#pragma D option destructive\n")
     out = tmp_path / "run"
     env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}",
-           "FAKE_LOG": str(tmp_path / "argv")}
+           "FAKE_LOG": str(tmp_path / "argv"),
+           "TRACELAB_DTRACE_HOME": str(tmp_path / "no-dtrace-for-linux")}
     done = subprocess.run(
         ["sh", str(ROOT / "remote" / "bin" / "traced-run.sh"), "--out", str(out),
          "--tracer", "dtrace", "--script", str(script), "--stop-timeout", "5", "--",

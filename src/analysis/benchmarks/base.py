@@ -96,6 +96,10 @@ class Plan:
     #: comparison alternates its two targets block by block). None: every target runs
     #: ``runs``, all targets in parallel.
     steps: list[dict[str, list[RunSpec]]] | None = None
+    #: the tracer scripts the runs attach (tracer -> local paths under ``remote/``), which
+    #: are compiled on every target before the campaign is created
+    #: (:func:`analysis.tracing.compile.check_scripts`; DTrace's only)
+    scripts: dict = field(default_factory=dict)
 
 
 class Benchmark:

@@ -18,6 +18,7 @@ from analysis.storage import check_name
 from analysis.targets import Target, foreign
 from analysis.targets.locks import TargetLock
 from analysis.targets.preflight import preflight
+from analysis.tracing.compile import check_scripts
 
 
 def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
@@ -59,6 +60,8 @@ def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
         # command, before the campaign (its folder, any run) is created
         refuse_missing(bench, p, built)
         plan = bench.plan(pfs, p, camp_name)
+        for tg in built.values():  # a script that does not compile: one line, nothing run
+            check_scripts(tg.transport, plan.scripts)
         if len(built) > 1 and plan.steps is None:  # each run takes its targets' locks
             locks = _release(locks, built)
         result = _run_planned(bench, p, plan, camp_name, data_dir, built, on_run, progress,

@@ -183,7 +183,7 @@ def test_notebook_subset_over_ssh(tmp_path, sshd, nothing_left_behind):
 
 
 def test_dtrace_commands_for_every_script_with_a_fake_dtrace(tmp_path):
-    """FAKE dtrace (DTrace cannot run on Linux): checks the command lines the harness
+    """FAKE dtrace (no FreeBSD here): checks the command lines the harness
     would run on FreeBSD for all 18 scripts, including the workload-matching define."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
@@ -194,7 +194,8 @@ def test_dtrace_commands_for_every_script_with_a_fake_dtrace(tmp_path):
         "done\n"
         "echo __TRACELAB_ATTACHED__\nexec sleep 30\n")
     (bindir / "dtrace").chmod(0o755)
-    env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}", "FAKE_LOG": str(tmp_path / "argv")}
+    env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}", "FAKE_LOG": str(tmp_path / "argv"),
+           "TRACELAB_DTRACE_HOME": str(tmp_path / "no-dtrace-for-linux")}
     planned = plan_experiments(_pf("FreeBSD", dtrace=1), tracer="dtrace")
     define = f'TARGET_PROCESS_ARGS="{" ".join(dd_argv(1000))}"'
     for p in planned:

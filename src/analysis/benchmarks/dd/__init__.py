@@ -173,7 +173,8 @@ class DD(Benchmark):
                               if p.count else _rm.counting_runs(ids)) + runs)
         return Plan(runs, params, {x.id: x.skipped for x in planned if x.skipped}, table,
                     {"planned": planned, "os": pf.os, "ids": ids, "seed": campaign,
-                     "target": target, "stats": with_stats})
+                     "target": target, "stats": with_stats},
+                    scripts={p.tracer: [x.script for x in planned if not x.skipped]})
 
     def more(self, campaign: Campaign, plan: Plan, p: Params):
         st, method = plan.state, plan.parameters.get("method", "hyperfine")

@@ -219,8 +219,14 @@ def plan_table(planned: Sequence[PlannedExperiment]) -> pd.DataFrame:
         "experiment": p.id, "name": p.experiment.name, "tracer": p.tracer,
         "attach_point": p.attach_point or "BEGIN", "substituted": p.substituted,
         "note": p.note, "skipped": p.skipped or "",
-        "script": str(p.script.relative_to(paths.project_root())) if p.script else "",
+        "script": _in_project(p.script) if p.script else "",
     } for p in planned])
+
+
+def _in_project(path: Path) -> str:
+    """A script's path relative to the project (absolute where it is elsewhere)."""
+    root = paths.project_root()
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
 
 # --------------------------------------------------------------------------- #
