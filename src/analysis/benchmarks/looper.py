@@ -57,9 +57,13 @@ def bpftrace_program(config: str, looper: str) -> str:
             "string-key": f"uprobe:{looper}:func {{ @calls[str(arg0)] = count(); }}"}[config]
 
 
-def dtrace_program(config: str) -> str:
-    """The post's own D programs (``-n``), for ``dtrace ... -c ./looper``."""
-    return {"startup": "pid$target:libc*:strncpy:entry { @ = count(); }",
+def dtrace_program(config: str, os_name: str | None = "FreeBSD") -> str:
+    """The post's own D programs (``-n``), for ``dtrace ... -c ./looper``. DTrace for Linux
+    (``os_name="Linux"``) has libc as ``libc.so.6`` and no strncpy symbol to probe (an
+    IFUNC): its start-up probe is on :data:`BPFTRACE_NEVER_CALLED`, as bpftrace's is."""
+    startup = (f"pid$target:libc.so.6:{BPFTRACE_NEVER_CALLED}:entry" if os_name == "Linux"
+               else "pid$target:libc*:strncpy:entry")
+    return {"startup": f"{startup} {{ @ = count(); }}",
             "count": "pid$target:a.out:func:entry { @ = count(); }",
             "string-key": "pid$target:a.out:func:entry { @[copyinstr(arg0)] = count(); }"}[config]
 
@@ -76,7 +80,7 @@ def command(tracer: str, config: str, looper: str, calls: int, cpu: int | None =
     elif tracer == "bpftrace":
         argv = ["bpftrace", "-e", bpftrace_program(config, looper), "-c", shlex.join(run)]
     elif tracer == "dtrace":
-        argv = ["dtrace", "-n", dtrace_program(config), "-n",
+        argv = ["dtrace", "-n", dtrace_program(config, os_name), "-n",
                 f'dtrace:::BEGIN {{ printf("{RUN_MARK}\\n"); }}', "-c", shlex.join(run)]
     else:
         raise ValueError(f"unknown tracer {tracer!r}")
@@ -107,7 +111,7 @@ def parse_counts(tracer: str, stdout: str) -> list[dict[str, int]]:
                 runs.append({})
             elif runs and (m := _BPF_MAP.match(line)):
                 runs[-1][m.group(1) or ""] = int(m.group(2))
-        elif line.strip() == RUN_MARK:
+        elif line.strip().endswith(RUN_MARK):  # "CPU ID :BEGIN MARK" without -q
             runs.append({})
         elif runs and line.strip().isdigit():
             runs[-1][""] = int(line.strip())
@@ -167,9 +171,10 @@ class Looper(Benchmark):
     name = "looper"
     notebook = "4.0-looper"
     description = "Gregg's pid-provider looper: per-probe cost of a user function probe"
-    needs = ("bpftrace with uprobes (dtrace on FreeBSD)", "hyperfine", "a C compiler")
+    needs = ("bpftrace with uprobes (or DTrace)", "hyperfine", "a C compiler")
     params = (
-        Param.choice("tracer", "bpftrace", "bpftrace, or dtrace on FreeBSD", TRACERS),
+        Param.choice("tracer", "bpftrace", "bpftrace, or dtrace (FreeBSD's, or Oracle's on "
+                     "Linux: its pid provider)", TRACERS),
         Param.integer("calls", 1_000_000, "calls of func() per run (the post: 100,000,000; "
                       "a uprobe costs ~10 us in a VM: 1 M calls = ~10 s per traced run)", 1),
         Param.integer("runs", 3, "timed runs per block (hyperfine --runs)", 1),
@@ -180,13 +185,15 @@ class Looper(Benchmark):
     )
 
     def requires(self, p: Params, target: str, targets) -> tuple[str, ...]:
-        return ("hyperfine", "cc", *(("bpftrace",) if p.tracer == "bpftrace" else ()))
+        return ("hyperfine", "cc", "bpftrace" if p.tracer == "bpftrace" else "dtrace")
 
     def plan(self, preflights: dict, p: Params, campaign: str) -> Plan:
         (target, pf), = preflights.items()
         if p.tracer == "dtrace" and not pf.capabilities.get("dtrace"):
+            how = f"python -m analysis bootstrap {target} --dtrace" if pf.os == "Linux" \
+                else "kldload dtraceall"
             raise ParameterError("tracer", "dtrace", f"DTrace is not available on {target} "
-                                 f"({pf.os}); its command lines are tested with a stand-in")
+                                 f"({pf.os}): {how}")
         if p.tracer == "bpftrace" and not (pf.tools.get("bpftrace")
                                               and pf.capabilities.get("uprobes")):
             raise ParameterError("tracer", "bpftrace", f"{target} lacks bpftrace or uprobes "
@@ -253,7 +260,9 @@ def counts_table(camp: Campaign, target: str) -> pd.DataFrame:
             continue
         counted = [n for r in mine for n in r["counted"]]
         out.append({"configuration": cfg, "tracer_runs": len(counted),
-                    "counted_min": min(counted), "counted_max": max(counted),
+                    # no run's count read (a tracer's output not parsed): none, not a crash
+                    "counted_min": min(counted, default=None),
+                    "counted_max": max(counted, default=None),
                     "every_call_counted": all(r["ok"] for r in mine),
                     "keys": ", ".join(sorted({k or "(empty)" for r in mine for k in r["keys"]}))
                     if cfg == "string-key" else "",
