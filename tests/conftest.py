@@ -80,6 +80,7 @@ def fake_dtrace(tmp_path, monkeypatch, script: str) -> None:
     (bindir / "dtrace").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
     monkeypatch.setenv("TRACELAB_DTRACE_HOME", str(tmp_path / "no-dtrace-for-linux"))
+    monkeypatch.setenv("FAKE_LOG", str(tmp_path / "argv"))
 
 
 def need_dtrace() -> str:
@@ -94,7 +95,6 @@ def need_dtrace() -> str:
         pytest.skip(f"DTrace for Linux is missing: `make test` builds it, as root, when {ENV} "
                     "names the dtrace-utils source archive (no source given)")
     return path
-    monkeypatch.setenv("FAKE_LOG", str(tmp_path / "argv"))
 
 
 # --------------------------------------------------------------------------- #

@@ -17,6 +17,7 @@ from analysis.benchmarks.dd.experiments import (
     CONTROL,
     EXPERIMENTS,
     build_plan,
+    counting_attach,
     counting_script,
     dd_argv,
     parse_count,
@@ -250,3 +251,78 @@ def test_a_resume_after_the_counting_runs_still_plans_the_rounds(tmp_path):
                                                               CONTROL, 2, "s")
                 if r.run_id not in done]
     assert [r.run_id for r in more] == expected and len(expected) == 6  # 2 x (3 blocks)
+
+
+# --------------------------------------------------------------------------- #
+# DTrace for Linux: which script each experiment runs
+
+def _body(path: Path) -> str:
+    """A D script without its comment header."""
+    text = path.read_text()
+    return text[text.index("*/") + 2:].strip()
+
+
+@pytest.mark.parametrize("fbt", [False, True])
+def test_dtrace_on_linux_plans_fbt_originals_or_the_stated_syscall_substitutes(fbt):
+    planned = {p.id: p for p in plan_experiments(
+        _pf(dtrace=1, dtrace_fbt=int(fbt), uprobes=1, tracepoints=1), tracer="dtrace")}
+    assert len(planned) == 18 and not any(p.skipped for p in planned.values())
+    for p in planned.values():
+        assert p.script.is_file() and p.tracer == "dtrace", p
+        assert p.script.parent.name in ("dtrace-linux", "dtrace-linux-syscall")
+    k = planned["02-kprobe"]
+    if fbt:
+        assert (k.attach_point, k.substituted) == ("fbt::vfs_read:entry", False)
+        assert k.script.parent.name == "dtrace-linux"
+    else:
+        assert (k.attach_point, k.substituted) == ("syscall::read:entry", True)
+        assert k.script.parent.name == "dtrace-linux-syscall"
+        assert "fbt::vfs_read:entry -> syscall::read:entry" in k.note
+        assert planned["03-kretprobe"].attach_point == "syscall::read:return"
+    assert planned["04-tracepoint-entry"].attach_point == "syscall::read:entry"
+    assert not planned["04-tracepoint-entry"].substituted
+    assert planned["06-uprobe"].attach_point == "pid$target:libc.so.6:read:entry"
+    assert "-p" in planned["06-uprobe"].note
+    # the control counts dd's reads on the read syscall, as bpftrace's does
+    assert counting_attach(planned["01-control"]) == "syscall::read:entry"
+
+
+def test_each_linux_d_substitute_is_its_original_on_the_read_syscall():
+    """The substitute does what the original does, at the stated attach point only."""
+    scripts = ROOT / "remote" / "scripts"
+    subs = sorted((scripts / "dtrace-linux-syscall").glob("*.d"))
+    assert [p.name for p in subs] == sorted(
+        f"{e.id}.d" for e in EXPERIMENTS if e.needs == "kprobes")
+    for sub in subs:
+        original = _body(scripts / "dtrace-linux" / sub.name)
+        assert "fbt::vfs_read:" in original
+        assert _body(sub) == original.replace("fbt::vfs_read:entry", "syscall::read:entry") \
+            .replace("fbt::vfs_read:return", "syscall::read:return")
+
+
+def test_freebsd_dtrace_keeps_the_seeds_listings():
+    planned = {p.id: p for p in plan_experiments(_pf("FreeBSD", dtrace=1), tracer="dtrace")}
+    assert planned["02-kprobe"].attach_point == "fbt::dofileread:entry"
+    assert planned["02-kprobe"].script.parent.name == "dtrace"
+
+
+def test_dtrace_missing_skips_every_experiment_saying_how_to_install_it():
+    planned = plan_experiments(_pf(dtrace=0), tracer="dtrace")
+    assert all("bootstrap TARGET --dtrace" in p.skipped for p in planned)
+
+
+def test_the_hyperfine_method_skips_dtraces_pid_provider_with_its_reason():
+    from analysis.benchmarks import get
+
+    dd = get("dd")
+    pf = _pf(dtrace=1, uprobes=1, tracepoints=1)
+    for method, skipped in (("hyperfine", True), ("rate", False)):
+        plan = dd.plan({"box": pf}, dd.parse({"tracer": "dtrace", "method": method,
+                                              "experiments": [4, 6, 7]}), "c")
+        assert (set(plan.not_run) == {"06-uprobe", "07-uretprobe"}) is skipped
+        if skipped:
+            assert "method='rate'" in plan.not_run["06-uprobe"]
+        # every script the campaign attaches is compiled on the target first
+        assert {p.name for p in plan.scripts["dtrace"]} == (
+            {"01-control.d", "04-tracepoint-entry.d"} | (
+                set() if skipped else {"06-uprobe.d", "07-uretprobe.d"}))

@@ -76,7 +76,8 @@ class DD(Benchmark):
     params = (
         Param.preset(PRESETS),
         Param.choice("tracer", "bpftrace", "bpftrace, or dtrace (FreeBSD's, or Oracle's on "
-                     "Linux: python -m analysis bootstrap TARGET --dtrace)", TRACERS),
+                     "Linux: python -m analysis bootstrap TARGET --dtrace), or both: each "
+                     "experiment under each, interleaved in the same rounds", TRACERS),
         Param("experiments", None, "None = all 18; numbers or ids, e.g. 4,5 (the control "
               "always runs)", "list", _experiments),
         Param("count", None, "dd's count: a number or dd-style ('10000k' = 10,240,000 "
@@ -119,7 +120,8 @@ class DD(Benchmark):
         """bpftrace (unless DTrace traces), hyperfine for its method, a C compiler for the
         rate method's meter; uprobes and kprobes are the plan's to substitute or skip."""
         method = p.method
-        return (*(("bpftrace",) if p.tracer == "bpftrace" else ("dtrace",)),
+        tracers = ("bpftrace", "dtrace") if p.tracer == "both" else (p.tracer,)
+        return (*tracers,
                 *(("hyperfine",) if method != "rate" else ()),
                 *(("cc",) if method != "hyperfine" else ()))
 
@@ -146,8 +148,9 @@ class DD(Benchmark):
         if not any(x.id == CONTROL and not x.skipped for x in planned):
             raise ValueError("the control cannot run: nothing to compare with")
         ids = [x.id for x in planned if not x.skipped]
-        bpf_stats = (p.tracer == "bpftrace" and p.bpf_stats == "auto"
+        bpf_stats = (p.tracer in ("bpftrace", "both") and p.bpf_stats == "auto"
                      and bool(pf.capabilities.get("bpf_stats")))
+        bpftraced = {x.id for x in planned if x.tracer == "bpftrace"}
         table = plan_table(planned)
         method = p.method
         params = {"notebook": self.notebook, "target": target, "tracer": p.tracer,
@@ -160,7 +163,7 @@ class DD(Benchmark):
                   "plan": table.to_dict(orient="records")}
         if method != "hyperfine":  # absent = hyperfine: campaigns made before keep resuming
             params.update({"method": method, **_rate.settings(p.rate_loop)})
-        with_stats = [e for e in ids if e != CONTROL] if bpf_stats else []
+        with_stats = [e for e in ids if e != CONTROL and e in bpftraced] if bpf_stats else []
         if p.count is None:
             runs = _rounds.cal_runs(ids, p.count)
         else:
@@ -174,7 +177,8 @@ class DD(Benchmark):
         return Plan(runs, params, {x.id: x.skipped for x in planned if x.skipped}, table,
                     {"planned": planned, "os": pf.os, "ids": ids, "seed": campaign,
                      "target": target, "stats": with_stats},
-                    scripts={p.tracer: [x.script for x in planned if not x.skipped]})
+                    scripts={t: [x.script for x in planned if not x.skipped and x.tracer == t]
+                             for t in {x.tracer for x in planned}})
 
     def more(self, campaign: Campaign, plan: Plan, p: Params):
         st, method = plan.state, plan.parameters.get("method", "hyperfine")

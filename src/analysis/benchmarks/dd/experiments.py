@@ -3,6 +3,7 @@ attach point, stated substitute or skipped), the interleaved rounds and one run'
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 import shlex
@@ -71,6 +72,29 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         (18, "per-event", "Per Event"))),
 )
 BY_ID = {e.id: e for e in EXPERIMENTS}
+#: under ``tracer="both"``, DTrace's experiments carry this after bpftrace's ids
+#: (``04-tracepoint-entry-dtrace``; its control ``01-control-dtrace``)
+DTRACE_SUFFIX = "-dtrace"
+
+
+def experiment_by_id(exp_id: str) -> Experiment:
+    """The experiment of an id, DTrace's of a ``tracer="both"`` campaign included."""
+    if exp_id.endswith(DTRACE_SUFFIX) and exp_id[:-len(DTRACE_SUFFIX)] in BY_ID:
+        base = BY_ID[exp_id[:-len(DTRACE_SUFFIX)]]
+        return dataclasses.replace(base, slug=base.slug + DTRACE_SUFFIX,
+                                   name=f"{base.name} (DTrace)")
+    return BY_ID[exp_id]
+
+
+def base_id(exp_id: str) -> str:
+    """The seeds' experiment id of an id (``04-tracepoint-entry-dtrace`` -> ``04-...``)."""
+    return exp_id[:-len(DTRACE_SUFFIX)] if exp_id.endswith(DTRACE_SUFFIX) else exp_id
+
+
+def sort_key(exp_id: str) -> tuple:
+    """Experiments in the seeds' order, bpftrace's before DTrace's of the same number."""
+    base = base_id(exp_id)
+    return (BY_ID[base].number if base in BY_ID else 99, exp_id != base, exp_id)
 CONTROL = EXPERIMENTS[0].id
 
 _SUFFIX = {"c": 1, "w": 2, "b": 512, "kB": 1000, "K": 1024, "k": 1024, "MB": 1000**2,
@@ -131,6 +155,10 @@ def plan_experiments(pf: Preflight, tracer: str = "bpftrace",
     """Each selected experiment at its original attach point, a stated substitute, or
     skipped with the reason. The control is always included."""
     _params.choice("tracer", tracer, TRACERS)
+    if tracer == "both":  # bpftrace's, then DTrace's under ids of their own
+        return [*plan_experiments(pf, "bpftrace", experiments),
+                *(dataclasses.replace(p, experiment=experiment_by_id(p.id + DTRACE_SUFFIX))
+                  for p in plan_experiments(pf, "dtrace", experiments))]
     chosen = select_experiments(experiments)
     out = []
     for e in chosen:
@@ -156,7 +184,8 @@ def plan_experiments(pf: Preflight, tracer: str = "bpftrace",
     return out
 
 
-TRACERS = ("bpftrace", "dtrace")
+#: both: each experiment under bpftrace and under DTrace, interleaved in the same rounds
+TRACERS = ("bpftrace", "dtrace", "both")
 
 
 def _plan_dtrace(pf: Preflight, e: Experiment) -> PlannedExperiment:

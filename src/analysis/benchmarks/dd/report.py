@@ -9,6 +9,7 @@ from analysis import plots
 from analysis import ratemethod as _rm
 from analysis.benchmarks.dd import rate_report as _rr
 from analysis.benchmarks.dd import rounds as _rounds
+from analysis.benchmarks.dd import tracers as _tracers
 from analysis.benchmarks.dd.experiments import CONTROL
 from analysis.benchmarks.dd.figures import draw_figures, experiment_labels, percent_columns, thesis_tables
 from analysis.benchmarks.dd.results import (
@@ -66,6 +67,7 @@ def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None
     out.summary = summary(out)
     out.flags = [f"{e}: {f}" for e, fs in zip(table["experiment"], table["flags"]) for f in fs]
     _outputs(out, camp, target)
+    _both_tracers(out, camp, target)
     return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
 
 
@@ -90,12 +92,31 @@ def _rate_report(camp: Campaign, target: str, planned, n_resamples: int, data_di
     for name, frame in (("benchmark1-rate", parts["rate_table"]),
                         ("rate_blocks", parts["rate_blocks"])):
         out.frame(name, frame)
-    tracer = planned[0].tracer
+    tracer = camp.parameters.get("tracer") or planned[0].tracer
     for name, fig in (("per-event-cost", _rr.rate_bars(out, target, tracer)),
                       ("rate-blocks", _rr.untraced_blocks_figure(parts["rate_blocks"], target))):
         out.figure(f"{stem}-{name}", fig)
         out.values[f"figure_{name.replace('-', '_')}"] = fig
+    _both_tracers(out, camp, target)
     return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
+
+
+def _both_tracers(out: Report, camp: Campaign, target: str) -> None:
+    """A ``tracer="both"`` campaign: bpftrace and DTrace side by side (:mod:`.tracers`):
+    ``tracers`` (table and processed file), the figure ``dd-<campaign>-tracers`` and the
+    summary's lines."""
+    if camp.parameters.get("tracer") != "both":
+        return
+    frame = _tracers.side_by_side(out.values["table"])
+    out.values["tracers"] = frame
+    out.frame("tracers", frame)
+    fig = _tracers.figure(frame, target, emulated=out.values.get("emulated", False))
+    out.figure(f"{plots.figure_stem('dd', camp.name)}-tracers", fig)
+    out.values["figure_tracers"] = fig
+    presence = _tracers.presence_line(out.values["table"])
+    out.summary = "\n".join([out.summary, "bpftrace and DTrace for Linux side by side "
+                             "(DTrace over bpftrace: of the estimates):",
+                             *_tracers.summary_lines(frame), *([presence] if presence else [])])
 
 
 def summary(out: Report) -> str:
@@ -179,7 +200,7 @@ def _outputs(out: Report, camp: Campaign, target: str) -> None:
                         ("runs", runs)):
         out.frame(name, frame)
     stem = plots.figure_stem("dd", camp.name)  # dd-<campaign>, never dd-dd-...
-    tracer = out.values["planned"][0].tracer
+    tracer = camp.parameters.get("tracer") or out.values["planned"][0].tracer
     for name, fig in draw_figures(out, target, tracer).items():
         out.figure(f"{stem}-{name}", fig)
         out.values[f"figure_{name.replace('-', '_')}"] = fig

@@ -11,7 +11,14 @@ import pandas as pd
 from analysis import paths
 from analysis.benchmarks.dd import rounds as _rounds
 from analysis.benchmarks.dd import split as _split
-from analysis.benchmarks.dd.experiments import BY_ID, CONTROL, EXPERIMENTS, Experiment, PlannedExperiment
+from analysis.benchmarks.dd.experiments import (
+    CONTROL,
+    EXPERIMENTS,
+    Experiment,
+    PlannedExperiment,
+    experiment_by_id,
+    sort_key,
+)
 from analysis.campaign import Campaign
 from analysis.errors import DataFormatError
 from analysis.loaders.hyperfine import load_blocks
@@ -159,8 +166,8 @@ def _named(table: pd.DataFrame, planned: Sequence[PlannedExperiment]) -> pd.Data
     table.insert(1, "name", [by_id[e].experiment.name for e in table["experiment"]])
     table.insert(2, "attach_point", [by_id[e].attach_point or "BEGIN" for e in table["experiment"]])
     table.insert(3, "substituted", [by_id[e].substituted for e in table["experiment"]])
-    order = {**{e.id: i for i, e in enumerate(EXPERIMENTS)}, _rounds.AA: len(EXPERIMENTS)}
-    return table.sort_values("experiment", key=lambda s: s.map(order)).reset_index(drop=True)
+    return table.sort_values("experiment", key=lambda s: s.map(
+        lambda e: (100,) if e == _rounds.AA else sort_key(e))).reset_index(drop=True)
 
 
 def with_published(table: pd.DataFrame, reference_dir=None) -> pd.DataFrame:
@@ -204,7 +211,7 @@ def planned_from_manifest(campaign: Campaign) -> list[PlannedExperiment]:
         raise DataFormatError(campaign.manifest_path, "parameters.plan",
                               f"campaign {campaign.name} has no benchmark-1 plan")
     root = paths.project_root()
-    return [PlannedExperiment(BY_ID[r["experiment"]], r["tracer"],
+    return [PlannedExperiment(experiment_by_id(r["experiment"]), r["tracer"],
                               root / r["script"] if r.get("script") else None,
                               None if r["attach_point"] == "BEGIN" else r["attach_point"],
                               bool(r["substituted"]), r["note"], r["skipped"] or None)
