@@ -249,7 +249,8 @@ def _verify_bundle(args) -> int:
 
 def _vm(args) -> int:
     if args.action == "build":
-        vm.build(args.kernel, args.name, rebuild=args.rebuild, lttng_modules=args.lttng_modules)
+        vm.build(args.kernel, args.name, rebuild=args.rebuild, lttng_modules=args.lttng_modules,
+                 dtrace=args.dtrace)
     elif args.action == "start":
         vm.start(args.name or "standard", accel=args.accel, cpus=args.cpus,
                  memory_mb=args.memory)
@@ -280,6 +281,9 @@ def _vm_parser(sub) -> None:
     v.add_argument("--rebuild", action="store_true", help="build: even if a current image exists")
     v.add_argument("--lttng-modules", action="store_true",
                    help="build: also build LTTng kernel modules for the guest (DKMS, minutes)")
+    v.add_argument("--dtrace", action="store_true",
+                   help="build: with what building DTrace for Linux takes in the guest (then "
+                   "bootstrap vm-NAME --dtrace --dtrace-source ARCHIVE)")
     v.add_argument("--accel", choices=["auto", "kvm", "tcg"], default="auto",
                    help="start: KVM where a guest boots (probed once, remembered), else TCG")
     v.add_argument("--cpus", type=int, default=None,

@@ -52,12 +52,14 @@ __all__ = ["PREFIX", "KVM_PROBE_S", "home", "image_dir", "run_dir", "Image", "bu
 
 
 def build(kernel: str = "standard", name: str | None = None, *, rebuild: bool = False,
-          lttng_modules: bool = False, progress: bool = True) -> Image:
+          lttng_modules: bool = False, dtrace: bool = False, progress: bool = True) -> Image:
     """The image ``name`` (default: the kernel flavour) for ``kernel`` ("standard" or
-    "rt"), built unless a current one is cached (``rebuild`` forces it)."""
+    "rt"), built unless a current one is cached (``rebuild`` forces it). ``dtrace``: with
+    what building DTrace for Linux takes (then ``python -m analysis bootstrap vm-NAME
+    --dtrace --dtrace-source ARCHIVE`` builds it in the guest, which has no network)."""
     name = checked_name(name or kernel)
     say = reporter(progress)
-    r = _vmimage.recipe(kernel, lttng_modules)
+    r = _vmimage.recipe(kernel, lttng_modules, dtrace)
     with FileLock(home() / f"{name}.lock", "vm", name):
         old = Image.load(name)
         if old is not None and old.hash == r["hash"] and not rebuild:

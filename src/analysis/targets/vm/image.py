@@ -26,6 +26,7 @@ from pathlib import Path
 
 from analysis.errors import ParameterError, VMError
 from analysis.storage import atomic_write, mkdirs
+from analysis.targets import dtrace_install
 
 RECIPE_VERSION = 1
 SUITE = "bookworm"
@@ -50,21 +51,27 @@ HOST_TOOLS = {"mmdebstrap": "mmdebstrap", "mkfs.ext4": "e2fsprogs",
 BOOTSTRAP_INSTALLS = frozenset({"mmdebstrap", "mkfs.ext4", "qemu-system-x86_64"})
 
 
-def packages(kernel: str, lttng_modules: bool) -> list[str]:
+def packages(kernel: str, lttng_modules: bool, dtrace: bool = False) -> list[str]:
     if kernel not in KERNELS:
         raise ParameterError("kernel", kernel, f"the kernel must be one of {sorted(KERNELS)}")
     extra = []
     if lttng_modules:
         headers = "linux-headers-rt-amd64" if kernel == "rt" else "linux-headers-amd64"
         extra = ["lttng-modules-dkms", headers]
+    if dtrace:  # what building DTrace for Linux takes: the guest has no network to fetch it
+        extra += list(dtrace_install.BUILD_APT)
     return sorted({KERNELS[kernel], *PACKAGES, *extra})
 
 
-def recipe(kernel: str, lttng_modules: bool = False) -> dict:
-    """What an image is made from; its ``hash`` decides whether a cached image is current."""
+def recipe(kernel: str, lttng_modules: bool = False, dtrace: bool = False) -> dict:
+    """What an image is made from; its ``hash`` decides whether a cached image is current
+    (``dtrace``: DTrace's build packages too; recorded only when asked, so the hash of an
+    image without them is unchanged)."""
     r = {"recipe_version": RECIPE_VERSION, "suite": SUITE, "mirror": MIRROR, "kernel": kernel,
-         "packages": packages(kernel, lttng_modules), "lttng_modules": lttng_modules,
+         "packages": packages(kernel, lttng_modules, dtrace), "lttng_modules": lttng_modules,
          "masked": list(MASKED)}
+    if dtrace:
+        r["dtrace"] = True
     r["hash"] = hashlib.sha256(json.dumps(r, sort_keys=True).encode()).hexdigest()[:16]
     return r
 

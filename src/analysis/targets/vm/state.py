@@ -72,7 +72,8 @@ class Image:
             info = json.loads((folder / "image.json").read_text())
         except (OSError, ValueError):
             return None
-        want = _vmimage.recipe(info.get("kernel", "standard"), info.get("lttng_modules", False))
+        want = _vmimage.recipe(info.get("kernel", "standard"), info.get("lttng_modules", False),
+                               info.get("dtrace", False))
         return cls(name, info["kernel"], info["kernel_release"], info["built"], info["hash"],
                    info["hash"] == want["hash"], folder, info)
 
