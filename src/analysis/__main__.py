@@ -282,8 +282,8 @@ def _vm_parser(sub) -> None:
     v.add_argument("--lttng-modules", action="store_true",
                    help="build: also build LTTng kernel modules for the guest (DKMS, minutes)")
     v.add_argument("--dtrace", action="store_true",
-                   help="build: with what building DTrace for Linux takes in the guest (then "
-                   "bootstrap vm-NAME --dtrace --dtrace-source ARCHIVE)")
+                   help="build: with what building DTrace for Linux takes in the guest, "
+                   "which has no network (then: bootstrap vm-NAME --dtrace, with the source)")
     v.add_argument("--accel", choices=["auto", "kvm", "tcg"], default="auto",
                    help="start: KVM where a guest boots (probed once, remembered), else TCG")
     v.add_argument("--cpus", type=int, default=None,

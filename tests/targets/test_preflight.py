@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.targets import deploy
+from analysis.targets import deploy, dtrace_install
 from analysis.targets.preflight import CAPABILITIES, NOISE, TOOLS, Preflight, preflight
 from analysis.targets.transport import LocalTransport
 from conftest import ROOT
@@ -38,8 +38,20 @@ def _expected_capabilities() -> dict:
         "tracefs": (TRACEFS / "trace").exists(),
         "btf": Path("/sys/kernel/btf/vmlinux").exists(),
         "lttng_kernel": Path("/sys/module/lttng_tracer").is_dir(),
-        "dtrace": False,
+        # DTrace for Linux where the bootstrap installed it: it lists the read syscall's
+        # probe (and fbt's vfs_read where kprobes or fentry give fbt probes)
+        "dtrace": _dtrace_lists("syscall::read:entry"),
+        "dtrace_fbt": _dtrace_lists("fbt::vfs_read:entry"),
     }
+
+
+def _dtrace_lists(probe: str) -> bool:
+    path = Path(dtrace_install.HOME) / "sbin" / "dtrace"
+    if not path.exists() or os.geteuid() != 0:
+        return False
+    listed = subprocess.run([str(path), "-l", "-n", probe], capture_output=True, text=True,
+                            timeout=120).stdout  # exit status 0 even when nothing matched
+    return len(listed.strip().splitlines()) > 1  # a probe's line below the header
 
 
 @pytest.mark.parametrize("how", ["local", "ssh"])
@@ -60,8 +72,10 @@ def test_cli_prints_the_documented_object(how, sshd, tmp_path):
         assert doc["tools"]["hyperfine"]["version"].startswith("hyperfine ")
     if Path("/usr/bin/lttng").exists():
         assert doc["capabilities"]["lttng_ust"] is True
-    # Linux's systemtap `dtrace` is a header generator, not DTrace
-    assert doc["tools"]["dtrace"] is None
+    # Linux's systemtap `dtrace` is a header generator, not DTrace: only the project's counts
+    found = doc["tools"]["dtrace"]
+    assert found is None if not _expected_capabilities()["dtrace"] else \
+        found["path"] == f"{dtrace_install.HOME}/sbin/dtrace"
 
 
 def test_warnings_explain_the_machine():

@@ -56,12 +56,7 @@ def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
         # never runs a tracer there (the campaign running would count it as a foreign one)
         locks = _hold_locks(camp_name, built)
         pfs = _preflights(built)
-        # a target without the tools the campaign needs: one line naming bootstrap's
-        # command, before the campaign (its folder, any run) is created
-        refuse_missing(bench, p, built)
-        plan = bench.plan(pfs, p, camp_name)
-        for tg in built.values():  # a script that does not compile: one line, nothing run
-            check_scripts(tg.transport, plan.scripts)
+        plan = _checked_plan(bench, p, pfs, camp_name, built)
         if len(built) > 1 and plan.steps is None:  # each run takes its targets' locks
             locks = _release(locks, built)
         result = _run_planned(bench, p, plan, camp_name, data_dir, built, on_run, progress,
@@ -73,6 +68,18 @@ def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
     result.benchmark, result.preflights, result.plan = bench.name, pfs, plan
     result.parameters = plan.parameters
     return result
+
+
+def _checked_plan(bench: Benchmark, p: Params, pfs: dict, camp_name: str,
+                  built: dict[str, Target]):
+    """The campaign's plan, once every target has what it cannot run without (else one line
+    naming bootstrap's command) and compiles every tracer script it will attach (else one
+    line naming the script): before the campaign (its folder, any run) is created."""
+    refuse_missing(bench, p, built)
+    plan = bench.plan(pfs, p, camp_name)
+    for tg in built.values():
+        check_scripts(tg.transport, plan.scripts)
+    return plan
 
 
 def _preflights(built: dict[str, Target]) -> dict:

@@ -1,22 +1,18 @@
 """Gregg's pid-provider looper: what one user-level function probe costs.
 
-``remote/workloads/looper.c`` (the post's program, with the number of calls as
-an argument) calls ``func("hello DTrace")`` ``calls`` times. Four
-configurations, each timed as a whole process by hyperfine, as the post timed
-them with ptime:
+``remote/workloads/looper.c`` (the post's program, with the number of calls as an argument)
+calls ``func("hello DTrace")`` ``calls`` times. Four configurations, each timed as a whole
+process by hyperfine, as the post timed them with ptime (each tracer's side by side:
+:mod:`.tracers`):
 
-* ``none``: ``looper CALLS``;
-* ``startup``: the tracer running looper (``-c``) with a probe on a libc
-  function looper never calls: the tracer's start-up and exit;
+* ``none``: ``looper CALLS``; ``startup``: the tracer running looper (``-c``) with a probe on a
+  libc function looper never calls: the tracer's start-up and exit;
 * ``count``: the tracer running looper with ``@ = count()`` at ``func``'s entry;
-* ``string-key``: the same with the string argument as the key
-  (``@[str(arg0)]`` in bpftrace, ``@[copyinstr(arg0)]`` in DTrace).
+* ``string-key``: the same keyed by the string argument (``@[str(arg0)]``, ``@[copyinstr(arg0)]``).
 
-Per-probe cost = (traced - start-up) / calls, with the start-up runs of the same
-rounds, median and 95 % bootstrap CI. Every timed run's tracer output is parsed:
-the counts must add up to ``calls`` (0 for start-up), the post's "100000000
-confirms we traced all 100 million function calls".
-"""
+Per-probe cost = (traced - start-up) / calls, with the start-up runs of the same rounds,
+median and 95 % bootstrap CI. Every timed run's tracer output is parsed: the counts must add
+up to ``calls`` (0 for start-up), as the post's "100000000 confirms we traced all ..."."""
 
 from __future__ import annotations
 
@@ -331,53 +327,6 @@ def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=No
 
 #: what each tracer's probe on func is called in tables and figures
 PROBE_NAMES = {"bpftrace": "bpftrace uprobe", "dtrace": "DTrace pid provider"}
-
-
-def tracers_table(campaigns, *, data_dir=None, n_resamples: int = 4999) -> pd.DataFrame:
-    """Per traced configuration, each campaign's per-call cost with its 95 % CI and its
-    tracer's start-up, side by side (``campaigns``: names or campaigns, e.g. one per tracer,
-    of one target), from their raw files alone."""
-    rows = []
-    for c in campaigns:
-        camp = open_for_report(c, data_dir)
-        target = camp.first_target()
-        tracer = camp.parameters["tracer"]
-        table = results_table(camp, target, n_resamples).set_index("configuration")
-        startup = table["startup_s"].get("startup", np.nan)
-        for cfg in ("count", "string-key"):
-            if cfg not in table.index:
-                continue
-            r = table.loc[cfg]
-            rows.append({"configuration": cfg, "tracer": tracer,
-                         "probe": PROBE_NAMES.get(tracer, tracer),
-                         "per_call_us": r["per_probe_us"], "ci_low": r["per_probe_us_ci_low"],
-                         "ci_high": r["per_probe_us_ci_high"], "startup_s": startup,
-                         "every_call_counted": r["every_call_counted"], "calls": r["calls"],
-                         "campaign": camp.name, "target": target})
-    return pd.DataFrame(rows)
-
-
-def price_tracers(result, other: str, **run_kwargs) -> pd.DataFrame:
-    """``result``'s looper campaign and the same configurations under the ``other`` tracer
-    (a campaign of its own, ``<campaign>-<other>``, resumed if it exists), priced per call
-    side by side (:func:`tracers_table`). Where the target lacks the other tracer, only
-    ``result``'s rows, and a line saying why."""
-    from analysis.benchmarks import run_benchmark
-
-    target = next(iter(result.preflights))
-    pf = result.preflights[target]
-    have = pf.capabilities.get("dtrace") if other == "dtrace" else (
-        pf.tools.get("bpftrace") and pf.capabilities.get("uprobes"))
-    data_dir = run_kwargs.get("data_dir")
-    if not have:
-        print(f"{target} has no {other} (see its preflight): {result.benchmark} priced with "
-              f"{result.parameters['tracer']} alone")
-        return tracers_table([result.campaign], data_dir=data_dir)
-    q = result.parameters
-    second = run_benchmark("looper", target, tracer=other, calls=q["calls"], runs=q["runs"],
-                           warmup=q["warmup"], rounds=q["rounds"], cpu=q["cpu"],
-                           campaign=f"{result.campaign}-{other}", **run_kwargs)
-    return tracers_table([result.campaign, second.campaign], data_dir=data_dir)
 
 
 def summary(table: pd.DataFrame, tracer: str) -> str:
