@@ -109,3 +109,10 @@ def test_without_kprobes_nothing_is_planned_and_the_reason_is_given(tmp_path):
     assert why.startswith("no kprobes on local's kernel") and "vm-standard" in why
     rep = make_report(result)
     assert rep.summary == why and rep.values["runs"].empty and rep.written == []
+
+
+def test_dtrace_without_fbt_probes_plans_nothing_and_says_why():
+    """DTrace for Linux's fbt needs kprobes or fentry; ktrace.d traces through fbt:::."""
+    why = ktrace.skip_reason("dtrace", False, "box", "6.18", fbt=False)
+    assert "fbt provider has no probes" in why and "box" in why
+    assert ktrace.skip_reason("dtrace", True, "box", "6.1", fbt=True) == ""

@@ -131,8 +131,14 @@ def make_execute(q: dict):
     return execute
 
 
-def skip_reason(tracer: str, kprobes: bool, target: str, kernel: str | None) -> str:
-    """Why no run can be made ("" when runs can be made)."""
+def skip_reason(tracer: str, kprobes: bool, target: str, kernel: str | None,
+                fbt: bool = True) -> str:
+    """Why no run can be made ("" when runs can be made); ``fbt``: DTrace's fbt provider
+    has probes (DTrace for Linux's needs kprobes or fentry)."""
+    if tracer == "dtrace" and not fbt:
+        return (f"DTrace's fbt provider has no probes on {target}'s kernel ({kernel}; it "
+                "needs kprobes or fentry): ktrace.d traces through fbt:::; use a kernel with "
+                "kprobes (e.g. a VM target built with `vm build --dtrace`)")
     if tracer == "bpftrace" and not kprobes:
         return (f"no kprobes on {target}'s kernel ({kernel}): ktrace.bt puts a kprobe and "
                 "a kretprobe on every function; use a kernel with kprobes (e.g. target "
@@ -166,11 +172,12 @@ class Ktrace(Benchmark):
         (target, pf), = preflights.items()
         if p.tracer == "dtrace" and not pf.capabilities.get("dtrace"):
             raise ParameterError("tracer", "dtrace", f"DTrace is not available on {target} "
-                                 f"({pf.os}); ktrace.d is tested with a stand-in")
+                                 f"({pf.os}): python -m analysis bootstrap {target} --dtrace")
         if p.tracer == "bpftrace" and not pf.tools.get("bpftrace"):
             raise ParameterError("tracer", "bpftrace", f"{target} lacks bpftrace")
         kprobes = bool(pf.capabilities.get("kprobes"))
-        reason = skip_reason(p.tracer, kprobes, target, pf.kernel)
+        reason = skip_reason(p.tracer, kprobes, target, pf.kernel,
+                             bool(pf.capabilities.get("dtrace_fbt")))
         not_run = {"ktrace": reason} if reason else {}
         runs = [] if not_run else [RunSpec(f"r{r:03d}-ktrace", "ktrace", {"round": r})
                                    for r in range(p.rounds)]
