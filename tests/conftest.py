@@ -207,6 +207,17 @@ def wait_until_clean(seconds: float = 10.0) -> dict:
         time.sleep(0.2)
 
 
+@pytest.fixture(params=["local", "ssh"])
+def transport(request):
+    """The test's target, reached both ways: this machine directly, and the loopback sshd."""
+    from analysis.targets.transport import LocalTransport
+
+    if request.param == "local":
+        yield LocalTransport()
+    else:
+        yield request.getfixturevalue("ssh_transport")
+
+
 @pytest.fixture(scope="session")
 def sshd_nosftp(tmp_path_factory):
     """A real sshd on 127.0.0.1 without an SFTP subsystem (like dropbear)."""

@@ -34,7 +34,7 @@ from analysis.targets.locks import TargetLock
 from analysis.targets.preflight import preflight
 from analysis.targets.transport import LocalTransport
 from analysis.tracing.lifecycle import TracerSpec, traced_execute
-from conftest import ROOT, leftovers, need_tool, wait_until_clean
+from conftest import ROOT, leftovers, need_dtrace, need_tool, wait_until_clean
 
 DRIVER = ROOT / "tests" / "drivers" / "run_dd.py"
 # whole dd processes in fixed rounds (precision and budget None): the registry's quick preset
@@ -340,16 +340,21 @@ def test_refused_on_a_busy_target_runs_no_tracer_there(what, tmp_path, nothing_l
 # --------------------------------------------------------------------------- #
 # a tracer never outlives its controller
 
-def _wait_for_block(proc: subprocess.Popen, timeout: float = 120) -> None:
-    """Until a timed block runs (hyperfine and bpftrace both alive)."""
+def _wait_for_block(proc: subprocess.Popen, tracer: str = "bpftrace", timeout: float = 180
+                    ) -> None:
+    """Until a timed block runs (hyperfine and the tracer both alive)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         left = leftovers()
-        if "hyperfine" in left and "bpftrace" in left:
+        if "hyperfine" in left and tracer in left:
             return
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.05)
     raise AssertionError("no traced block started")
+
+
+def _need(tracer: str) -> None:
+    need_tool("bpftrace") if tracer == "bpftrace" else need_dtrace()
 
 
 def _done_files(camp_dir: Path) -> dict:
@@ -365,16 +370,19 @@ KILL = {"experiments": [4], "count": "1000k", "runs": 16, "warmup": 0, "rounds":
         "bpf_stats": "off", "precision": None, "budget": None}  # hyperfine: the driver's
 
 
+@pytest.mark.parametrize("tracer", ["bpftrace", "dtrace"])
 @pytest.mark.parametrize("where", ["local", "ssh"])
-def test_sigkill_of_the_controller_leaves_nothing_on_the_target(request, tmp_path, where):
-    need_tool("bpftrace")
-    kwargs = {"target": "local", "data_dir": str(tmp_path), "campaign": "killed", **KILL}
+def test_sigkill_of_the_controller_leaves_nothing_on_the_target(request, tmp_path, where,
+                                                                tracer):
+    _need(tracer)
+    kwargs = {"target": "local", "data_dir": str(tmp_path), "campaign": "killed", **KILL,
+              "tracer": tracer}
     if where == "ssh":
         sshd = request.getfixturevalue("sshd")
         kwargs.update(target="lab", ssh_config=str(sshd.ssh_config))
     assert leftovers() == {}
     proc = _start(kwargs)
-    _wait_for_block(proc)
+    _wait_for_block(proc, tracer)
     time.sleep(0.3)
     proc.kill()  # SIGKILL: no handler, no finally, no atexit
     proc.wait()
@@ -382,7 +390,7 @@ def test_sigkill_of_the_controller_leaves_nothing_on_the_target(request, tmp_pat
     camp_dir = tmp_path / "raw" / "killed"
     before = _done_files(camp_dir)
     assert before, "some runs finished before the kill"
-    if where == "ssh":  # resuming is the same code for both: checked once, on local
+    if where == "ssh" or tracer == "dtrace":  # resuming is the same code: checked once
         return
     rest = {k: v for k, v in kwargs.items() if k not in ("target", "data_dir")}
     result = run_benchmark("dd", kwargs["target"], progress=False, data_dir=tmp_path,
@@ -397,13 +405,14 @@ def test_sigkill_of_the_controller_leaves_nothing_on_the_target(request, tmp_pat
     assert not list((camp_dir / ".staging").glob("*/*")), "stale staging copies removed"
 
 
-def test_a_dropped_ssh_connection_leaves_nothing_on_the_target(sshd, tmp_path):
-    need_tool("bpftrace")
+@pytest.mark.parametrize("tracer", ["bpftrace", "dtrace"])
+def test_a_dropped_ssh_connection_leaves_nothing_on_the_target(sshd, tmp_path, tracer):
+    _need(tracer)
     kwargs = {"target": "lab", "ssh_config": str(sshd.ssh_config), "data_dir": str(tmp_path),
-              "campaign": "dropped", **KILL}
+              "campaign": "dropped", **KILL, "tracer": tracer}
     assert leftovers() == {}
     proc = _start(kwargs)
-    _wait_for_block(proc)
+    _wait_for_block(proc, tracer)
     time.sleep(0.3)
     for pid in sshd.session_pids():  # the sshd processes serving this controller
         os.kill(pid, 9)

@@ -4,13 +4,10 @@ running, nor its uprobes left defined, whatever stops its controller."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
-import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -22,7 +19,7 @@ from analysis.targets.transport import LocalTransport
 from analysis.tracing import compile as dcompile
 from analysis.tracing.lifecycle import TracerSpec, fetch, traced_run
 from analysis.tracing.tracers import parse_count
-from conftest import ROOT, leftovers, need_dtrace, need_tool, wait_until_clean
+from conftest import ROOT, need_dtrace, need_tool, wait_until_clean
 
 DD = ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=5000"]
 SLEEP = f"130.{os.getpid()}"  # a workload only this process runs
@@ -37,14 +34,6 @@ def _nothing_left_behind(nothing_left_behind):
 @pytest.fixture
 def dtrace():
     return need_dtrace()
-
-
-@pytest.fixture(params=["local", "ssh"])
-def transport(request):
-    if request.param == "local":
-        yield LocalTransport()
-    else:
-        yield request.getfixturevalue("ssh_transport")
 
 
 @pytest.fixture(scope="module")
@@ -175,60 +164,5 @@ def test_a_sigkilled_dtraces_uprobes_are_removed_by_the_next_cleanup(dtrace, tmp
         victim.wait()
 
 
-# --------------------------------------------------------------------------- #
-# a DTrace campaign's controller killed, its connection dropped
-
-# whole dd processes under hyperfine (the driver's method: named there, not on the command
-# line, where the search for a live hyperfine would find the controller itself)
-KILL = {"tracer": "dtrace", "experiments": [4], "count": "1000k", "runs": 16, "warmup": 0,
-        "rounds": 1, "precision": None, "budget": None}
-DRIVER = ROOT / "tests" / "drivers" / "run_dd.py"
-
-
-def _start(kwargs: dict) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(DRIVER), json.dumps(kwargs)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=ROOT)
-
-
-def _wait_for_block(proc: subprocess.Popen, timeout: float = 180) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        left = leftovers()
-        if "hyperfine" in left and "dtrace" in left:
-            return
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    raise AssertionError("no traced block started")
-
-
-@pytest.mark.parametrize("where", ["local", "ssh"])
-def test_sigkill_of_a_dtrace_campaigns_controller_leaves_nothing(dtrace, request, tmp_path,
-                                                                 where):
-    need_tool("hyperfine")
-    kwargs = {"target": "local", "data_dir": str(tmp_path), "campaign": "killed", **KILL}
-    if where == "ssh":
-        sshd = request.getfixturevalue("sshd")
-        kwargs.update(target="lab", ssh_config=str(sshd.ssh_config))
-    assert leftovers() == {}
-    proc = _start(kwargs)
-    _wait_for_block(proc)
-    time.sleep(0.3)
-    proc.kill()  # SIGKILL: no handler, no finally, no atexit
-    proc.wait()
-    assert wait_until_clean(10) == {}
-
-
-def test_a_dropped_connection_of_a_dtrace_campaign_leaves_nothing(dtrace, sshd, tmp_path):
-    need_tool("hyperfine")
-    kwargs = {"target": "lab", "ssh_config": str(sshd.ssh_config), "data_dir": str(tmp_path),
-              "campaign": "dropped", **KILL}
-    assert leftovers() == {}
-    proc = _start(kwargs)
-    _wait_for_block(proc)
-    time.sleep(0.3)
-    for pid in sshd.session_pids():  # the sshd processes serving this controller
-        os.kill(pid, 9)
-    assert wait_until_clean(10) == {}
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 1 and "unreachable" in (out + err).lower(), out + err
+# a DTrace campaign's controller killed, or its SSH connection dropped: the tests of
+# tests/campaign/test_store_integrity.py, run for both tracers

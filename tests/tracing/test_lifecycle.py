@@ -48,14 +48,6 @@ def count_script(tmp_path):
     return script
 
 
-@pytest.fixture(params=["local", "ssh"])
-def transport(request):
-    if request.param == "local":
-        yield LocalTransport()
-    else:
-        yield request.getfixturevalue("ssh_transport")
-
-
 def test_bpftrace_attaches_counts_and_stops(transport, count_script, tmp_path):
     need_tool("bpftrace")
     run = traced_run(transport, TracerSpec("bpftrace", script=count_script), DD,
