@@ -51,10 +51,10 @@ PINNED = Source("2.0.1", "8a1264bf0e818c8624be250eb5174714b62ed93c",
                 "b26533035f2a551bdc7192fb9e8376d65583b603111430294a8daf335b787e84",
                 "https://github.com/oracle/dtrace-utils")
 #: what building it takes on Debian (bookworm): libpfm4-dev for perfmon/pfmlib_perf_event.h,
-#: binutils-dev for libctf; no wireshark, valgrind or 32-bit libc
+#: binutils-dev for libctf, valgrind for its header (valgrind.h); no wireshark, 32-bit libc
 BUILD_APT = ("gcc", "make", "libc6-dev", "bison", "flex", "pkg-config", "gcc-bpf",
              "binutils-bpf", "libpcap-dev", "libfuse3-dev", "binutils-dev", "libelf-dev",
-             "zlib1g-dev", "libbpf-dev", "libpfm4-dev", "git", "xz-utils")
+             "zlib1g-dev", "libbpf-dev", "libpfm4-dev", "valgrind", "git", "xz-utils")
 ENV = "TRACELAB_DTRACE_SOURCE"
 
 
