@@ -32,6 +32,15 @@ def experiment_labels(planned) -> dict:
     return {**names, **stats_on, _rounds.AA: "A/A control"}
 
 
+def ours_label(tracer: str, planned) -> str:
+    """This machine's series in a figure: the tracer by name, DTrace for Linux said so."""
+    linux_d = any(p.script is not None and p.script.parent.name.startswith("dtrace-linux")
+                  for p in planned)
+    dtrace = "DTrace for Linux" if linux_d else "DTrace"
+    who = {"both": f"bpftrace and {dtrace}", "dtrace": dtrace}.get(tracer, tracer)
+    return f"{who} (this machine)"
+
+
 #: what ``*`` after an experiment's name means, wherever it is printed
 SUBSTITUTE_NOTE = ("*: ran on a substitute attach point, not the original one (this kernel "
                    "lacks it, e.g. no kprobes: a syscall tracepoint instead; the plan names it)")
@@ -63,7 +72,7 @@ def cost_figure(out: dict, target: str, tracer: str):
     """Per-event cost, this machine's next to the published; the panels are chosen by this
     machine's values (every one of its bars readable, ``measured``)."""
     table = out.values["table"]
-    label = f"{'bpftrace and DTrace' if tracer == 'both' else tracer} (this machine)"
+    label = ours_label(tracer, out.values["planned"])
     bars = long_for_bars(out.values["with_published"], label)
     rel = table[table["experiment"] != CONTROL]["precision_reached"]
     rel = rel[np.isfinite(rel.to_numpy(float))]

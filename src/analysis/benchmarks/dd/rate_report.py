@@ -235,8 +235,9 @@ def methods_figure(agreement: pd.DataFrame, labels: dict, target: str):
 
 def rate_bars(out, target: str, tracer: str):
     """The per-event cost bars of a rate-only campaign, next to the published figures."""
+    from analysis.benchmarks.dd.figures import ours_label
     from analysis.benchmarks.dd.results import long_for_bars
-    label = f"{'bpftrace and DTrace' if tracer == 'both' else tracer} (this machine)"
+    label = ours_label(tracer, out.values["planned"])
     bars = long_for_bars(out.values["with_published"], label)
     return plots.per_event_cost_bars(
         bars, category="label", series="series", value="ns", ci=("low", "high"),
