@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -14,6 +15,7 @@ import papermill
 import pytest
 
 from analysis.benchmarks import looper
+from analysis.benchmarks.looper import tracers as looper_tracers
 from analysis.campaign import RunSpec
 from analysis.targets import connect
 from conftest import FIXTURES, ROOT, fake_dtrace, need_tool
@@ -117,9 +119,9 @@ def test_looper_notebook(request, tmp_path, where):
         need_tool(tool)
     params = {"calls": CALLS, "runs": 2, "rounds": 2, "campaign": "lp",
               "data_dir": str(tmp_path / "data"), "figures_dir": str(tmp_path / "figures")}
-    if where == "ssh":
+    if where == "ssh":  # the other tracer's campaign: priced once, locally
         sshd = request.getfixturevalue("sshd")
-        params.update(target="lab", ssh_config=str(sshd.ssh_config))
+        params.update(target="lab", ssh_config=str(sshd.ssh_config), price_other_tracer=False)
     out = tmp_path / "looper.ipynb"
     papermill.execute_notebook(str(NOTEBOOK), str(out), parameters=params,
                                kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
@@ -145,6 +147,22 @@ def test_looper_notebook(request, tmp_path, where):
                  if "image/png" in o.get("data", {}))
     assert images == len(list((tmp_path / "figures").glob("*.png"))) >= 3
     assert "Warning" not in json.dumps(executed)
+    # DTrace's pid provider priced next to bpftrace's uprobe, where DTrace is here: its own
+    # campaign, every call counted, its per-call cost recomputed from its raw files by hand
+    from analysis.targets.dtrace_install import HOME
+
+    second = tmp_path / "data" / "raw" / "lp-dtrace"
+    if where == "local" and Path(HOME, "sbin", "dtrace").exists():
+        hand = _by_hand(second, CALLS)
+        prices = looper_tracers.tracers_table(["lp", "lp-dtrace"], data_dir=tmp_path / "data",
+                                              n_resamples=999).set_index(["tracer",
+                                                                          "configuration"])
+        assert prices.loc[("dtrace", "count"), "per_call_us"] == pytest.approx(hand["count"])
+        assert bool(prices.loc[("dtrace", "count"), "every_call_counted"])
+        assert prices.loc[("dtrace", "count"), "probe"] == "DTrace pid provider"
+        assert prices.loc[("bpftrace", "count"), "probe"] == "bpftrace uprobe"
+    else:
+        assert not second.exists()
 
 
 def test_the_tracer_does_not_outlive_its_controller(tmp_path):
