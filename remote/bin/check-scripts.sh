@@ -16,7 +16,7 @@ out=$(mktemp "${TMPDIR:-/tmp}/tracelab-check.XXXXXX") || die "mktemp failed"
 trap 'rm -f "$out"' EXIT
 status=0
 for script in "$@"; do
-    if grep -q '[$]target' "$script" 2>/dev/null; then
+    if grep -q '[$]target' "$script" 2>/dev/null && ! grep -q READY_TO_ATTACH "$script"; then
         timeout 120 dtrace -e -C -q -s "$script" -c true > "$out" 2>&1
     else
         timeout 120 dtrace -e -C -q -s "$script" > "$out" 2>&1

@@ -193,7 +193,10 @@ start_tracer() {
     dtrace)
         [ -r "$SCRIPT" ] || die "DTrace script $SCRIPT not readable"
         # a script naming pid$target needs the process (-p): refused, not guessed, without it
-        if grep -q '[$]target' "$SCRIPT" && [ -z "$(target_pid_option)" ]; then
+        # (the seeds' FreeBSD 06/07 name it only in the child dtrace they start themselves,
+        # under -D READY_TO_ATTACH: not scripts of one process)
+        if grep -q '[$]target' "$SCRIPT" && ! grep -q READY_TO_ATTACH "$SCRIPT" \
+                && [ -z "$(target_pid_option)" ]; then
             meta probes 0
             meta error "the DTrace script names \$target: it needs the measured process's pid (--target-pid)"
             rc=3

@@ -57,8 +57,10 @@ def count_script(tracer: str, attach: str, comm: str) -> str:
 
 def needs_target_pid(tracer: str, script: str) -> bool:
     """Does a script trace one process given by its pid (DTrace's ``pid$target``): the
-    runner must then start the workload first and pass its pid (``TracerSpec.target_pid``)."""
-    return tracer == "dtrace" and "$target" in script
+    runner must then start the workload first and pass its pid (``TracerSpec.target_pid``).
+    The seeds' FreeBSD scripts 06/07 name it only in the child dtrace they start themselves
+    (``-D READY_TO_ATTACH``): not scripts of one process."""
+    return tracer == "dtrace" and "$target" in script and "READY_TO_ATTACH" not in script
 
 
 def ftrace_buffer_kb(events: int, bytes_per_event: int = 64) -> int:
