@@ -162,7 +162,9 @@ def test_what_a_campaign_requires_follows_its_parameters():
     assert set(dd.requires(dd.parse({"method": "both"}), "local", ["local"])) == {
         "bpftrace", "hyperfine", "cc"}
     assert dd.requires(dd.parse({"tracer": "dtrace", "method": "hyperfine"}), "local",
-                       ["local"]) == ("hyperfine",)
+                       ["local"]) == ("dtrace", "hyperfine")
+    assert dd.requires(dd.parse({"tracer": "both"}), "local", ["local"]) == (
+        "bpftrace", "dtrace", "cc")
     assert "kbuild" in kbuild.requires(kbuild.parse({}), "local", ["local"])
     assert "kbuild" not in kbuild.requires(kbuild.parse({"sources": "/srv/linux.tar.xz"}),
                                            "local", ["local"])

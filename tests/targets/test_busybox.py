@@ -135,9 +135,11 @@ def mark():
 
 
 def bb_env(bbdir: Path, tmp_path: Path, mark: str, **extra) -> dict:
-    """Nothing but the busybox PATH, a private lock path and the marker."""
+    """Nothing but the busybox PATH, a private lock path and the marker (and no DTrace for
+    Linux: the runners put its folder first on their PATH where this machine has it)."""
     return {"PATH": str(bbdir), "TRACELAB_LOCK_BASE": str(tmp_path / "target-lock"),
-            "TRACELAB_TEST_MARK": mark, **extra}
+            "TRACELAB_TEST_MARK": mark,
+            "TRACELAB_DTRACE_HOME": str(tmp_path / "no-dtrace-for-linux"), **extra}
 
 
 def parse_meta(path: Path) -> dict:

@@ -256,7 +256,9 @@ def _dtrace_wanted(pf: Preflight, transport: Transport, asked: bool, tests: bool
                    manager: str | None, echo) -> bool:
     """Is DTrace to be installed (Linux, not there yet, asked for or for the tests)? Says why
     not in one line where it matters."""
-    if pf.capabilities.get("dtrace") or not (asked or tests):
+    built = pf.details.get("dtrace_build")  # ours: "<commit> <version>"; a package: none
+    if not (asked or tests) or (pf.capabilities.get("dtrace") and (
+            not built or built.startswith(dtrace_install.PINNED.commit))):
         return False
     if pf.os != "Linux":
         if asked:
