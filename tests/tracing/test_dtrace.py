@@ -124,7 +124,10 @@ def test_a_probe_that_matches_nothing_names_the_script_and_the_probe(dtrace, tmp
     assert dcompile.check_scripts(LocalTransport(), {"dtrace": [ok]}) == 1
 
 
-def test_ctrl_c_during_the_workload_stops_dtrace(dtrace, transport, tmp_path):
+def test_ctrl_c_during_the_workload_stops_dtrace(dtrace, tmp_path):
+    """(Over SSH the controller going away is tests/campaign/test_store_integrity.py's
+    dropped connection, run for DTrace too.)"""
+    transport = LocalTransport()
     script = _script(tmp_path, 'syscall::read:entry /execname == "dd"/ { @events = count(); }\n')
     timer = threading.Timer(4.0, os.kill, (os.getpid(), signal.SIGINT))  # a real Ctrl-C
     timer.start()
