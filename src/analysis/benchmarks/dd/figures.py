@@ -72,7 +72,7 @@ def cost_figure(out: dict, target: str, tracer: str):
     """Per-event cost, this machine's next to the published; the panels are chosen by this
     machine's values (every one of its bars readable, ``measured``)."""
     table = out.values["table"]
-    label = ours_label(tracer, out.values["planned"])
+    label = ours_label(tracer, out.values.get("planned", ()))
     bars = long_for_bars(out.values["with_published"], label)
     rel = table[table["experiment"] != CONTROL]["precision_reached"]
     rel = rel[np.isfinite(rel.to_numpy(float))]

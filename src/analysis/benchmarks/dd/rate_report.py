@@ -237,7 +237,7 @@ def rate_bars(out, target: str, tracer: str):
     """The per-event cost bars of a rate-only campaign, next to the published figures."""
     from analysis.benchmarks.dd.figures import ours_label
     from analysis.benchmarks.dd.results import long_for_bars
-    label = ours_label(tracer, out.values["planned"])
+    label = ours_label(tracer, out.values.get("planned", ()))
     bars = long_for_bars(out.values["with_published"], label)
     return plots.per_event_cost_bars(
         bars, category="label", series="series", value="ns", ci=("low", "high"),
