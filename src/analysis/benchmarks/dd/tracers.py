@@ -23,8 +23,9 @@ from analysis.benchmarks.dd import rounds as _rounds
 from analysis.benchmarks.dd.experiments import CONTROL, DTRACE_SUFFIX, base_id
 from analysis.benchmarks.dd.results import with_published
 
+#: the published series keep the labels (and so the colours) of every other dd figure
 SERIES = ("bpftrace (this machine)", "DTrace for Linux (this machine)",
-          "bpftrace (Piotrowski, Linux)", "DTrace (Piotrowski, FreeBSD)")
+          "bpftrace (Piotrowski)", "DTrace (Piotrowski)")
 CAVEAT = ("DTrace here is Oracle's DTrace for Linux, which compiles D to BPF: the comparison is "
           "of two front ends and their generated programs on one kernel, not of FreeBSD's "
           "DTrace; Piotrowski's columns are FreeBSD's DTrace and Linux's bpftrace on two "
