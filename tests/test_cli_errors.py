@@ -34,6 +34,17 @@ def _cli(*args, cwd=ROOT) -> subprocess.CompletedProcess:
     (["verify", "no-such-campaign"], "no campaign 'no-such-campaign'"),
     (["preflight", "ssh://root@localhost:2222"], "a URL; a target is written without ssh://, "
                                                  "e.g. 'root@localhost:2222'"),
+    (["run", "dd", "--inventory", "tests/fixtures/inventories/broken.yml"],
+     "broken.yml': line 6: YAML parsing failed"),
+    (["run", "dd", "--inventory", "tests/fixtures/inventories/lab.yml", "--limit", "nowhere"],
+     "parameter limit='nowhere': matches no host of"),
+    (["run", "dd", "--inventory", "tests/fixtures/inventories/wrong-type.ini"],
+     "parameter lab1: ansible_port='22x'"),
+    (["run", "dd", "--inventory", "tests/fixtures/inventories/lab.yml", "--target", "local"],
+     "give --target or --inventory, not both"),
+    (["run", "dd", "--limit", "lab"], "give --inventory too"),
+    (["run", "dd", "--inventory", "tests/fixtures/inventories/lab.yml", "--parallel", "0"],
+     "parameter parallel=0"),
 ])
 def test_user_errors_are_one_line(args, words):
     r = _cli(*args)

@@ -30,11 +30,18 @@ Linux)
     say cpu_model "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | sed -n 1p)"
     say cpus "$(getconf _NPROCESSORS_ONLN 2>/dev/null || grep -c ^processor /proc/cpuinfo)"
     [ -r /etc/os-release ] && say distro "$(. /etc/os-release && echo "$PRETTY_NAME")"
+    # which kernel this is, this boot: two targets with the same one are never measured at
+    # once (containers, network namespaces, loopback aliases of one machine share it)
+    say boot_id "$(read_file /proc/sys/kernel/random/boot_id)"
+    say machine_id "$(read_file /etc/machine-id)"
     ;;
 FreeBSD)
     say cpu_model "$(sysctl -n hw.model)"
     say cpus "$(sysctl -n hw.ncpu)"
     say distro "$(freebsd-version 2>/dev/null || uname -r)"
+    # no boot_id: the host's UUID and the time it booted name this kernel's boot
+    say boot_id "$(sysctl -n kern.hostuuid 2>/dev/null)-$(sysctl -n kern.boottime 2>/dev/null | sed -n 's/^{ sec = \([0-9]*\).*/\1/p')"
+    say machine_id "$(sysctl -n kern.hostuuid 2>/dev/null)"
     ;;
 *)
     say cpu_model ""

@@ -13,12 +13,13 @@ from analysis.benchmarks import get, registry, report, run_benchmark
 from analysis.bundle import bundle, verify_bundle
 from analysis.bundle.cli import add_parsers as add_bundle_parsers
 from analysis.campaign import Campaign
+from analysis.comparison.fleet import fleet_report
 from analysis.errors import AnalysisError, ParameterError
 from analysis.loaders.samples import summarize_samples
 from analysis.regenerate import regenerate
-from analysis.targets import vm
 from analysis.targets.bootstrap import bootstrap
 from analysis.targets.preflight import preflight
+from analysis.targets.vm import cli as vm_cli
 
 
 def _print_paths(written) -> None:
@@ -95,12 +96,27 @@ def _param_pairs(pairs) -> dict:
 
 
 def _run(args) -> int:
-    result = run_benchmark(args.benchmark, args.target or ["local"], campaign=args.campaign,
+    if args.inventory is None and (args.limit is not None or args.parallel is not None):
+        raise ParameterError("--limit" if args.limit is not None else "--parallel",
+                             args.limit if args.limit is not None else args.parallel,
+                             "selects and paces the hosts of an inventory: give --inventory too")
+    fleet = {} if args.inventory is None else {
+        "inventory": args.inventory, "limit": args.limit,
+        **({} if args.parallel is None else {"parallel": args.parallel})}
+    if fleet and args.target:
+        raise ParameterError("--target", args.target, "give --target or --inventory, not both")
+    result = run_benchmark(args.benchmark, args.target or (None if fleet else ["local"]),
+                           campaign=args.campaign,
                            data_dir=args.data_dir, trust_new_host_keys=args.trust_new_host_keys,
                            ssh_config=args.ssh_config, progress=not args.no_progress,
                            allow_foreign_tracers=args.allow_foreign_tracers,
-                           **_param_pairs(args.param))
+                           **fleet, **_param_pairs(args.param))
     print(result, file=sys.stderr)
+    if fleet:
+        if any(h.get("status") in ("complete", "incomplete") for h in result.hosts.values()):
+            _print_report(fleet_report(result.fleet, data_dir=args.data_dir,
+                                       figures_dir=args.figures_dir))
+        return 0 if result.complete else 1
     for what, why in (getattr(result.plan, "not_run", None) or {}).items():
         print(f"not run: {what}: {why}", file=sys.stderr)
     if any(result.done.values()) or any(result.skipped.values()):
@@ -116,6 +132,13 @@ def _run_parser(sub) -> None:
     run.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                      help="a benchmark parameter (lists as 4,5); repeatable")
     run.add_argument("--campaign", default=None, help="campaign name (an existing one resumes)")
+    run.add_argument("--inventory", default=None, metavar="FILE",
+                     help="an Ansible inventory (INI, YAML or a script): a fleet campaign over "
+                     "its hosts, one campaign each, never two hosts sharing a kernel at once")
+    run.add_argument("--limit", default=None, metavar="PATTERN",
+                     help="the inventory's hosts to run on (an Ansible pattern: lab, lab:!vm1)")
+    run.add_argument("--parallel", type=int, default=None, metavar="N",
+                     help="hosts measured at once in a fleet campaign (default 4)")
     _data_dir(run)
     _figures_dir(run)
     _ssh_options(run)
@@ -206,10 +229,37 @@ def _preflight_parser(sub) -> None:
 
 
 def _bootstrap(args) -> int:
+    if args.inventory is not None:
+        return _provision(args)
+    if args.limit is not None:
+        raise ParameterError("limit", args.limit, "--limit selects hosts of an --inventory")
+    if args.target is None:
+        raise ParameterError("target", None, "give a target (\"local\", user@host[:port] or "
+                             "an ~/.ssh/config alias) or --inventory FILE")
     bootstrap(args.target, dry_run=args.dry_run, trust_new_host_keys=args.trust_new_host_keys,
               benchmarks=args.benchmark, tests=args.tests, ssh_config=args.ssh_config,
               dtrace=args.dtrace, dtrace_source=args.dtrace_source)
     return 0
+
+
+def _provision(args) -> int:
+    """``bootstrap --inventory``: every host of the inventory, with Ansible; one line per
+    host on stdout; 1 if any host failed or was unreachable."""
+    from analysis.targets.provision import provision
+
+    if args.target is not None:
+        raise ParameterError("target", args.target, "give a target or --inventory, not both")
+    for name, value in (("dtrace", args.dtrace), ("dtrace-source", args.dtrace_source),
+                        ("ssh-config", args.ssh_config)):
+        if value:
+            raise ParameterError(name, value, f"--{name} is for one target, not with "
+                                 "--inventory (ssh options go in the inventory's "
+                                 "ansible_ssh_common_args)")
+    result = provision(args.inventory, limit=args.limit, benchmarks=args.benchmark,
+                       tests=args.tests, forks=args.forks,
+                       trust_new_host_keys=args.trust_new_host_keys, check=args.dry_run)
+    print(result.summary())
+    return 0 if result.ok else 1
 
 
 def _verify(args) -> int:
@@ -247,51 +297,6 @@ def _verify_bundle(args) -> int:
     return 0 if result.ok else 1
 
 
-def _vm(args) -> int:
-    if args.action == "build":
-        vm.build(args.kernel, args.name, rebuild=args.rebuild, lttng_modules=args.lttng_modules,
-                 dtrace=args.dtrace)
-    elif args.action == "start":
-        vm.start(args.name or "standard", accel=args.accel, cpus=args.cpus,
-                 memory_mb=args.memory)
-    elif args.action == "stop":
-        vm.stop(args.name or "standard")
-    else:
-        rows = vm.vms()
-        if not rows:
-            print("no VM images: `python -m analysis vm build` makes one", file=sys.stderr)
-        for r in rows:
-            where = (f"{r['accel']}, ssh 127.0.0.1:{r['port']}, QEMU pid {r['pid']}"
-                     if r["status"] == "running" else "")
-            old = "" if r["current"] in (None, True) else " (old recipe: rebuild)"
-            print(f"{r['target']:<14} {r['status']:<8} {r['kernel'] or '-':<9} "
-                  f"{r['kernel_release'] or '-':<22} built {r['built'] or '-'}{old} {where}")
-    return 0
-
-
-def _vm_parser(sub) -> None:
-    v = sub.add_parser("vm", help="disposable VM targets (QEMU): build, start, stop, list")
-    v.add_argument("action", choices=["build", "start", "stop", "list"])
-    v.add_argument("name", nargs="?", default=None,
-                   help="the VM (default: the kernel flavour, 'standard' or 'rt'); "
-                        "its target is vm-NAME")
-    v.add_argument("--name", dest="name_opt", default=None, help="same as NAME")
-    v.add_argument("--kernel", choices=["standard", "rt"], default="standard",
-                   help="build: the guest kernel (rt = PREEMPT_RT)")
-    v.add_argument("--rebuild", action="store_true", help="build: even if a current image exists")
-    v.add_argument("--lttng-modules", action="store_true",
-                   help="build: also build LTTng kernel modules for the guest (DKMS, minutes)")
-    v.add_argument("--dtrace", action="store_true",
-                   help="build: with what building DTrace for Linux takes in the guest, "
-                   "which has no network (then: bootstrap vm-NAME --dtrace, with the source)")
-    v.add_argument("--accel", choices=["auto", "kvm", "tcg"], default="auto",
-                   help="start: KVM where a guest boots (probed once, remembered), else TCG")
-    v.add_argument("--cpus", type=int, default=None,
-                   help="start: guest CPUs (default 2 under KVM, 1 under TCG)")
-    v.add_argument("--memory", type=int, default=2048, help="start: guest memory in MiB")
-    v.set_defaults(func=_vm)
-
-
 def _data_dir(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-dir", default=None, help="the folder holding raw/ (default data/)")
 
@@ -313,7 +318,17 @@ def _target_args(p: argparse.ArgumentParser) -> None:
 
 def _bootstrap_parser(sub) -> None:
     boot = sub.add_parser("bootstrap", help="install what a target lacks (apt, pkg)")
-    _target_args(boot)
+    boot.add_argument("target", nargs="?", default=None,
+                      help='"local", user@host[:port] or an ~/.ssh/config alias (or --inventory)')
+    _ssh_options(boot)
+    lab = boot.add_argument_group("a lab of hosts (Ansible)")
+    lab.add_argument("--inventory", default=None, metavar="FILE",
+                     help="every host of this Ansible inventory (INI, YAML or a script), with "
+                     "ansible-runner: one line per host; exit 1 if any host failed")
+    lab.add_argument("--limit", default=None, metavar="PATTERN",
+                     help="only the inventory's hosts this Ansible pattern selects")
+    lab.add_argument("--forks", type=int, default=10, metavar="N",
+                     help="hosts provisioned at a time (default 10)")
     boot.add_argument("--dry-run", action="store_true", help="only say what would be installed")
     which = boot.add_mutually_exclusive_group()
     which.add_argument("--benchmark", action="append", default=None, metavar="NAME",
@@ -337,7 +352,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     for add in (_figures_parser, _benchmarks_parser, _run_parser, _report_parser,
-                _preflight_parser, _bootstrap_parser, _verify_parser, _vm_parser,
+                _preflight_parser, _bootstrap_parser, _verify_parser, vm_cli.add_parser,
                 _compare_parser):
         add(sub)
     add_bundle_parsers(sub, _bundle, _verify_bundle)

@@ -62,6 +62,9 @@ def test_a_campaign_against_its_copy_finds_no_difference(fixtures, tmp_path):
     csv = tmp_path / "out" / "processed" / "compare-a-vs-b" / "comparison.csv"
     assert csv in out.written and len(pd.read_csv(csv)) == 3
     assert (tmp_path / "fig" / "compare-a-vs-b-forest.png").is_file()
+    cost, ratio = out.figure.axes[:2]  # the forest plot: a row per experiment, its scales said
+    assert len(cost.get_yticklabels()) == 3 and ratio.get_xscale() == "log"
+    assert cost.get_xlabel().endswith(f"{cost.get_xscale()} scale")
     assert (tmp_path / "fig" / "compare-a-vs-b-fingerprint.md").is_file()
 
 

@@ -326,16 +326,29 @@ def _originals_to_run_on_the_vm() -> list:
 @pytest.mark.slow
 def test_benchmark1_runs_the_kprobe_originals_on_the_vm(machine, tmp_path):
     """Where kprobes exist the originals run as written, not on substitutes: each kprobe
-    original whose script is more than its substitute with another attach point."""
+    original whose script is more than its substitute with another attach point. It runs as
+    a fleet of the VM and this machine: two kernels, measured at the same time."""
+    from datetime import datetime
+
     from analysis import report as make_report
     from analysis import run_benchmark
 
     originals = _originals_to_run_on_the_vm()
     data, figures = tmp_path / "data", tmp_path / "figures"
-    result = run_benchmark("dd", TARGET, campaign="ci-vm", data_dir=data, count=2000, runs=1,
-                           warmup=0, rounds=1, bpf_stats="off", precision=None, budget=None,
-                           method="hyperfine",
-                           progress=False, experiments=[e.number for e in originals])
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text(f"all:\n  hosts:\n    vm:\n      tracelab_target: {TARGET}\n"
+                         "    here:\n      ansible_connection: local\n")
+    fleet = run_benchmark("dd", inventory=str(inventory), campaign="ci", data_dir=data,
+                          count=2000, runs=1, warmup=0, rounds=1, bpf_stats="off",
+                          precision=None, budget=None, method="hyperfine", progress=False,
+                          experiments=[e.number for e in originals])
+    assert fleet.complete, fleet
+    hosts = fleet.hosts
+    assert hosts["vm"]["boot_id"] != hosts["here"]["boot_id"]
+    spans = [(datetime.fromisoformat(h["started"]), datetime.fromisoformat(h["ended"]))
+             for h in hosts.values()]
+    assert max(s for s, _ in spans) < min(e for _, e in spans), spans  # side by side
+    result = fleet.results["vm"]
     assert result.complete, result.failed
     plan = result.plan.table
     assert len(plan) == len(originals) + 1  # and the control
@@ -353,13 +366,13 @@ def test_benchmark1_runs_the_kprobe_originals_on_the_vm(machine, tmp_path):
         assert t.run(["pgrep", "-x", "bpftrace"], check=False).exit_status == 1
     if machine.accel == "tcg":  # every table and figure says the timings mean nothing
         stamp = f"{TARGET}: {TIMING_CAVEAT}"
-        assert stamp in (figures / "dd-ci-vm-table.md").read_text()
-        assert stamp in (figures / "dd-ci-vm-published.md").read_text()
+        assert stamp in (figures / "dd-ci.vm-table.md").read_text()
+        assert stamp in (figures / "dd-ci.vm-published.md").read_text()
         from PIL import Image as PILImage
 
         for name in ("per-event-cost", "runs", "run-order"):
-            assert stamp in PILImage.open(figures / f"dd-ci-vm-{name}.png").info["Description"]
-        csv = (data / "processed" / "ci-vm" / "benchmark1.csv").read_text()
+            assert stamp in PILImage.open(figures / f"dd-ci.vm-{name}.png").info["Description"]
+        csv = (data / "processed" / "ci.vm" / "benchmark1.csv").read_text()
         assert stamp in csv
 
 

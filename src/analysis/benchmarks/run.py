@@ -9,6 +9,7 @@ import warnings
 from collections.abc import Callable, Sequence
 
 from analysis import _params
+from analysis.benchmarks import fleet as _fleet
 from analysis.benchmarks.base import Benchmark, Params, get
 from analysis.benchmarks.tools import refuse_missing
 from analysis.campaign import Campaign, CampaignResult, Execute, new_campaign_id, run_campaign
@@ -21,10 +22,11 @@ from analysis.targets.preflight import preflight
 from analysis.tracing.compile import check_scripts
 
 
-def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
+def run_benchmark(name: str, targets: str | Sequence[str] | None = "local", *,
                   campaign: str | None = None, data_dir=None, trust_new_host_keys: bool = False,
                   ssh_config=None, progress: bool = True, on_run: Callable | None = None,
-                  allow_foreign_tracers: bool = False, **params) -> CampaignResult:
+                  allow_foreign_tracers: bool = False, inventory=None, limit: str | None = None,
+                  parallel: int = _fleet.PARALLEL, **params):
     """Validate, connect, lock and preflight each target once, plan, run (or resume).
 
     ``targets``: ``"local"``, ``user@host[:port]``, an ssh_config alias, or a list
@@ -39,16 +41,43 @@ def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
     run without (:meth:`Benchmark.requires`) is refused after its preflight, before the
     campaign is created (:class:`~analysis.errors.MissingTools`, naming bootstrap's
     command).
+
+    ``inventory`` (an Ansible inventory file) and ``limit`` (a host pattern) instead of
+    ``targets``: a fleet campaign (:mod:`analysis.benchmarks.fleet`), one campaign per host,
+    hosts side by side up to ``parallel`` at once but never two that share a kernel; it
+    returns a :class:`~analysis.benchmarks.fleet.FleetResult`.
     """
     bench = get(name)
     p = bench.parse(params)
     _params.folder("data_dir", data_dir)
+    if inventory is not None:
+        if targets not in ("local", ["local"], None):
+            raise ParameterError("targets", targets, "give targets or an inventory, not both")
+        return _fleet.run_fleet(bench, p, inventory, limit=limit, parallel=parallel,
+                                campaign=campaign, data_dir=data_dir,
+                                trust_new_host_keys=trust_new_host_keys, progress=progress,
+                                allow_foreign_tracers=allow_foreign_tracers, run_member=run_built)
+    if limit is not None:
+        raise ParameterError("limit", limit, "a limit selects hosts of an inventory: give "
+                             "inventory= too")
     targets = _targets(bench, targets, ssh_config)
-    camp_name = check_name(campaign or new_campaign_id(bench.name), "campaign name")
     # every name parsed once, all of them before anything is contacted
     built = {t: Target.parse(t, ssh_config=ssh_config) for t in targets}
+    return run_built(bench, p, built, campaign=campaign, data_dir=data_dir,
+                     trust_new_host_keys=trust_new_host_keys, progress=progress, on_run=on_run,
+                     allow_foreign_tracers=allow_foreign_tracers)
+
+
+def run_built(bench: Benchmark, p: Params, built: dict[str, Target], *, campaign=None,
+              data_dir=None, trust_new_host_keys: bool = False, progress: bool = True,
+              on_run: Callable | None = None, allow_foreign_tracers: bool = False,
+              stop: threading.Event | None = None) -> CampaignResult:
+    """:func:`run_benchmark` on targets already parsed (name -> :class:`Target`, e.g. an
+    inventory's hosts); ``stop``: set by another thread to stop as Ctrl-C does."""
+    camp_name = check_name(campaign or new_campaign_id(bench.name), "campaign name")
     Campaign.check_free(camp_name, data_dir=data_dir)  # in use: say so before any contact
     locks: list[TargetLock] = []
+    pfs: dict = {}
     try:
         for tg in built.values():
             tg.connect(trust_new_host_keys=trust_new_host_keys)
@@ -60,7 +89,7 @@ def run_benchmark(name: str, targets: str | Sequence[str] = "local", *,
         if len(built) > 1 and plan.steps is None:  # each run takes its targets' locks
             locks = _release(locks, built)
         result = _run_planned(bench, p, plan, camp_name, data_dir, built, on_run, progress,
-                              allow_foreign_tracers, bool(locks))
+                              allow_foreign_tracers, bool(locks), stop)
     finally:
         _release(locks, built)
         for tg in built.values():
@@ -91,7 +120,7 @@ def _preflights(built: dict[str, Target]) -> dict:
 
 def _run_planned(bench: Benchmark, p: Params, plan, camp_name: str, data_dir,
                  built: dict[str, Target], on_run: Callable | None, progress: bool,
-                 allow_foreign: bool, locked: bool) -> CampaignResult:
+                 allow_foreign: bool, locked: bool, stop=None) -> CampaignResult:
     """The campaign of ``plan`` created (or resumed) and run, phase after phase, each run
     watched for other tracers between rounds and by ``on_run`` (else by the benchmark's
     :meth:`~Benchmark.observer` of its first target)."""
@@ -105,7 +134,7 @@ def _run_planned(bench: Benchmark, p: Params, plan, camp_name: str, data_dir,
                                         on_run), camp, built, allow_foreign)
     with camp.locked():
         return _run_phases(bench, camp, plan, p, built, execute, progress, allow_foreign,
-                           locked)
+                           locked, stop)
 
 
 def _check_foreign(camp, built: dict[str, Target], allow: bool) -> None:
@@ -150,7 +179,7 @@ def _scan(camp, transport, target: str, round_, allow: bool) -> None:
 
 
 def _run_phases(bench, camp, plan, p, built: dict[str, Target], execute, progress,
-                allow_foreign: bool = False, locked: bool = True):
+                allow_foreign: bool = False, locked: bool = True, stop=None):
     """The planned runs, then whatever :meth:`Benchmark.more` adds, round after round, on
     one progress line (with the precision rule's state after each of its decisions).
     ``locked``: the caller holds every target's lock throughout (one target, or a plan in
@@ -168,14 +197,15 @@ def _run_phases(bench, camp, plan, p, built: dict[str, Target], execute, progres
     try:
         result = run_campaign(camp, targets, runs, execute, connector=transports.__getitem__,
                               preflights=pfs, progress=bar, keep_open=True,
-                              target_lock=not locked)
-        while result.complete and (extra := bench.more(camp, plan, p)):
+                              target_lock=not locked, stop=stop)
+        while result.complete and not (stop and stop.is_set()) and \
+                (extra := bench.more(camp, plan, p)):
             _rule_state(bar, camp)
             runs += extra
             plan.runs = runs
             step = run_campaign(camp, targets, extra, execute, connector=transports.__getitem__,
                                 preflight=False, progress=bar, keep_open=True,
-                                target_lock=not locked)
+                                target_lock=not locked, stop=stop)
             _merge(result, step)
             if not step.complete:
                 break

@@ -39,6 +39,7 @@ def run_campaign(
     target_lock: bool = True,
     preflights: dict | None = None,
     keep_open: bool = False,
+    stop: threading.Event | None = None,
 ) -> CampaignResult:
     """Run ``plan`` on every target (in parallel, one connection each); resume what exists.
 
@@ -55,7 +56,8 @@ def run_campaign(
     ``preflights`` (target -> Preflight) are recorded instead of asking again;
     ``keep_open``: the connector's transports are the caller's to close. ``progress``:
     show it (a line of its own), or the :class:`~analysis.progress.CampaignProgress` of a
-    campaign whose phases run one after the other (the caller closes it).
+    campaign whose phases run one after the other (the caller closes it). ``stop``: an event
+    another thread sets to stop the campaign as Ctrl-C does (a fleet's, from its main thread).
     """
     targets = list(dict.fromkeys(targets))
     plans = _plans(targets, plan)
@@ -65,6 +67,8 @@ def run_campaign(
                          target_lock=target_lock, progress=progress,
                          preflights=preflights or {})
         runner.keep_open = keep_open
+        if stop is not None:
+            runner.stop = stop
         try:
             runner.all(targets)
         finally:

@@ -42,6 +42,8 @@ FIELDS = [
      ("preflight", "details", "sysctl.kernel.unprivileged_bpf_disabled")),
     ("perf_event_paranoid", "BPF sysctls", ("preflight", "details", "sysctl.kernel.perf_event_paranoid")),
     ("kernel", "kernel", ("preflight", "kernel")),
+    ("kernel boot (boot_id)", "kernel", ("preflight", "details", "boot_id")),
+    ("machine id", "system", ("preflight", "details", "machine_id")),
     ("kernel build", "kernel", ("preflight", "details", "kernel_version")),
     ("preemption", "kernel", ("preflight", "preempt")),
     ("kernel config (debug, preemption, mitigations)", "kernel", ("preflight", "details", "kconfig.debug")),
@@ -130,6 +132,26 @@ def fingerprint(a: Campaign, b: Campaign, target_a: str, target_b: str) -> pd.Da
     frame = pd.DataFrame([{"group": g, "what": w, "A": _text(x), "B": _text(y),
                            "differs": _text(x) != _text(y) and w != "created"}
                           for g, w, x, y in rows], columns=COLUMNS)
+    return pd.concat([frame[frame["differs"]], frame[~frame["differs"]]], ignore_index=True)
+
+
+def fleet_fingerprint(members: dict[str, tuple[Campaign, str]]) -> pd.DataFrame:
+    """Several hosts' campaigns side by side (``group``, ``what``, one column per host,
+    ``differs``): every row of :data:`FIELDS`, the tool versions and the package version,
+    the rows that differ between hosts first. ``members``: host -> (campaign, its target)."""
+    cols = {}
+    for host, (camp, target) in members.items():
+        rec = camp.target_records().get(target) or {}
+        values = [_get(rec, p) for _, _, p in FIELDS]
+        values += [_get(rec, ("preflight", "tools", t, "version")) for t in TOOLS]
+        values.append(camp.manifest.get("analysis_version"))
+        cols[host] = [_text(v) for v in values]
+    whats = [(g, w) for w, g, _ in FIELDS] + [("tools", f"{t} version") for t in TOOLS] + \
+        [("package", "analysis version")]
+    frame = pd.DataFrame({"group": [g for g, _ in whats], "what": [w for _, w in whats],
+                          **cols})
+    frame["differs"] = frame[list(cols)].nunique(axis=1) > 1 if cols else False
+    frame["differs"] = frame["differs"].astype(bool)
     return pd.concat([frame[frame["differs"]], frame[~frame["differs"]]], ignore_index=True)
 
 

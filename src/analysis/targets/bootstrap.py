@@ -72,6 +72,8 @@ TESTS_APT = {
     "qemu-system-x86_64": ("qemu-system-x86", "the VM tests boot a guest"),
     "mmdebstrap": ("mmdebstrap", "the VM tests build the guest's root file system"),
     "mkfs.ext4": ("e2fsprogs", "the VM tests make the guest's disk"),
+    # not a command: a module of the system's python3, asked for by `import apt`
+    "python3-apt": ("python3-apt", "the provisioning tests: ansible's apt module imports it"),
 }
 #: installed without their recommends (QEMU's are a GUI stack)
 NO_RECOMMENDS = frozenset({"qemu-system-x86", "mmdebstrap", "e2fsprogs"})
@@ -198,7 +200,9 @@ def _missing(pf: Preflight, kbuild: bool) -> list[str]:
 
 def tests_missing(transport: Transport) -> list[str]:
     """The commands of :data:`TESTS_APT` that ``transport``'s machine lacks (sbin included)."""
-    check = 'PATH="$PATH:/usr/sbin:/sbin"; for c; do command -v "$c" >/dev/null || echo "$c"; done'
+    check = ('PATH="$PATH:/usr/sbin:/sbin"; for c; do case $c in python3-*) '
+             '/usr/bin/python3 -c "import ${c#python3-}" 2>/dev/null || echo "$c";; '
+             '*) command -v "$c" >/dev/null || echo "$c";; esac; done')
     return transport.run(["sh", "-c", check, "sh", *TESTS_APT], timeout=30).stdout.split()
 
 

@@ -1,4 +1,6 @@
-"""A real OpenSSH server on 127.0.0.1, for tests, benchmarks and classroom demos.
+"""A real OpenSSH server on loopback (127.0.0.1, or another address of ``127.0.0.0/8``:
+several servers on distinct addresses make a lab of hosts), for tests, benchmarks and
+classroom demos.
 
 Generated host and client keys, a generated known_hosts and ssh_config (alias
 ``lab``, and ``lab-via-jump`` that reaches it through itself with ProxyJump),
@@ -7,6 +9,7 @@ passwords off. Needs ``sshd`` and ``ssh-keygen`` and, to log in as root, root.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import shutil
@@ -29,10 +32,11 @@ class LoopbackSshd:
     ssh_config: Path
     log: Path
     process: subprocess.Popen | None = None
+    address: str = "127.0.0.1"
 
     @property
     def target(self) -> str:
-        return f"root@127.0.0.1:{self.port}"
+        return f"root@{self.address}:{self.port}"
 
     def session_pids(self) -> list[int]:
         """PIDs of the per-connection sshd processes (children of the listener)."""
@@ -49,6 +53,26 @@ class LoopbackSshd:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.process.kill()
+
+    def drop(self) -> None:
+        """The host goes away: the listener and every session killed at once (SIGKILL), as
+        when a machine loses power or its network."""
+        for pid in [self.pid, *self.session_pids()]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if self.process is not None:
+            self.process.wait(timeout=10)
+
+    def restart(self, timeout: float = 15.0) -> None:
+        """Start the server again on the same address and port, with the same keys."""
+        binary = shutil.which("sshd") or "/usr/sbin/sshd"
+        with open(self.log, "ab") as log_fh:
+            proc = subprocess.Popen([binary, "-D", "-e", "-f", str(self.folder / "sshd_config")],
+                                    stdout=subprocess.DEVNULL, stderr=log_fh)
+        _wait_listening(proc, self.port, self.log, timeout, self.address)
+        self.pid, self.process = proc.pid, proc
 
     def __enter__(self):
         return self
@@ -68,9 +92,9 @@ def available() -> str | None:
     return None
 
 
-def _free_port() -> int:
+def _free_port(address: str = "127.0.0.1") -> int:
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind((address, 0))
         return s.getsockname()[1]
 
 
@@ -80,8 +104,10 @@ def _keygen(path: Path, comment: str) -> str:
     return Path(f"{path}.pub").read_text().strip()
 
 
-def start(folder: str | Path, timeout: float = 15.0, *, sftp: bool = True) -> LoopbackSshd:
-    """Start sshd on a free loopback port with everything generated in ``folder``.
+def start(folder: str | Path, timeout: float = 15.0, *, sftp: bool = True,
+          address: str = "127.0.0.1") -> LoopbackSshd:
+    """Start sshd on a free port of ``address`` (in ``127.0.0.0/8``) with everything
+    generated in ``folder``.
 
     ``sftp=False``: no ``Subsystem sftp`` line, so the server offers no SFTP (like
     dropbear or a minimal image): transfers then stream over exec channels.
@@ -89,33 +115,36 @@ def start(folder: str | Path, timeout: float = 15.0, *, sftp: bool = True) -> Lo
     reason = available()
     if reason:
         raise RuntimeError(reason)
+    if ipaddress.ip_address(address) not in ipaddress.ip_network("127.0.0.0/8"):
+        raise ValueError(f"a loopback sshd listens on 127.0.0.0/8, not on {address}")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     host_key = folder / "ssh_host_ed25519_key"
     host_pub = _keygen(host_key, "tracelab-loopback-host")
     client_key = folder / "id_ed25519"
     (folder / "authorized_keys").write_text(_keygen(client_key, "tracelab-loopback-client") + "\n")
-    port = _free_port()
+    port = _free_port(address)
     key_type, key_b64 = host_pub.split()[:2]
     known_hosts = folder / "known_hosts"
-    known_hosts.write_text(f"[127.0.0.1]:{port} {key_type} {key_b64}\n")
-    config = _write_sshd_config(folder, port, host_key, sftp)
-    ssh_config = _write_ssh_config(folder, port, client_key, known_hosts)
+    known_hosts.write_text(f"[{address}]:{port} {key_type} {key_b64}\n")
+    config = _write_sshd_config(folder, port, host_key, sftp, address)
+    ssh_config = _write_ssh_config(folder, port, client_key, known_hosts, address)
     Path("/run/sshd").mkdir(exist_ok=True)
     log = folder / "sshd.log"
     binary = shutil.which("sshd") or "/usr/sbin/sshd"
     with open(log, "wb") as log_fh:
         proc = subprocess.Popen([binary, "-D", "-e", "-f", str(config)],
                                 stdout=subprocess.DEVNULL, stderr=log_fh)
-    _wait_listening(proc, port, log, timeout)
+    _wait_listening(proc, port, log, timeout, address)
     return LoopbackSshd(port, proc.pid, folder, client_key, host_pub, known_hosts, ssh_config,
-                        log, proc)
+                        log, proc, address)
 
 
-def _write_sshd_config(folder: Path, port: int, host_key: Path, sftp: bool) -> Path:
+def _write_sshd_config(folder: Path, port: int, host_key: Path, sftp: bool,
+                       address: str = "127.0.0.1") -> Path:
     config = folder / "sshd_config"
     config.write_text(f"""Port {port}
-ListenAddress 127.0.0.1
+ListenAddress {address}
 HostKey {host_key}
 PidFile {folder}/sshd.pid
 AuthorizedKeysFile {folder}/authorized_keys
@@ -144,10 +173,11 @@ def _lock_base_line() -> str:
         else ""
 
 
-def _write_ssh_config(folder: Path, port: int, client_key: Path, known_hosts: Path) -> Path:
+def _write_ssh_config(folder: Path, port: int, client_key: Path, known_hosts: Path,
+                      address: str = "127.0.0.1") -> Path:
     ssh_config = folder / "ssh_config"
     ssh_config.write_text(f"""Host lab
-    HostName 127.0.0.1
+    HostName {address}
     Port {port}
     User root
     IdentityFile {client_key}
@@ -155,7 +185,7 @@ def _write_ssh_config(folder: Path, port: int, client_key: Path, known_hosts: Pa
     StrictHostKeyChecking yes
 
 Host lab-via-jump
-    HostName 127.0.0.1
+    HostName {address}
     Port {port}
     User root
     IdentityFile {client_key}
@@ -165,11 +195,12 @@ Host lab-via-jump
     return ssh_config
 
 
-def _wait_listening(proc: subprocess.Popen, port: int, log: Path, timeout: float) -> None:
+def _wait_listening(proc: subprocess.Popen, port: int, log: Path, timeout: float,
+                    address: str = "127.0.0.1") -> None:
     deadline = time.monotonic() + timeout
     while True:
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            socket.create_connection((address, port), timeout=0.5).close()
             return
         except OSError:
             if proc.poll() is not None:

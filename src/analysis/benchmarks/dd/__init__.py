@@ -246,7 +246,12 @@ class DD(Benchmark):
     def costs(self, campaign, *, data_dir=None, target: str | None = None) -> pd.DataFrame:
         camp = open_for_report(campaign, data_dir)
         target = target or camp.first_target()
-        t = results_table(camp, target, planned_from_manifest(camp))  # as its report
+        if camp.parameters.get("method") == "rate":  # as its report: the rate method's table
+            t = _rm.rate_table(camp, target, n_resamples=0)
+            t["attach_point"] = t["experiment"].map(
+                {x.id: x.attach_point or "" for x in planned_from_manifest(camp)})
+        else:
+            t = results_table(camp, target, planned_from_manifest(camp))  # as its report
         t = t[~t["experiment"].isin([CONTROL, _rounds.AA])]
         return pd.DataFrame({
             "experiment": t["experiment"].to_numpy(),
