@@ -125,9 +125,12 @@ def simulate(parallel: int) -> None:
 def _sample(stop: threading.Event, samples: list) -> None:
     me = Path("/proc/self")
     while not stop.wait(0.2):
-        fds = list((me / "fd").iterdir())
-        sockets = sum(1 for f in fds if os.readlink(f).startswith("socket:")
-                      if f.exists())
+        sockets = 0
+        for f in list((me / "fd").iterdir()):
+            try:
+                sockets += os.readlink(f).startswith("socket:")
+            except OSError:  # closed meanwhile
+                pass
         rss = int(next(line for line in (me / "status").read_text().splitlines()
                        if line.startswith("VmRSS:")).split()[1]) / 1024
         t = os.times()

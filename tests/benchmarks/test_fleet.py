@@ -17,7 +17,7 @@ from analysis import run_benchmark
 from analysis.campaign import Campaign
 from analysis.campaign.fleet import Fleet
 from analysis.comparison.fleet import compare_groups, fleet_report
-from conftest import need_sshd, need_tool
+from conftest import ROOT, need_sshd, need_tool
 
 pytest.importorskip("ansible", reason="ansible-core is not installed (`make install`)")
 
@@ -130,3 +130,22 @@ def test_a_fleet_over_an_inventory_drops_one_host_and_resumes_it(lab, tmp_path):
     pairs = compare_groups("f", "me", "lab", data_dir=data)
     assert sorted(set(pairs["host_b"])) == ["lab2", "lab3", "lab4"]
     assert pairs["verdict"].notna().all()
+    _notebook_reports_it(data, tmp_path)
+
+
+def _notebook_reports_it(data, tmp_path) -> None:
+    """Notebook 6.1 under papermill, reporting the recorded fleet (nothing runs again)."""
+    import json
+
+    import papermill
+
+    out = tmp_path / "executed.ipynb"
+    papermill.execute_notebook(
+        str(ROOT / "notebooks" / "6.1-lab-of-machines.ipynb"), str(out),
+        parameters={"inventory": None, "campaign": "f", "data_dir": str(data),
+                    "figures_dir": str(tmp_path / "nb"),
+                    "group_a": "me", "group_b": "lab"},
+        kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
+    text = json.dumps(json.loads(out.read_text()))
+    assert "fleet f (dd): 4 of 4 hosts reported" in text and "image/png" in text
+    assert "host_b" in text and (tmp_path / "nb" / "f-hosts.png").is_file()

@@ -52,6 +52,7 @@ class CampaignComparison:
     caveats: list = field(default_factory=list)
     figure: object = None
     written: list = field(default_factory=list)
+    method: str = ""  # dd: which method was compared (:func:`.sources.paired_measures`)
 
     def __str__(self) -> str:
         return self.summary
@@ -175,7 +176,7 @@ def compare(campaigns, *, margin=None, data_dir=None, unit: str = "rounds",
                              f"campaign and {cb.name} a {cb.benchmark} one: only campaigns of "
                              "one benchmark compare")
     ta, tb = ca.first_target(), cb.first_target()
-    ma, mb = sources.measures(ca, ta), sources.measures(cb, tb)
+    ma, mb, method = sources.paired_measures(ca, ta, cb, tb)
     table, bad = _rows(ma, mb, parse_margin(margin), unit, confidence, n_resamples)
     fp = fingerprint(ca, cb, ta, tb)  # foreign tracers first, then the machine's speed
     foreign = fp["group"] == "foreign tracers"
@@ -185,7 +186,7 @@ def compare(campaigns, *, margin=None, data_dir=None, unit: str = "rounds",
     caveats = [f"{side} ({c.name}): {TIMING_CAVEAT}" for side, c, t in
                (("A", ca, ta), ("B", cb, tb)) if c.preflight_of(t).get("emulated")]
     out = CampaignComparison(ca.name, cb.name, ca.benchmark or "dd", fp, table, bad, "",
-                             caveats)
+                             caveats, method=method)
     out.summary = summary(out, unit)
     with plots.timing_caveat("; ".join(caveats) or None):
         out.figure = forest_plot(table, ca.name, cb.name, caveats)
@@ -247,7 +248,8 @@ def _speed_row(table: pd.DataFrame) -> pd.DataFrame:
 def summary(out: CampaignComparison, unit: str = "rounds") -> str:
     """The fingerprint's differences first, then one line per experiment."""
     lines = [f"B = {out.b} against A = {out.a} ({out.benchmark}; unit of replication: "
-             f"{unit}; Holm across {len(out.table)} rows)", *out.caveats]
+             f"{unit}; Holm across {len(out.table)} rows)", *([out.method] if out.method else []),
+             *out.caveats]
     diffs = differences(out.fingerprint)
     lines.append("what differs besides the thing compared:" if diffs else
                  "the fingerprints agree (nothing recorded differs)")

@@ -3,10 +3,12 @@ headline figure), its runs grouped by round (:class:`~.verdicts.Blocks`), what i
 it (attach point, script, events per unit: two campaigns' measures compare only when these
 agree), and the campaign's A/A noise floor in the measure's unit.
 
-* dd: per experiment its per-event cost in ns (its block's median time per read minus the
-  control's, in the same round, divided by the events per read its counting run
-  measured); the control itself as the machine's speed (its ns per read, per round). The
-  noise floor is the A/A block's, **over rounds** (:func:`round_noise_floor`).
+* dd, hyperfine method: per experiment its per-event cost in ns (its block's median time
+  per read minus the control's, in the same round, divided by the events per read its
+  counting run measured); the control itself as the machine's speed (its ns per read, per
+  round). The noise floor is the A/A block's, **over rounds** (:func:`round_noise_floor`).
+* dd, rate method: the same from its brackets (:mod:`.rate_sources`), the speed in ns per
+  iteration; two campaigns compare by the method both hold (:func:`paired_measures`).
 * looper: per probe configuration its cost per probe; looper alone as the machine's speed.
 * usdt: per case and tracer the routine's duration, and per tracer case 1 - case 3.
 * kbuild: per scenario its per-event cost (build time minus the untraced build's of the
@@ -21,7 +23,7 @@ Only dd campaigns measure an A/A block; the others need a given margin for equiv
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import stats as _st
@@ -37,6 +39,7 @@ from analysis.benchmarks.dd.results import load_counts, load_events, load_runs, 
 from analysis.benchmarks.kbuild import probes as _kbuild_probes
 from analysis.benchmarks.kbuild import results as _kbuild
 from analysis.campaign import Campaign
+from analysis.comparison import rate_sources as _rate
 from analysis.comparison.verdicts import Blocks
 from analysis.errors import ParameterError
 
@@ -53,13 +56,23 @@ class Measure:
     identity: dict = field(default_factory=dict)
 
 
-def _script_digest(camp: Campaign, target: str, experiment: str) -> str | None:
+def _script_digest(camp: Campaign, target: str, experiment: str, kinds=None) -> str | None:
+    """The script of ``experiment``'s first finished run (of one of ``kinds``: its timed runs,
+    not its counting run's script)."""
     for entry in camp.run_records(target).values():
-        if entry.get("experiment") == experiment and entry.get("status") == "done":
+        if entry.get("experiment") == experiment and entry.get("status") == "done" and (
+                kinds is None or entry.get("params", {}).get("kind") in kinds):
             for name, digest in sorted((entry.get("files") or {}).items()):
                 if name.endswith((".bt", ".d")):
                     return digest
     return None
+
+
+def _identity(camp: Campaign, target: str, p, method: str) -> dict:
+    """What a dd experiment (a planned one, ``p``) measured by ``method`` is."""
+    return {"method": method, "tracer": p.tracer, "attach point": p.attach_point or "BEGIN",
+            "substituted": bool(p.substituted),
+            "script": _script_digest(camp, target, p.id, _rate.METHODS[method])}
 
 
 def round_noise_floor(aa: Blocks, confidence: float = 0.95) -> float:
@@ -93,21 +106,74 @@ def dd_measures(camp: Campaign, target: str) -> dict[str, Measure]:
     out = {CONTROL: Measure(CONTROL, "Control (the machine's speed)",
                             "ns per read", Blocks([(by[(CONTROL, r)], None) for r in rounds],
                                                   1e9), floor_read,
-                            {"script": _script_digest(camp, target, CONTROL)})}
+                            {"script": _script_digest(camp, target, CONTROL, ("timed",)),
+                             "method": "hyperfine"})}
     for e, p in planned.items():
         if e == CONTROL or p.skipped:
             continue
         pairs = [(by[(e, r)], by[(CONTROL, r)]) for r in rounds if (e, r) in by]
-        ident = {"tracer": p.tracer, "attach point": p.attach_point or "BEGIN",
-                 "substituted": bool(p.substituted),
-                 "script": _script_digest(camp, target, e),
-                 "events per read": per_read.get(e)}
+        ident = {**_identity(camp, target, p, "hyperfine"), "events per read": per_read.get(e)}
         if not pairs or not per_read.get(e):
             ident["missing"] = "no timed runs" if not pairs else "no event count"
         scale = 1e9 / per_read[e] if per_read.get(e) else float("nan")
         out[e] = Measure(e, p.experiment.name, "ns per event", Blocks(pairs, scale),
                          floor_read / per_read[e] if per_read.get(e) else float("nan"), ident)
     return out
+
+
+def rate_measures(camp: Campaign, target: str, every_window=(),
+                  data: _rate.RateData | None = None) -> dict[str, Measure]:
+    """A rate-method dd campaign's per-event costs by round (:mod:`.rate_sources`; from every
+    window for those in ``every_window``), its untraced blocks' ns per iteration by round
+    (the machine's speed), each with the A/A slot's noise floor over rounds in its unit."""
+    data = data or _rate.load(camp, target)
+    out = {CONTROL: Measure(CONTROL, "Control (the machine's speed)", "ns per iteration",
+                            data.speed, round_noise_floor(data.aa(1.0)),
+                            {"script": _script_digest(camp, target, CONTROL,
+                                                      _rate.METHODS["rate"]), "method": "rate"})}
+    for p in planned_from_manifest(camp):
+        if p.id == CONTROL or p.skipped:
+            continue
+        how = data.estimate_from(p.id, every_window)
+        blocks, ev = data.blocks(p.id, how), data.per_iter.get(p.id)
+        ident = {**_identity(camp, target, p, "rate"), "events per iteration": ev,
+                 "estimate from": how}
+        if not blocks.rounds or not ev:
+            ident["missing"] = "no rate brackets" if not blocks.rounds else "no event count"
+        out[p.id] = Measure(p.id, p.experiment.name, "ns per event", blocks,
+                            round_noise_floor(data.aa(blocks.scale, how)), ident)
+    return out
+
+
+def _method_pair(ca, ta, cb, tb, method: str) -> tuple[dict, dict, set]:
+    """Both campaigns' measures by ``method``; for the rate method an experiment that one
+    campaign takes from every window is taken so in both (the labels)."""
+    if method != "rate":
+        return dd_measures(ca, ta), dd_measures(cb, tb), set()
+    da, db = _rate.load(ca, ta), _rate.load(cb, tb)
+    every = _rate.differing_estimates(da, db, {p.id for p in planned_from_manifest(ca)})
+    return rate_measures(ca, ta, every, da), rate_measures(cb, tb, every, db), every
+
+
+def paired_measures(ca: Campaign, ta: str, cb: Campaign, tb: str) -> tuple[dict, dict, str]:
+    """Campaign A's and B's measures, and which method is compared (a sentence; "" but for
+    dd). dd: by the methods both campaigns hold, each row named by its method when both hold
+    both; with none in common each campaign's own, which never pair (:func:`incomparable`)."""
+    if _benchmark(ca) != "dd":
+        return measures(ca, ta), measures(cb, tb), ""
+    have = _rate.methods(ca, ta), _rate.methods(cb, tb)
+    common = [m for m in have[0] if m in have[1]]
+    if not common:
+        return (measures(ca, ta, have[0][0]), measures(cb, tb, have[1][0]),
+                _rate.method_note(*have, common))
+    ma, mb, every = {}, {}, set()
+    for method in common:
+        a, b, from_every = _method_pair(ca, ta, cb, tb, method)
+        tag = f" ({method})" if len(common) > 1 else ""
+        for side, got in ((ma, a), (mb, b)):
+            side.update({k + tag: replace(m, name=m.name + tag) for k, m in got.items()})
+        every |= from_every
+    return ma, mb, _rate.method_note(*have, common, every)
 
 
 def looper_measures(camp: Campaign, target: str) -> dict[str, Measure]:
@@ -287,8 +353,17 @@ SOURCES = {"dd": dd_measures, "looper": looper_measures, "usdt": usdt_measures,
            "kbuild": kbuild_measures, "cyclictest": cyclictest_measures, "ab": ab_measures}
 
 
-def measures(camp: Campaign, target: str) -> dict[str, Measure]:
-    bench = camp.benchmark or ("dd" if (camp.notebook or "").startswith("1.0") else None)
+def _benchmark(camp: Campaign) -> str | None:
+    return camp.benchmark or ("dd" if (camp.notebook or "").startswith("1.0") else None)
+
+
+def measures(camp: Campaign, target: str, method: str | None = None) -> dict[str, Measure]:
+    """A campaign's measures; a dd campaign's by ``method`` (None: the first it holds, the
+    rate method's in a ``both`` campaign)."""
+    bench = _benchmark(camp)
+    if bench == "dd":
+        method = method or _rate.methods(camp, target)[0]
+        return (rate_measures if method == "rate" else dd_measures)(camp, target)
     if bench not in SOURCES:
         raise ParameterError("campaign", camp.name, f"comparing {bench or 'unknown'} campaigns "
                              f"is not supported yet (supported: {', '.join(SOURCES)})")
@@ -299,6 +374,8 @@ def incomparable(a: Measure | None, b: Measure | None) -> str | None:
     """Why two campaigns' measures of one key must not be paired (None: they may)."""
     if a is None or b is None:
         return f"only in campaign {'B' if a is None else 'A'}"
+    if a.identity.get("method") != b.identity.get("method"):
+        return f"different methods ({a.identity.get('method')} / {b.identity.get('method')})"
     for m, side in ((a, "A"), (b, "B")):
         if m.identity.get("missing"):
             return f"campaign {side}: {m.identity['missing']}"
@@ -310,7 +387,7 @@ def incomparable(a: Measure | None, b: Measure | None) -> str | None:
             what = f"{k} differs (SHA-256)" if "script" in k else \
                 f"{k}: {a.identity.get(k)} / {b.identity.get(k)}"
             return what
-    for k in ("events per read", "probes attached"):  # measured: within 5 %
+    for k in ("events per read", "events per iteration", "probes attached"):  # within 5 %
         ea, eb = a.identity.get(k), b.identity.get(k)
         if ea and eb and abs(ea / eb - 1) > 0.05:
             return f"{k} differ: {ea:.3g} / {eb:.3g}"

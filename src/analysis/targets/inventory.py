@@ -29,7 +29,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analysis.errors import ParameterError
+from analysis import paths
+from analysis.errors import ParameterError, ProjectNotFound
 from analysis.targets import vm
 from analysis.targets.ssh_address import SSHTarget
 from analysis.targets.target import LOCAL, Target
@@ -118,10 +119,17 @@ def load(path: str | os.PathLike, limit: str | None = None) -> Inventory:
     executable dynamic inventory script), restricted by ``limit`` (an Ansible host pattern:
     ``lab``, ``lab:!vm1``, ``kernel_6_1:&lab``...); :class:`~analysis.errors.ParameterError`
     for an inventory that does not parse, a limit that matches nothing, a host variable of
-    the wrong type."""
+    the wrong type. A relative ``path`` not found from the working directory is looked
+    up from the project's root (a notebook's kernel runs in ``notebooks/``)."""
     if not isinstance(path, (str, os.PathLike)) or not str(path):
         raise _bad("inventory", path, "expected the path of an Ansible inventory file")
     source = Path(path).expanduser()
+    if not source.exists() and not source.is_absolute():  # a notebook runs in notebooks/
+        try:
+            source = paths.project_root() / source if (paths.project_root() / source).exists() \
+                else source
+        except ProjectNotFound:
+            pass
     if not source.exists():
         raise _bad("inventory", str(path), f"no such file: {source}")
     if limit is not None and (not isinstance(limit, str) or not limit.strip()):
