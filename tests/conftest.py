@@ -368,3 +368,26 @@ def raw_bracket(path, every: bool = False):
 def raw_fast_share(path) -> float:
     """The share of a bracket's traced windows in the fast state (as :func:`raw_bracket`)."""
     return float(_fast(_raw_parts(path)["t"]).mean())
+
+
+# --------------------------------------------------------------------------- #
+# recorded campaigns, copied and edited (the comparison tests)
+
+
+def copy_campaign(fixtures: Path, tmp_path: Path, which: str, name: str) -> Path:
+    """A copy of the recorded campaign ``fixtures/which`` as ``tmp_path/raw/name``."""
+    dest = tmp_path / "raw" / name
+    shutil.copytree(fixtures / which, dest)
+    return dest
+
+
+def read_manifest(folder: Path) -> dict:
+    import json
+
+    return json.loads((folder / "manifest.json").read_text())
+
+
+def save_manifest(folder: Path, manifest: dict) -> None:
+    import json
+
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2))

@@ -7,7 +7,6 @@ the runner's marks) and the counting runs' event counts, without the package's l
 only the speed-state threshold is the package's (``load_blocks``), as the rate table uses
 it. No tracer runs."""
 
-import json
 import shutil
 
 import numpy as np
@@ -18,23 +17,12 @@ import analysis
 from analysis import ratemethod
 from analysis.campaign import Campaign
 from analysis.storage import sha256_file
+from conftest import copy_campaign, read_manifest, save_manifest
 
 RATE, HYPERFINE = "rate-bracket/data/raw/rate-bracket", "dd-campaign-v1/raw/dd-fixture"
 CTL, AA, E4 = "01-control", "aa-control", "04-tracepoint-entry"
 
 
-def _copy(fixtures, tmp_path, which, name):
-    dest = tmp_path / "raw" / name
-    shutil.copytree(fixtures / which, dest)
-    return dest
-
-
-def _manifest(folder):
-    return json.loads((folder / "manifest.json").read_text())
-
-
-def _save(folder, m):
-    (folder / "manifest.json").write_text(json.dumps(m, indent=2))
 
 
 # --------------------------------------------------------------------------- #
@@ -72,7 +60,7 @@ def _brackets(folder, every=False):
     iteration, from every window with ``every``; the traced block's share of windows in the
     fast state)."""
     out = []
-    for rid, e in _manifest(folder)["runs"]["local"].items():
+    for rid, e in read_manifest(folder)["runs"]["local"].items():
         if e["status"] != "done" or e["params"]["kind"] != "rate-bracket":
             continue
         w, parts = _parts((folder / "local" / rid / "workload.stdout").read_text())
@@ -83,7 +71,7 @@ def _brackets(folder, every=False):
 
 
 def _events_per_iteration(folder, experiment):
-    e = _manifest(folder)["runs"]["local"][f"rcount-{experiment}"]
+    e = read_manifest(folder)["runs"]["local"][f"rcount-{experiment}"]
     text = (folder / "local" / f"rcount-{experiment}" / "tracer.stdout").read_text()
     return int(text.split("@events:")[1].split()[0]) / e["params"]["iterations"]
 
@@ -121,7 +109,7 @@ def _slow_traced(folder, experiment, factor=None, every_other=None):
     """``experiment``'s traced blocks made slower: every traced window's iterations divided
     by ``factor``, or every other one's by ``every_other`` (a cost that varies by itself);
     the manifest's checksums made to match (another campaign, not a corrupted one)."""
-    m = _manifest(folder)
+    m = read_manifest(folder)
     for rid, e in m["runs"]["local"].items():
         if e["experiment"] != experiment or e["params"]["kind"] != "rate-bracket" \
                 or e["params"].get("aa"):
@@ -140,14 +128,14 @@ def _slow_traced(folder, experiment, factor=None, every_other=None):
             lines.append(line)
         path.write_text("\n".join(lines) + "\n")
         e["files"]["workload.stdout"] = sha256_file(path)
-    _save(folder, m)
+    save_manifest(folder, m)
 
 
 # --------------------------------------------------------------------------- #
 
 
 def test_a_rate_campaign_compares_by_round_as_computed_from_the_meter(fixtures, tmp_path):
-    a, _ = _copy(fixtures, tmp_path, RATE, "ra"), _copy(fixtures, tmp_path, RATE, "rb")
+    a, _ = copy_campaign(fixtures, tmp_path, RATE, "ra"), copy_campaign(fixtures, tmp_path, RATE, "rb")
     out = analysis.compare(["ra", "rb"], data_dir=tmp_path, write=False, n_resamples=200)
     rows = out.table.set_index("experiment")
     assert list(rows.index) == [CTL, E4] and out.incomparable.empty
@@ -179,7 +167,7 @@ def test_a_rate_campaign_compares_by_round_as_computed_from_the_meter(fixtures, 
 
 
 def test_slower_traced_blocks_are_found_b_slower(fixtures, tmp_path):
-    a, b = _copy(fixtures, tmp_path, RATE, "ra"), _copy(fixtures, tmp_path, RATE, "rb")
+    a, b = copy_campaign(fixtures, tmp_path, RATE, "ra"), copy_campaign(fixtures, tmp_path, RATE, "rb")
     _slow_traced(b, E4, factor=1.5)  # 04's traced blocks 1.5 times as slow per iteration
     out = analysis.compare(["ra", "rb"], data_dir=tmp_path, write=False, n_resamples=200)
     rows = out.table.set_index("experiment")
@@ -196,7 +184,7 @@ def test_a_cost_that_varies_by_itself_in_one_campaign_is_taken_from_every_window
     """B's traced blocks vary by themselves (every other window 30 % slower: half their
     windows out of the fast state): its rate table takes 04 from every window, and so does
     the comparison, in A too, or it would show the change of estimate as the probe's."""
-    a, b = _copy(fixtures, tmp_path, RATE, "ra"), _copy(fixtures, tmp_path, RATE, "rb")
+    a, b = copy_campaign(fixtures, tmp_path, RATE, "ra"), copy_campaign(fixtures, tmp_path, RATE, "rb")
     _slow_traced(b, E4, every_other=1.3)
     assert np.median([s for lab, *_, s in _brackets(b) if lab == E4]) < \
         ratemethod.SELF_VARYING_SHARE
@@ -213,7 +201,7 @@ def test_a_cost_that_varies_by_itself_in_one_campaign_is_taken_from_every_window
 
 
 def test_rate_and_hyperfine_campaigns_are_not_compared(fixtures, tmp_path):
-    _copy(fixtures, tmp_path, RATE, "ra"), _copy(fixtures, tmp_path, HYPERFINE, "ha")
+    copy_campaign(fixtures, tmp_path, RATE, "ra"), copy_campaign(fixtures, tmp_path, HYPERFINE, "ha")
     out = analysis.compare(["ra", "ha"], data_dir=tmp_path, write=False, n_resamples=200)
     assert out.table.empty
     bad = out.incomparable.set_index("experiment")["reason"]
@@ -226,21 +214,21 @@ def test_rate_and_hyperfine_campaigns_are_not_compared(fixtures, tmp_path):
 def _both(fixtures, tmp_path, name):
     """A ``method="both"`` campaign: the hyperfine fixture's runs and the rate fixture's in
     one campaign (the rate method's parameters added to its own)."""
-    dest = _copy(fixtures, tmp_path, HYPERFINE, name)
+    dest = copy_campaign(fixtures, tmp_path, HYPERFINE, name)
     rate = fixtures / RATE
-    m, r = _manifest(dest), _manifest(rate)
+    m, r = read_manifest(dest), read_manifest(rate)
     for rid in r["runs"]["local"]:
         shutil.copytree(rate / "local" / rid, dest / "local" / rid)
     m["runs"]["local"].update(r["runs"]["local"])
     m["parameters"].update({k: v for k, v in r["parameters"].items() if k.startswith("rate_")},
                            method="both")
-    _save(dest, m)
+    save_manifest(dest, m)
     return dest
 
 
 def test_a_both_campaign_compares_by_the_method_the_other_holds(fixtures, tmp_path):
     _both(fixtures, tmp_path, "both")
-    _copy(fixtures, tmp_path, RATE, "ra"), _copy(fixtures, tmp_path, HYPERFINE, "ha")
+    copy_campaign(fixtures, tmp_path, RATE, "ra"), copy_campaign(fixtures, tmp_path, HYPERFINE, "ha")
     kw = {"data_dir": tmp_path, "write": False, "n_resamples": 200}
     alone = analysis.compare(["ra", "ra"], **kw).table.set_index("experiment")
     rate = analysis.compare(["both", "ra"], **kw)

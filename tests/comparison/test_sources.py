@@ -4,30 +4,18 @@ machine's data/raw. Each row's values are checked against the raw files read her
 without the package's loaders."""
 
 import json
-import shutil
 
 import numpy as np
 import pytest
 
 import analysis
 from analysis.storage import sha256_file
+from conftest import copy_campaign, read_manifest, save_manifest
 
 KB, CT, AB = "kbuild/data/raw/kb-fixture", "cyclictest/data/raw/ct-fixture", \
     "ab/data/raw/ab-fixture"
 
 
-def _copy(fixtures, tmp_path, which, name):
-    dest = tmp_path / "raw" / name
-    shutil.copytree(fixtures / which, dest)
-    return dest
-
-
-def _manifest(folder):
-    return json.loads((folder / "manifest.json").read_text())
-
-
-def _save(folder, m):
-    (folder / "manifest.json").write_text(json.dumps(m, indent=2))
 
 
 def _hyperfine_times(folder, target, run_id):
@@ -38,7 +26,7 @@ def _hyperfine_times(folder, target, run_id):
 def _round_means(folder, target, pick, reference=None):
     """Mean over rounds of (median of the block ``pick`` chooses - median of the block
     ``reference`` chooses in the same round), from the manifest and hyperfine files."""
-    m = _manifest(folder)
+    m = read_manifest(folder)
     blocks = {}
     for rid, e in m["runs"][target].items():
         if e["status"] == "done" and "round" in e["params"]:
@@ -50,13 +38,13 @@ def _round_means(folder, target, pick, reference=None):
 
 
 def test_kbuild_campaigns_compare_per_event_cost_per_scenario(fixtures, tmp_path):
-    a, b = _copy(fixtures, tmp_path, KB, "ka"), _copy(fixtures, tmp_path, KB, "kb")
+    a, b = copy_campaign(fixtures, tmp_path, KB, "ka"), copy_campaign(fixtures, tmp_path, KB, "kb")
     out = analysis.compare(["ka", "kb"], data_dir=tmp_path, write=False, n_resamples=200)
     rows = out.table.set_index("experiment")
     assert list(rows.index) == ["00", "02"]
     assert set(rows["unit"]) == {"s per build", "ns per event"}
     assert (rows["difference"] == 0).all() and rows["margin"].isna().all()
-    m = _manifest(a)
+    m = read_manifest(a)
     activations = np.median([e["info"]["activations"] / m["parameters"]["runs"]
                              for e in m["runs"]["local"].values()
                              if e["experiment"] == "02" and e["status"] == "done"])
@@ -66,11 +54,11 @@ def test_kbuild_campaigns_compare_per_event_cost_per_scenario(fixtures, tmp_path
     assert rows.loc["00", "a"] == pytest.approx(
         _round_means(a, "local", lambda e: e["experiment"] == "00"), rel=1e-9)
     # another kernel that attaches another set of probes measures another thing
-    m = _manifest(b)
+    m = read_manifest(b)
     for e in m["runs"]["local"].values():
         if e["experiment"] == "02":
             e["info"]["attached"] = int(e["info"]["attached"] * 0.8)
-    _save(b, m)
+    save_manifest(b, m)
     out = analysis.compare(["ka", "kb"], data_dir=tmp_path, write=False, n_resamples=200)
     assert "probes attached differ" in out.incomparable.set_index("experiment")["reason"]["02"]
 
@@ -85,14 +73,14 @@ def _histogram_quantile(hist, overflow, q):
 
 
 def test_cyclictest_campaigns_compare_percentiles_per_invocation(fixtures, tmp_path):
-    a, b = _copy(fixtures, tmp_path, CT, "ca"), _copy(fixtures, tmp_path, CT, "cb")
+    a, b = copy_campaign(fixtures, tmp_path, CT, "ca"), copy_campaign(fixtures, tmp_path, CT, "cb")
     out = analysis.compare(["ca", "cb"], data_dir=tmp_path, write=False, n_resamples=200)
     rows = out.table.set_index("experiment")
     expected = {f"{c}: {s}" for c in ("none", "kernel-ftrace")
                 for s in ("p50", "p99", "p99.9", "max")}
     assert set(rows.index) | set(out.incomparable["experiment"]) == expected
     assert (rows["unit"] == "us").all() and (rows["n_a"] == 3).all()
-    m = _manifest(a)
+    m = read_manifest(a)
     p99 = []
     for rid, e in sorted(m["runs"]["local"].items()):
         if e["experiment"] == "kernel-ftrace":
@@ -101,18 +89,18 @@ def test_cyclictest_campaigns_compare_percentiles_per_invocation(fixtures, tmp_p
             p99.append(_histogram_quantile(thread["histogram"], 0, 0.99))
     assert rows.loc["kernel-ftrace: p99", "a"] == pytest.approx(np.mean(p99))
     # another wake-up count is another statistic (a maximum over more wake-ups is larger)
-    m = _manifest(b)
+    m = read_manifest(b)
     m["parameters"]["loops"] = 10_000_000
-    _save(b, m)
+    save_manifest(b, m)
     out = analysis.compare(["ca", "cb"], data_dir=tmp_path, write=False, n_resamples=200)
     assert set(out.incomparable["experiment"]) == expected
     assert out.incomparable["reason"].str.contains("loops").all()
 
 
 def test_ab_campaigns_compare_each_arm_and_b_minus_a(fixtures, tmp_path):
-    a = _copy(fixtures, tmp_path, AB, "aa")
-    b = _copy(fixtures, tmp_path, AB, "ab")
-    m = _manifest(b)
+    a = copy_campaign(fixtures, tmp_path, AB, "aa")
+    b = copy_campaign(fixtures, tmp_path, AB, "ab")
+    m = read_manifest(b)
     for rid, e in m["runs"]["local"].items():  # arm B's runs 50 ms longer in campaign B
         if e["params"].get("arm") == "B":
             path = b / "local" / rid / "hyperfine.json"
@@ -121,7 +109,7 @@ def test_ab_campaigns_compare_each_arm_and_b_minus_a(fixtures, tmp_path):
                 res["times"] = [t + 0.05 for t in res["times"]]
             path.write_text(json.dumps(h))
             e["files"]["hyperfine.json"] = sha256_file(path)
-    _save(b, m)
+    save_manifest(b, m)
     out = analysis.compare(["aa", "ab"], data_dir=tmp_path, write=False, n_resamples=200)
     rows = out.table.set_index("experiment")
     assert list(rows.index) == ["dd: arm A", "dd: arm B", "dd: B - A"]
@@ -136,7 +124,7 @@ def test_ab_campaigns_compare_each_arm_and_b_minus_a(fixtures, tmp_path):
     assert rows.loc["dd: B - A", "verdict"] == "B slower"
     # another dd count is another workload
     m["parameters"]["dd_count"] = 1
-    _save(b, m)
+    save_manifest(b, m)
     out = analysis.compare(["aa", "ab"], data_dir=tmp_path, write=False, n_resamples=200)
     assert len(out.table) == 0
     assert out.incomparable["reason"].str.contains("dd_count").all()

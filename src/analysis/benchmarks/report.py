@@ -80,6 +80,14 @@ class Report:
         :func:`analysis.plots.save_figure`)."""
         self.outputs.append(Output(FIGURE, name, fig, options))
 
+    def frames_folder(self, data_dir=None) -> Path:
+        """Where its full tables go: ``data/processed/<campaign>/``."""
+        return processed_dir(self.campaign, data_dir)
+
+    def caveat(self) -> str | None:
+        """The timing caveat its outputs carry (an emulated target's), or None."""
+        return emulated_caveat(self.campaign)
+
     def table(self, name: str, frame: pd.DataFrame, **options) -> None:
         """Export ``frame`` as ``figures/<name>.tex`` + ``.md`` (options: see
         :func:`analysis.plots.export_table`)."""
@@ -89,11 +97,10 @@ class Report:
 def write_report(rep: Report, *, data_dir=None, figures_dir=None) -> Report:
     """Every output of ``rep``, in order, with provenance (and, for a campaign with an
     emulated target, the caveat); the paths are added to ``rep.written``."""
-    with plots.timing_caveat(emulated_caveat(rep.campaign)):
+    with plots.timing_caveat(rep.caveat()):
         for out in rep.outputs:
             if out.kind == FRAME:
-                rep.written += plots.write_frame(out.value, processed_dir(rep.campaign, data_dir)
-                                                 / out.name)
+                rep.written += plots.write_frame(out.value, rep.frames_folder(data_dir) / out.name)
             elif out.kind == FIGURE:
                 rep.written += plots.save_figure(out.value, out.name, sources=rep.sources,
                                                  figures_dir=figures_dir,

@@ -26,7 +26,7 @@ def run_benchmark(name: str, targets: str | Sequence[str] | None = "local", *,
                   campaign: str | None = None, data_dir=None, trust_new_host_keys: bool = False,
                   ssh_config=None, progress: bool = True, on_run: Callable | None = None,
                   allow_foreign_tracers: bool = False, inventory=None, limit: str | None = None,
-                  parallel: int = _fleet.PARALLEL, **params):
+                  **params):
     """Validate, connect, lock and preflight each target once, plan, run (or resume).
 
     ``targets``: ``"local"``, ``user@host[:port]``, an ssh_config alias, or a list
@@ -44,16 +44,22 @@ def run_benchmark(name: str, targets: str | Sequence[str] | None = "local", *,
 
     ``inventory`` (an Ansible inventory file) and ``limit`` (a host pattern) instead of
     ``targets``: a fleet campaign (:mod:`analysis.benchmarks.fleet`), one campaign per host,
-    hosts side by side up to ``parallel`` at once but never two that share a kernel; it
-    returns a :class:`~analysis.benchmarks.fleet.FleetResult`.
+    hosts side by side up to ``parallel`` (4) at once but never two that share a kernel; it
+    returns a :class:`~analysis.benchmarks.fleet.FleetResult`. (Without an inventory,
+    ``parallel`` is the benchmark's own parameter where it has one: the A/B comparison's.)
     """
     bench = get(name)
+    hosts_at_once = params.pop("parallel", _fleet.PARALLEL) if inventory is not None else None
     p = bench.parse(params)
     _params.folder("data_dir", data_dir)
     if inventory is not None:
         if targets not in ("local", ["local"], None):
             raise ParameterError("targets", targets, "give targets or an inventory, not both")
-        return _fleet.run_fleet(bench, p, inventory, limit=limit, parallel=parallel,
+        if bench.several_targets:
+            raise ParameterError("inventory", str(inventory), f"{bench.name} compares "
+                                 "targets within one campaign; a fleet runs one campaign "
+                                 "per host: give it targets")
+        return _fleet.run_fleet(bench, p, inventory, limit=limit, parallel=hosts_at_once,
                                 campaign=campaign, data_dir=data_dir,
                                 trust_new_host_keys=trust_new_host_keys, progress=progress,
                                 allow_foreign_tracers=allow_foreign_tracers, run_member=run_built)

@@ -19,14 +19,14 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from analysis import paths, plots
-from analysis.benchmarks import Report, get
-from analysis.benchmarks.report import FIGURE, FRAME
+from analysis.benchmarks import Report, get, write_report
 from analysis.campaign import open_for_report
 from analysis.campaign.fleet import Fleet
 from analysis.comparison import compare
 from analysis.comparison.figures import fleet_figure
 from analysis.comparison.fingerprint import fleet_fingerprint
 from analysis.errors import NothingFinished, ParameterError
+from analysis.storage import mkdirs
 from analysis.targets.preflight import TIMING_CAVEAT
 
 #: what a host's campaign must be for the report to read it
@@ -42,10 +42,19 @@ class FleetReport(Report):
 
     fleet: Fleet | None = None
     members: dict = field(default_factory=dict)
+    timing_caveat: str | None = None
 
     @property
     def sources(self) -> list[Path]:
         return [self.fleet.path, *(c.manifest_path for c, _ in self.members.values())]
+
+    def frames_folder(self, data_dir=None) -> Path:
+        """``data/processed/<fleet>/``."""
+        return mkdirs(paths.processed_dir(Path(data_dir) / "processed" if data_dir else None)
+                      / self.fleet.name)
+
+    def caveat(self) -> str | None:
+        return self.timing_caveat
 
 
 def _members(fleet: Fleet, data_dir) -> tuple[dict, dict]:
@@ -93,7 +102,7 @@ def fleet_report(fleet: str | Fleet, *, data_dir=None, figures_dir=None,
     emulated = sorted(table.loc[table["emulated"], "host"].unique()) if len(table) else []
     caveat = f"{', '.join(emulated)}: {TIMING_CAVEAT}" if emulated else None
     rep = FleetReport(campaign=next(iter(members.values()))[0] if members else None,
-                      fleet=fl, members=members,
+                      fleet=fl, members=members, timing_caveat=caveat,
                       values={"hosts": table, "fingerprint": fp, "missing": missing})
     rep.summary = _summary(fl, table, fp, missing)
     name = f"{fl.name}-hosts"
@@ -108,26 +117,9 @@ def fleet_report(fleet: str | Fleet, *, data_dir=None, figures_dir=None,
     rep.table(f"{fl.name}-fingerprint", differs, caption=f"Fleet {fl.name}: what differs "
               "between its hosts")
     if write and members:
-        _write(rep, fl, data_dir, figures_dir, caveat)
+        write_report(rep, data_dir=data_dir, figures_dir=figures_dir)
     plt.close("all")
     return rep
-
-
-def _write(rep: FleetReport, fl: Fleet, data_dir, figures_dir, caveat) -> None:
-    """Every output, in order, with the fleet's sources (its frames in
-    ``data/processed/<fleet>/``)."""
-    folder = paths.processed_dir(Path(data_dir) / "processed" if data_dir else None) / fl.name
-    with plots.timing_caveat(caveat):
-        for out in rep.outputs:
-            if out.kind == FRAME:
-                rep.written += plots.write_frame(out.value, folder / out.name)
-            elif out.kind == FIGURE:
-                rep.written += plots.save_figure(out.value, out.name, sources=rep.sources,
-                                                 figures_dir=figures_dir,
-                                                 **{"close": False, **out.options})
-            else:
-                rep.written += plots.export_table(out.value, out.name, sources=rep.sources,
-                                                  figures_dir=figures_dir, **out.options)
 
 
 def _thesis(table: pd.DataFrame) -> pd.DataFrame:
