@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -141,7 +142,11 @@ def test_cli_refuses_mixed_options_in_one_line(tmp_path, capsys):
 
 def test_each_host_gets_its_result_and_the_rest_go_on(lab, tmp_path, capsys):
     inv = _write(tmp_path / "lab.yml", lab)
+    handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     result = provision(inv, benchmarks=SMALL, forks=3, progress=False)
+    # Ctrl-C still interrupts this process afterwards (ansible-runner's own handlers would
+    # have swallowed it: every later Ctrl-C in a notebook's kernel did nothing)
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == handlers
     assert list(result.hosts) == ["lab1", "lab2", "lab3"]
     for name in ("lab1", "lab2"):  # bpftrace is here already: nothing to do
         h = result.hosts[name]

@@ -48,8 +48,10 @@ contacted. Become is as the inventory says (``ansible_become``); provisioning ne
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,12 +204,12 @@ def provision(inventory: str | os.PathLike, *, limit: str | None = None,
             echo(event)
         return False  # kept in memory here, not needed in the (temporary) artifacts
 
-    with tempfile.TemporaryDirectory(prefix="tracelab-provision-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="tracelab-provision-") as tmp, _Interrupt() as stop:
         runner = ansible_runner.run(
             private_data_dir=tmp, playbook=str(PLAYBOOK), inventory=lab.path, limit=limit,
             forks=forks, extravars=extravars, envvars=_envvars(Path(tmp), args), quiet=True,
             cmdline="--check" if check else None, suppress_env_files=True,
-            event_handler=handle,
+            event_handler=handle, cancel_callback=stop.is_set,
             # ansible's paramiko connection asks on the terminal about an unknown host key
             # (ssh never does: StrictHostKeyChecking): yes only when new keys are trusted
             passwords={r"continue connecting.*\?": "yes" if trust_new_host_keys else "no"})
@@ -219,6 +221,34 @@ def provision(inventory: str | os.PathLike, *, limit: str | None = None,
                               f"finished (status {runner.rc}, {runner.status}): {tail}")
     return ProvisionResult(lab.path, limit, check,
                            {name: _host_result(name, stats, events) for name in lab.names})
+
+
+class _Interrupt:
+    """Ctrl-C (SIGINT, SIGTERM) while ansible-playbook runs: the run is cancelled (ansible-runner
+    stops the playbook), then KeyboardInterrupt is raised here. Without a cancel callback
+    ansible-runner installs handlers of its own and leaves them in place: Ctrl-C would do
+    nothing in this process afterwards (a notebook's kernel could no longer stop a campaign).
+    The previous handlers are put back either way. Outside the main thread no handler can be
+    set: the run goes on to its end."""
+
+    def __init__(self):
+        self.event = threading.Event()
+        self.before: dict = {}
+
+    def is_set(self) -> bool:
+        return self.event.is_set()
+
+    def __enter__(self) -> _Interrupt:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.before[sig] = signal.signal(sig, lambda *_: self.event.set())
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for sig, handler in self.before.items():
+            signal.signal(sig, handler)
+        if self.event.is_set() and exc[0] is None:
+            raise KeyboardInterrupt
 
 
 def _envvars(tmp: Path, ssh: str) -> dict[str, str]:
