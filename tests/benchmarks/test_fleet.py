@@ -117,6 +117,18 @@ def test_a_fleet_over_an_inventory_drops_one_host_and_resumes_it(lab, tmp_path):
     lab3 = again.results["lab3"]
     assert sorted(lab3.skipped["lab3"]) == done_before and lab3.done["lab3"]
 
+    # a byte changed in a complete host's finished run: that host resumes, the run is
+    # quarantined and measured again, the others are kept
+    here = Campaign.open(again.hosts["localhost"]["campaign"], data_dir=data)
+    run_id, record = next((r, e) for r, e in sorted(here.run_records("local").items())
+                          if e.status == "done")
+    victim = here.run_dir("local", run_id) / sorted(record["files"])[0]
+    victim.write_bytes(b"X" + victim.read_bytes()[1:])
+    third = run_benchmark("dd", inventory=str(base / "hosts.yml"), campaign="f",
+                          data_dir=data, progress=False, **TINY)
+    assert third.complete and set(third.results) == {"localhost"}
+    assert third.results["localhost"].done["local"] == [run_id]
+
     rep = fleet_report("f", data_dir=data, figures_dir=tmp_path / "fig")
     table = rep.values["hosts"]
     assert sorted(table["host"]) == ["lab2", "lab3", "localhost"]

@@ -19,10 +19,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analysis.campaign import CampaignResult, new_campaign_id
+from analysis.campaign import Campaign, CampaignResult, new_campaign_id
 from analysis.campaign.fleet import Fleet, member_name, stamp
 from analysis.campaign.schedule import dispatch, kernel_groups
-from analysis.errors import AnalysisError, ParameterError, TargetError, TargetUnreachable
+from analysis.errors import (
+    AnalysisError,
+    CampaignNotFound,
+    ParameterError,
+    TargetError,
+    TargetUnreachable,
+)
 from analysis.storage import check_name
 from analysis.targets.inventory import Inventory, InventoryHost, load
 from analysis.targets.preflight import kernel_id
@@ -119,7 +125,7 @@ def run_fleet(bench, p, inventory: str | Inventory, *, limit: str | None = None,
     with fleet.locked():
         fleet = Fleet(name, data_dir=data_dir)  # read again, under the lock
         fleet.start(bench.name, p.as_dict(), inv.as_dict())
-        todo = [h for h in inv.hosts if fleet.hosts[h.name].get("status") != "complete"]
+        todo = [h for h in inv.hosts if not _still_complete(fleet, h.name, data_dir)]
         lines = _Lines(name, len(todo), progress)
         lines.say(f"{bench.name} on {len(inv.hosts)} hosts ({len(inv.hosts) - len(todo)} "
                   f"complete before), up to {parallel} at once")
@@ -137,6 +143,20 @@ def run_fleet(bench, p, inventory: str | Inventory, *, limit: str | None = None,
 
         dispatch(groups, work, parallel=parallel, stop=stop)
     return FleetResult(name, fleet.folder, bench.name, dict(fleet.hosts), results)
+
+
+def _still_complete(fleet: Fleet, host: str, data_dir) -> bool:
+    """A host recorded complete whose campaign still agrees with its manifest: kept without
+    contacting it. A raw file changed since is not adopted: the host's campaign resumes, which
+    quarantines that run and measures it again."""
+    entry = fleet.hosts[host]
+    if entry.get("status") != "complete":
+        return False
+    try:
+        camp = Campaign.open(entry["campaign"], data_dir=data_dir)
+    except CampaignNotFound:
+        return False
+    return next(iter(camp.problems()), None) is None
 
 
 def _prober(trust: bool) -> Callable[[InventoryHost], str | None]:
