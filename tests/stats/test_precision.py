@@ -305,3 +305,12 @@ def test_the_round_as_the_unit_covers_with_and_without_blocks_apart():
         assert res["stops"].get("met", 0) >= 0.9 * 300, res["stops"]
     runs = simulate.simulate_coverage(300, ci="bca", **BLOCKS)
     assert runs["coverage"] < 0.93, runs["coverage"]
+
+
+def test_simulated_campaigns_are_the_same_in_one_process_or_several():
+    """Each campaign draws from its own generator: side by side in processes or one after
+    the other, the result is the same (the coverage tests run them side by side)."""
+    one = simulate.simulate_coverage(6, ci="rounds", workers=1)
+    two = simulate.simulate_coverage(6, ci="rounds", workers=2)
+    for key in ("coverage", "coverage_by_experiment", "mean_rounds", "stops", "mean_precision"):
+        assert one[key] == two[key], key

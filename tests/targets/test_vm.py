@@ -215,21 +215,6 @@ def test_a_target_naming_a_stopped_vm_says_how_to_start_it(image):
 # a booted VM
 
 
-@pytest.mark.slow
-def test_preflight_over_the_vm_reports_kprobes_and_emulation(machine):
-    pf = preflight(TARGET)
-    assert pf.capabilities["kprobes"] is True and pf.capabilities["uprobes"] is True
-    assert pf.kernel == json.loads((vm.image_dir(NAME) / "image.json").read_text())[
-        "kernel_release"]
-    assert pf.emulated is (machine.accel == "tcg")
-    if machine.accel == "tcg":
-        assert pf.virtualization == "qemu-tcg"
-        assert any(TIMING_CAVEAT in w for w in pf.warnings())
-    assert pf.tools["bpftrace"] and pf.tools["hyperfine"]
-    # the host key was captured at build time: a tampered known_hosts is refused
-    assert "[127.0.0.1]" in (vm.run_dir(NAME) / "known_hosts").read_text()
-
-
 #: attach and detach a kprobe on vfs_read and the read syscall's tracepoints, which patches
 #: kernel text (the kprobe's call site, the syscall path's static keys) each time, while a
 #: dd per vCPU runs that text
@@ -350,6 +335,18 @@ def test_benchmark1_runs_the_kprobe_originals_on_the_vm(machine, tmp_path):
     assert max(s for s, _ in spans) < min(e for _, e in spans), spans  # side by side
     result = fleet.results["vm"]
     assert result.complete, result.failed
+    # the guest's preflight, as the fleet took it: kprobes, the image's kernel, emulation
+    pf = next(iter(result.preflights.values()))  # its one target: the guest
+    assert pf.capabilities["kprobes"] is True and pf.capabilities["uprobes"] is True
+    assert pf.kernel == json.loads((vm.image_dir(NAME) / "image.json").read_text())[
+        "kernel_release"]
+    assert pf.emulated is (machine.accel == "tcg")
+    if machine.accel == "tcg":
+        assert pf.virtualization == "qemu-tcg"
+        assert any(TIMING_CAVEAT in w for w in pf.warnings())
+    assert pf.tools["bpftrace"] and pf.tools["hyperfine"]
+    # the host key was captured at build time: a tampered known_hosts is refused
+    assert "[127.0.0.1]" in (vm.run_dir(NAME) / "known_hosts").read_text()
     plan = result.plan.table
     assert len(plan) == len(originals) + 1  # and the control
     assert not plan["substituted"].any() and not plan["skipped"].any()

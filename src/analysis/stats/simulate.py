@@ -9,9 +9,15 @@ table)."""
 from __future__ import annotations
 
 import math
+import multiprocessing
+import os
+import pickle
+import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -137,7 +143,7 @@ def simulate_coverage(n_sim: int = 300, true_cost_ns: Sequence[float] = (200.0, 
                       events: float = 1e6, control_model: ControlModel | None = None, *,
                       rule: Rule | None = None, runs: int = 3, ci: str | Callable = "bca",
                       n_resamples: int = 199, confidence: float = 0.95,
-                      ci_scale: float = 1.0, seed: int = 0) -> dict:
+                      ci_scale: float = 1.0, seed: int = 0, workers: int | None = None) -> dict:
     """Coverage of the nominal CIs when campaigns stop by ``rule`` (default ``Rule(0.10)``).
 
     Each of ``n_sim`` campaigns draws synthetic runtimes from ``control_model``
@@ -150,7 +156,10 @@ def simulate_coverage(n_sim: int = 300, true_cost_ns: Sequence[float] = (200.0, 
     ``"percentile"`` = :func:`percentile_difference_ci`; ``"rounds"`` = the round as
     the unit, :func:`rounds_difference_ci`, as benchmark 1's table; or such a function).
     ``ci_scale`` < 1 shrinks every CI about its estimate (a deliberately
-    broken method). The budget, if any, is counted in simulated run time.
+    broken method). The budget, if any, is counted in simulated run time. ``workers``:
+    processes simulating campaigns side by side (None: one per CPU, at most 4); each
+    campaign draws from its own generator (``seed``, its number), so the result is the
+    same whatever the number.
 
     Returns ``coverage`` (fraction of (campaign, experiment) pairs whose final
     CI holds the true cost), ``coverage_by_experiment``, ``coverage_all``
@@ -164,15 +173,40 @@ def simulate_coverage(n_sim: int = 300, true_cost_ns: Sequence[float] = (200.0, 
     ci_fn = _CI_METHODS[ci] if isinstance(ci, str) else ci
     names = [f"e{i}-{c:g}ns" for i, c in enumerate(true_cost_ns)]
     shift = {n: events * c * 1e-9 for n, c in zip(names, true_cost_ns)}
-    campaigns = [_one_campaign(np.random.default_rng([seed, sim]), model, rule, names, shift,
-                               runs, ci_fn, confidence, n_resamples, ci_scale)
-                 for sim in range(n_sim)]
+    args = (seed, model, rule, names, shift, runs, ci_fn, confidence, n_resamples, ci_scale)
+    campaigns = _campaigns(args, n_sim, workers)
     return {
         **_tally(campaigns, names, shift, rule),
         "n_sim": n_sim, "confidence": confidence, "n_resamples": n_resamples,
         "ci": ci if isinstance(ci, str) else getattr(ci, "__name__", str(ci)),
         "ci_scale": ci_scale, "rule": rule,
     }
+
+
+def _numbered(args: tuple, sim: int):
+    seed, *rest = args
+    return _one_campaign(np.random.default_rng([seed, sim]), *rest)
+
+
+def _campaigns(args: tuple, n_sim: int, workers: int | None) -> list:
+    """The ``n_sim`` simulated campaigns, in order, in ``workers`` processes (one where a
+    CI function cannot be sent to another process, such as a lambda)."""
+    workers = min(os.cpu_count() or 1, 4) if workers is None else workers
+    try:
+        pickle.dumps(args)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        workers = 1
+    # a spawned process imports the main program again: there must be one on disk (not a
+    # program read from stdin or given with -c)
+    main = getattr(sys.modules.get("__main__"), "__file__", None)
+    if not (main and os.path.isfile(main)):
+        workers = 1
+    if workers <= 1 or n_sim < 2 * workers:
+        return [_numbered(args, sim) for sim in range(n_sim)]
+    ctx = multiprocessing.get_context("spawn")  # no fork of a process that has threads
+    with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+        return list(pool.map(partial(_numbered, args), range(n_sim),
+                             chunksize=max(1, n_sim // (4 * workers))))
 
 
 def _tally(campaigns: list, names: list[str], shift: dict[str, float], rule: Rule) -> dict:

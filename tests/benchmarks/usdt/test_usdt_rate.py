@@ -168,7 +168,7 @@ def test_rate_rounds_are_added_until_the_budget(tmp_path, short_blocks, nothing_
         need_tool(tool)
     need_header("sys/sdt.h")
     res = analysis.run_benchmark("usdt", "local", invocations=2, method="rate",
-                                 precision=1e-6, budget="45 s", campaign="adaptive",
+                                 precision=1e-6, budget="30 s", campaign="adaptive",
                                  data_dir=tmp_path, progress=False)
     assert res.complete, res
     camp = Campaign("adaptive", data_dir=tmp_path)
