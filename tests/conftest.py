@@ -183,10 +183,12 @@ def leftovers() -> dict:
         pids = [int(p) for p in out.split()]
         if pids:
             found[pattern] = pids
-    # DTrace by its process name (its name is in too many command lines, this suite's too)
-    out = subprocess.run(["pgrep", "-x", "dtrace"], capture_output=True, text=True).stdout
-    if out.split():
-        found["dtrace"] = [int(p) for p in out.split()]
+    # DTrace by its process name (its name is in too many command lines, this suite's too),
+    # and the bystander benchmark's decoy and perf uprobe counter by theirs
+    for name in ("dtrace", "tracelab-decoy", "tracelab-ucount"):
+        out = subprocess.run(["pgrep", "-x", name], capture_output=True, text=True).stdout
+        if out.split():
+            found[name] = [int(p) for p in out.split()]
     inst, uprobes = _ftrace_state()
     if inst or uprobes:
         found["ftrace"] = inst + uprobes

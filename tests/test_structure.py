@@ -31,7 +31,7 @@ LAYERS = (
     ("comparison", "regenerate", "bundle"),
     ("__init__", "__main__"),
 )
-BENCHMARKS = {"ab", "cyclictest", "dd", "kbuild", "ktrace", "looper", "probe-effect",
+BENCHMARKS = {"ab", "bystander", "cyclictest", "dd", "kbuild", "ktrace", "looper", "probe-effect",
               "probe-rate", "usdt"}
 
 

@@ -26,6 +26,13 @@
 #                         "# measuring pid=P ..." and waits for SIGUSR2 (the rate meter's
 #                         -n N -g mode): the tracer is started with -p P, and once it is
 #                         attached the workload gets SIGUSR2 (go)
+#   --decoy               (with --bracket) the tracer is for another process: the workload
+#                         prints "# decoy pid=D" first (the rate meter's -b), and the
+#                         tracer gets D as its script's first positional parameter ($1;
+#                         dtrace with -x argref) and, with --target-pid, as its -p
+#                         (meta decoy_pid): the meter is a bystander of that tracer; a
+#                         command tracer finds it in TRACELAB_DECOY (and the measured
+#                         process in TRACELAB_MEASURED)
 #   --bracket U,T,V       the workload first, the tracer inside it: start the workload
 #                         (it must print "# measuring pid=P ..." once it measures, and
 #                         take SIGUSR2 as a mark and SIGUSR1 as "finish": the rate
@@ -53,6 +60,7 @@ HERE=$(cd "$(dirname "$0")/.." && pwd)
 DDEFS=
 OUT= KIND= SCRIPT= TRACER_CPU= ATTACH_TIMEOUT=60 STOP_TIMEOUT=30 DEADLINE=0 READY= FTRACE_KEEP=0
 WATCH_STDIN=0 LOCK_TOKEN= BPF_STATS=0 BPF_STATS_BEFORE= BRACKET= TARGET_PID_MODE=0 MPID=
+DECOY_MODE=0 DPID=
 while [ $# -gt 0 ]; do
     case $1 in
     --out) OUT=$2; shift 2 ;;
@@ -69,6 +77,7 @@ while [ $# -gt 0 ]; do
     --bpf-stats) BPF_STATS=1; shift ;;
     --bracket) BRACKET=$2; shift 2 ;;
     --target-pid) TARGET_PID_MODE=1; shift ;;
+    --decoy) DECOY_MODE=1; shift ;;
     --dtrace-define)
         case $2 in *\'*) die "--dtrace-define must not contain a single quote" ;; esac
         DDEFS="$DDEFS -D '$2'"; shift 2 ;;
@@ -91,6 +100,10 @@ if [ -n "$BRACKET" ]; then
 fi
 if [ "$TARGET_PID_MODE" = 1 ]; then
     case $KIND in dtrace|bpftrace) ;; *) die "--target-pid needs dtrace or bpftrace, not $KIND" ;; esac
+fi
+if [ "$DECOY_MODE" = 1 ]; then
+    [ -n "$BRACKET" ] || die "--decoy needs --bracket"
+    case $KIND in dtrace|bpftrace|command) ;; *) die "--decoy needs dtrace, bpftrace or a command, not $KIND" ;; esac
 fi
 mkdir -p "$OUT" || die "cannot create $OUT"
 [ -e "$OUT/meta" ] && die "$OUT already holds a finished run"
@@ -171,9 +184,19 @@ if [ "$DEADLINE" != 0 ]; then  # watchdog: whatever happens, nothing outlives th
     WATCHDOG=$!
 fi
 
-# target_pid_option: "-p PID " (the measured process) under --target-pid once it is known
+# target_pid_option: "-p PID " under --target-pid once it is known: the measured process,
+# or under --decoy the decoy the workload started (the tracer is for it, not the meter)
 target_pid_option() {
-    if [ "$TARGET_PID_MODE" = 1 ] && [ -n "$MPID" ]; then printf -- '-p %s ' "$MPID"; fi
+    [ "$TARGET_PID_MODE" = 1 ] || return 0
+    if [ "$DECOY_MODE" = 1 ]; then
+        [ -n "$DPID" ] && printf -- '-p %s ' "$DPID"
+    elif [ -n "$MPID" ]; then printf -- '-p %s ' "$MPID"; fi
+    return 0
+}
+
+# decoy_args: under --decoy, the decoy's pid as the script's first positional parameter ($1)
+decoy_args() {
+    if [ "$DECOY_MODE" = 1 ]; then printf ' %s' "$DPID"; fi
 }
 
 # start_tracer: start the tracer and wait until it attached; sets rc (0, 1: not in time, 2: died)
@@ -184,7 +207,7 @@ start_tracer() {
         ;;
     bpftrace)
         [ -r "$SCRIPT" ] || die "bpftrace script $SCRIPT not readable"
-        printf 'exec env __BPFTRACE_NOTIFY_PROBES_ATTACHED=1 bpftrace %s%s\n' "$(target_pid_option)" "'$SCRIPT'" > "$OUT/tracer-command.sh"
+        printf 'exec env __BPFTRACE_NOTIFY_PROBES_ATTACHED=1 bpftrace %s%s%s\n' "$(target_pid_option)" "'$SCRIPT'" "$(decoy_args)" > "$OUT/tracer-command.sh"
         start_process_tracer "$OUT/tracer-command.sh"
         wait_for_pattern "$OUT/tracer.stderr" '__BPFTRACE_NOTIFY_PROBES_ATTACHED'
         rc=$?
@@ -202,16 +225,20 @@ start_tracer() {
             rc=3
             return
         fi
-        meta probes "$(dtrace -l -C $(target_pid_option) -D "DTRACE_SCRIPT=\"$SCRIPT\"" -s "$SCRIPT" 2>/dev/null | sed 1d | wc -l | tr -d ' ')"
-        printf 'exec dtrace -C -q %s-D %s%s -s %s -n %s\n' "$(target_pid_option)" \
+        meta probes "$(dtrace -l -C $(target_pid_option) -D "DTRACE_SCRIPT=\"$SCRIPT\"" -s "$SCRIPT" $(decoy_args) 2>/dev/null | sed 1d | wc -l | tr -d ' ')"
+        # (under --decoy the decoy's pid is $1: -x argref, as the BEGIN clause names no $1)
+        printf 'exec dtrace -C -q %s%s-D %s%s -s %s -n %s%s\n' "$(target_pid_option)" \
+            "$( [ "$DECOY_MODE" = 1 ] && printf -- '-x argref ')" \
             "'DTRACE_SCRIPT=\"$SCRIPT\"'" "$DDEFS" "'$SCRIPT'" "'dtrace:::BEGIN { printf(\"__TRACELAB_ATTACHED__\\n\"); }'" \
-            > "$OUT/tracer-command.sh"
+            "$(decoy_args)" > "$OUT/tracer-command.sh"
         start_process_tracer "$OUT/tracer-command.sh"
         wait_for_pattern "$OUT/tracer.stdout" '__TRACELAB_ATTACHED__'
         rc=$?
         ;;
     command)
         [ -r "$OUT/tracer-command.sh" ] || die "KIND=command needs $OUT/tracer-command.sh"
+        # the pids a custom tracer may be for: the decoy (--decoy), the measured process
+        export TRACELAB_DECOY="$DPID" TRACELAB_MEASURED="$MPID"
         start_process_tracer "$OUT/tracer-command.sh"
         if [ -n "$READY" ]; then
             wait_for_pattern "$OUT/tracer.stdout" "$READY" || wait_for_pattern "$OUT/tracer.stderr" "$READY"
@@ -296,6 +323,13 @@ wait_measuring() {
         fi
         sleep 0.02
     done
+    if [ "$DECOY_MODE" = 1 ]; then
+        DPID=$(sed -n 's/^# decoy pid=\([0-9][0-9]*\)$/\1/p' "$OUT/workload.stdout" | sed -n 1p)
+        if [ -z "$DPID" ] || ! kill -0 "$DPID" 2>/dev/null; then
+            STATUS=error; meta error "--decoy: the workload named no living decoy ('# decoy pid=P')"; exit 4
+        fi
+        meta decoy_pid "$DPID"
+    fi
 }
 
 if [ -n "$BRACKET" ]; then

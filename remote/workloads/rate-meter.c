@@ -8,10 +8,10 @@
  * reports its exact length in ns, so a window that ran a little long is not
  * miscounted.
  *
- * usage: rate-meter [-w|-u] WARMUP_MS WINDOW_MS WINDOWS  timed: prints one line per window
- *        rate-meter [-w|-u] -s WARMUP_MS WINDOW_MS      signalled: windows until SIGUSR1
- *        rate-meter [-w|-u] -n ITERATIONS               exactly ITERATIONS iterations (counting)
- *        rate-meter [-w|-u] -n ITERATIONS -g            the same, started by SIGUSR2: it prints
+ * usage: rate-meter [-b] [-w|-u|-d LIB|-m FILE] WARMUP_MS WINDOW_MS WINDOWS  timed
+ *        rate-meter [-b] [-w|-u|-d LIB|-m FILE] -s WARMUP_MS WINDOW_MS  signalled
+ *        rate-meter [-w|-u|-d LIB|-m FILE] -n ITERATIONS   exactly ITERATIONS (counting)
+ *        rate-meter [-w|-u|-d LIB|-m FILE] -n ITERATIONS -g  the same, started by SIGUSR2: it prints
  *            "# measuring pid=P t0=0" and waits for SIGUSR2 ("go"), so that a tracer given
  *            its pid (dtrace -p for pid$target, traced-run.sh --target-pid) attaches first;
  *            it gives up (exit 4) should the parent that started it go away while it waits
@@ -23,6 +23,18 @@
  *       (usdt:...:tracelab:event and uprobe:...:tracelab_probed fire once per iteration;
  *       tracelab:never sits in a function that is never called: case 2's attach point).
  *       Built without sys/sdt.h, -u exits with status 2 and says so on stderr.
+ *   -d LIB: each iteration is dlopen(LIB) + dlclose: the file mapped and unmapped once,
+ *       what a uprobe registered on any file makes the kernel look at (the bystander
+ *       benchmark's idle tracer; tracelab-never.so, built beside the meter, runs its
+ *       constructor tracelab_loaded() once per load: the loads are counted, not assumed)
+ *   -m FILE: each iteration maps FILE (read and execute, private, whole) and unmaps it:
+ *       one mmap(2) of the file, what the kernel checks against every registered uprobe
+ *       (the bystander benchmark's idle uprobes, with less else per iteration than -d)
+ *   -b (first, before the loop's option): a bystander. The meter first forks a decoy, a
+ *       child named tracelab-decoy that only waits (it never reads, never maps a file)
+ *       and dies with the meter; it prints "# decoy pid=D" before anything else, so that
+ *       a tracer can be attached *for the decoy* while the meter measures what that costs
+ *       a process it does not trace (traced-run.sh --decoy)
  * output (timed): "# rate-meter 1 cpu=C warmup_ms=W window_ms=M windows=N check=K"
  *                 then "w INDEX ITERATIONS NANOSECONDS CPU_NANOSECONDS" per window (the
  *                 window's wall time and the time this thread ran in it, from
@@ -41,6 +53,7 @@
  * read, /dev/null written or memory allocated, 4 if its parent went away before -g's go;
  * every status but 0 with one line on stderr saying why. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -48,6 +61,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #if defined(__has_include)
@@ -99,6 +118,10 @@ on_mark(int sig)
 }
 
 static int usdt_loop;
+static const char *dl_lib;
+static int map_fd = -1;
+static size_t map_len;
+static pid_t decoy;
 static volatile long seq;
 
 /* exit with `status` after one line on stderr: a runner reports it with the status */
@@ -112,8 +135,9 @@ fail(int status, const char *why)
 static void
 usage(void)
 {
-	fail(2, "bad arguments; usage: tracelab-rate [-w|-u] WARMUP_MS WINDOW_MS WINDOWS | "
-	    "[-w|-u] -s WARMUP_MS WINDOW_MS | [-w|-u] -n ITERATIONS [-g]");
+	fail(2, "bad arguments; usage: tracelab-rate [-b] [-w|-u|-d LIB|-m FILE] WARMUP_MS "
+	    "WINDOW_MS WINDOWS | [-b] [-w|-u|-d LIB|-m FILE] -s WARMUP_MS WINDOW_MS | "
+	    "[-w|-u|-d LIB|-m FILE] -n ITERATIONS [-g]");
 }
 
 #ifdef HAVE_SDT
@@ -133,6 +157,68 @@ tracelab_never(long i)
 }
 #endif
 
+/* the decoy: a child that waits for nothing but its end (the meter's exit kills it, and
+ * so would the meter's death: PR_SET_PDEATHSIG), reading nothing, mapping nothing */
+static void
+start_decoy(void)
+{
+	pid_t parent = getpid();
+	int ready[2];
+	char c = 0;
+
+	fflush(stdout);
+	if (pipe(ready) != 0)
+		fail(3, "cannot make the decoy's pipe");
+	decoy = fork();
+	if (decoy < 0)
+		fail(3, "cannot fork the decoy");
+	if (decoy == 0) {
+		close(ready[0]);
+#ifdef __linux__
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prctl(PR_SET_NAME, "tracelab-decoy");
+#endif
+		(void)write(ready[1], &c, 1);	/* named: the meter may say so */
+		close(ready[1]);
+		/* (elsewhere: it polls for its parent's end, once a second) */
+		for (;;) {
+			if (getppid() != parent)
+				_exit(0);
+#ifdef __linux__
+			pause();
+#else
+			sleep(1);
+#endif
+		}
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		fail(3, "the decoy did not start");
+	close(ready[0]);
+	printf("# decoy pid=%ld\n", (long)decoy);
+	fflush(stdout);
+}
+
+static void
+stop_decoy(void)
+{
+	if (decoy > 0) {
+		kill(decoy, SIGKILL);
+		waitpid(decoy, NULL, 0);
+		decoy = 0;
+	}
+}
+
+/* what failed when one() did, for its one line on stderr */
+static const char *
+fail_what(void)
+{
+	if (map_fd >= 0)
+		return ("cannot map or unmap the -m file");
+	return (dl_lib != NULL ? "cannot dlopen or dlclose the -d library"
+	    : "cannot read /dev/zero or write /dev/null");
+}
+
 static int
 one(void)
 {
@@ -146,6 +232,20 @@ one(void)
 	}
 #endif
 
+	if (map_fd >= 0) {
+		void *p = mmap(NULL, map_len, PROT_READ | PROT_EXEC, MAP_PRIVATE, map_fd, 0);
+
+		if (p == MAP_FAILED || munmap(p, map_len) != 0)
+			return (-1);
+		return (0);
+	}
+	if (dl_lib != NULL) {
+		void *h = dlopen(dl_lib, RTLD_NOW | RTLD_LOCAL);
+
+		if (h == NULL || dlclose(h) != 0)
+			return (-1);
+		return (0);
+	}
 	while ((r = read(fd, buf, 1)) < 0 && errno == EINTR)
 		;
 	if (r != 1)
@@ -165,7 +265,7 @@ run_until(long long end_ns, long long *stop_ns)
 	for (;;) {
 		for (i = 0; i < CHECK; i++)
 			if (one() != 0)
-				fail(3, "cannot read /dev/zero or write /dev/null");
+				fail(3, fail_what());
 		n += CHECK;
 		t = now_ns();
 		if (t >= end_ns) {
@@ -185,6 +285,25 @@ main(int argc, char **argv)
 	fd = open("/dev/zero", O_RDONLY);
 	if (fd < 0)
 		fail(3, "cannot open /dev/zero");
+	if (argc > 1 && strcmp(argv[1], "-b") == 0) {
+		start_decoy();
+		argc--;
+		argv++;
+	}
+	if (argc > 2 && strcmp(argv[1], "-d") == 0) {
+		dl_lib = argv[2];
+		argc -= 2;
+		argv += 2;
+	} else if (argc > 2 && strcmp(argv[1], "-m") == 0) {
+		struct stat st;
+
+		if ((map_fd = open(argv[2], O_RDONLY)) < 0 || fstat(map_fd, &st) != 0 ||
+		    st.st_size <= 0)
+			fail(3, "cannot open the -m file");
+		map_len = (size_t)st.st_size;
+		argc -= 2;
+		argv += 2;
+	} else
 	if (argc > 1 && argv[1][0] == '-' && argv[1][1] == 'w' && argv[1][2] == 0) {
 		out_fd = open("/dev/null", O_WRONLY);
 		if (out_fd < 0)
@@ -232,7 +351,8 @@ main(int argc, char **argv)
 		}
 		for (i = 0; i < n; i++)
 			if (one() != 0)
-				fail(3, "cannot read /dev/zero or write /dev/null");
+				fail(3, fail_what());
+		stop_decoy();
 		printf("# rate-meter 1 iterations=%lld\n", n);
 		return (0);
 	}
@@ -298,6 +418,7 @@ main(int argc, char **argv)
 		if (orphaned)
 			printf("# orphaned\n");
 	}
+	stop_decoy();
 	printf("# done cpu=%d\n", sched_getcpu());
 	return (0);
 }

@@ -19,15 +19,9 @@ class AnalysisError(Exception):
 
 
 class DataFormatError(AnalysisError, ValueError):
-    """A result file cannot be read: empty, truncated, not the expected format.
-
-    Attributes
-    ----------
-    path:    the file (``None`` for in-memory data)
-    field:   the field or part of the file that is wrong (``None`` if the
-             whole file is unreadable)
-    problem: what is wrong, in words
-    """
+    """A result file cannot be read: empty, truncated, not the expected format. ``path``:
+    the file (None for in-memory data); ``field``: the field or part of it that is wrong
+    (None: the whole file is unreadable); ``problem``: what is wrong, in words."""
 
     def __init__(self, path: str | Path | None, field: str | None, problem: str):
         self.path = None if path is None else str(path)
@@ -324,6 +318,18 @@ class IntegrityError(CampaignError):
 
     def __reduce__(self):
         return (type(self), (self.campaign, self.run, self.path, self.expected, self.actual))
+
+
+class MislabelledCase(CampaignError, ValueError):
+    """A run's own data contradict its case (a bystander its tracer counted): nothing of the
+    run is kept, the campaign stops, a report refuses it. ``case``, ``reason``, ``path``."""
+
+    def __init__(self, case: str, reason: str, path: str | Path | None = None):
+        self.case, self.reason, self.path = case, reason, None if path is None else str(path)
+        super().__init__(f"{self.path}: {reason}" if self.path else reason)
+
+    def __reduce__(self):
+        return (type(self), (self.case, self.reason, self.path))
 
 
 class LockError(AnalysisError):

@@ -40,7 +40,7 @@ def _blocks(rng, traced_share: float, rounds: int = 8) -> pd.DataFrame:
 
 
 def _table(monkeypatch, blocks):
-    monkeypatch.setattr(rm, "load_blocks", lambda c, t: blocks)
+    monkeypatch.setattr(rm, "load_blocks", lambda c, t, experiments=None: blocks)
     monkeypatch.setattr(rm, "events_per_iteration", lambda c, t: {"ctl": 1.0, "exp": 1.0})
     camp = SimpleNamespace(parameters={"rate_control": "ctl"})
     return rm.rate_table(camp, "local").set_index("experiment")
@@ -79,7 +79,7 @@ def test_a_cost_mostly_in_the_fast_state_is_estimated_from_it(monkeypatch):
 
 def test_bracket_differences_are_each_brackets_traced_minus_its_untraced(monkeypatch):
     blocks = _blocks(np.random.default_rng(5), traced_share=0.85, rounds=4)
-    monkeypatch.setattr(rm, "load_blocks", lambda c, t: blocks)
+    monkeypatch.setattr(rm, "load_blocks", lambda c, t, experiments=None: blocks)
     got = rm.bracket_differences(None, "local").set_index(["label", "round"])["diff_ns"]
     assert len(got) == 8
     for (label, r), g in blocks.groupby(["experiment", "round"]):

@@ -134,7 +134,7 @@ def test_the_tests_plan_names_each_missing_commands_package_and_why():
     p = plan(_linux(bpftrace=1), "apt", tests=["sshd", "busybox", "qemu-system-x86_64"])
     assert p.packages == ("bpftrace", "openssh-server", "busybox", "qemu-system-x86")
     text = p.describe()
-    assert "bpftrace: for ab, cyclictest, dd" in text  # every benchmark's needs, too
+    assert "bpftrace: for ab, bystander, cyclictest, dd" in text  # every benchmark's needs, too
     assert f"sshd: for the tests ({TESTS_APT['sshd'][1]})" in text
     assert "qemu-system-x86" in NO_RECOMMENDS and "openssh-server" not in NO_RECOMMENDS
     assert plan(_linux(), "apt", tests=[]).packages == ()  # nothing missing: nothing to do

@@ -12,6 +12,7 @@ second, with the cost's 95 % CI, and Gregg's words for it (:mod:`analysis.rules`
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,9 +61,13 @@ def rate_script(probe: str) -> str:
     that gap as part of the window made a 2,000/s rate read 3 % low. The timer is detached
     with the probe, so the window is at most 5 ms short (+0.2 % on a 3 s count)."""
     spec, _, pred = parse_probe(probe)
+    # with a filter, every crossing of the probe site too: those the filter rejects are
+    # the bystanders' (each pays the program up to its filter: the bystander benchmark)
+    crossings = f"{spec} {{ @crossings = count(); }}\n" if pred else ""
     return ("BEGIN { @t0 = nsecs; @t1 = nsecs; }\n"
             "interval:ms:5 { @t1 = nsecs; }\n"
             f"{spec} {f'/{pred}/ ' if pred else ''}{{ @events = count(); }}\n"
+            f"{crossings}"
             "END { @window_ns = @t1 - @t0; delete(@t0); delete(@t1); }\n")
 
 
@@ -76,6 +81,13 @@ def parse_rate(stdout: str) -> tuple[int, float]:
     return (int(events.group(1)) if events else 0), int(window.group(1)) / 1e9
 
 
+def parse_crossings(stdout: str) -> int:
+    """Every crossing of the probe site the rate script counted (``@crossings``: a probe
+    with a filter; 0 when none printed)."""
+    m = re.search(r"^@crossings:\s*(\d+)\s*$", stdout, re.M)
+    return int(m.group(1)) if m else 0
+
+
 def _duration(value) -> float:
     return _params.seconds("duration", value, maximum=3600)
 
@@ -86,7 +98,7 @@ class ProbeRate(Benchmark):
 
     name = "probe-rate"
     notebook = "4.1-probe-rate"
-    uses = ("dd", "looper")
+    uses = ("dd", "looper", "bystander")
     description = "a probe's live event rate (count only, no workload started)"
     needs = ("bpftrace",)
     params = (
@@ -126,8 +138,11 @@ class ProbeRate(Benchmark):
         target = camp.first_target()
         events, window = parse_rate((camp.run_dir(target, "rate") / "tracer.stdout").read_text())
         q = camp.parameters
+        out = (camp.run_dir(target, "rate") / "tracer.stdout").read_text()
         table = pd.DataFrame([{"probe": q["probe"], "events": events, "window_s": window,
-                               "events_per_s": events / window}])
+                               "events_per_s": events / window,
+                               "crossings": parse_crossings(out) if parse_probe(q["probe"])[2]
+                               else None}])
         return Report(camp, {"table": table})
 
 
@@ -160,6 +175,13 @@ class Price:
     cost_note: str
     count_overhead_pct: float
     extra: dict = field(default_factory=dict, compare=False)
+    #: with a filter: the crossings of the probe site it rejected in the window (other
+    #: processes', each of which pays the program up to its filter), and what one costs
+    #: them (the bystander benchmark's); None: no filter, every crossing is an event
+    rejected: int | None = None
+    bystander_ns: float = math.nan
+    bystander_ns_ci: tuple[float, float] = (math.nan, math.nan)
+    bystander_source: str = ""
 
     def __post_init__(self):
         if self.window_s <= 0 or self.events < 0:
@@ -184,16 +206,54 @@ class Price:
     def verdict(self) -> str:
         return rules.verdict(self.cpu_pct / 100)
 
+    @property
+    def bystander_rate(self) -> float:
+        """Crossings per second the filter rejected (NaN without a filter)."""
+        return math.nan if self.rejected is None else self.rejected / self.window_s
+
+    @property
+    def bystander_cpu_pct(self) -> float:
+        """What the processes the probe does not trace pay, in % of one CPU."""
+        return self.bystander_rate * self.bystander_ns * 1e-7
+
+    @property
+    def bystander_cpu_pct_ci(self) -> tuple[float, float]:
+        return tuple(self.bystander_rate * v * 1e-7 for v in self.bystander_ns_ci)
+
+    def _bystander_text(self) -> str:
+        if self.rejected is None:
+            return ("no filter: every process that crosses the probe site is traced (its "
+                    "events above)")
+        lo, hi = self.bystander_cpu_pct_ci
+        if not math.isfinite(self.bystander_ns):
+            return (f"its filter rejected {self.bystander_rate:,.1f} crossings/s by other "
+                    f"processes; what each costs them is not measured on {self.target} "
+                    "(the bystander benchmark; measure=True runs it)")
+        return (f"the processes it does not trace: its filter rejected "
+                f"{self.bystander_rate:,.1f} crossings/s, at {self.bystander_ns:,.1f} ns each "
+                f"[{self.bystander_ns_ci[0]:,.1f}, {self.bystander_ns_ci[1]:,.1f}] "
+                f"({self.bystander_source}): {self.bystander_cpu_pct:.3g} % of one CPU "
+                f"[{lo:.3g}, {hi:.3g}] more, paid by them")
+
     def save_figure(self, *, figures_dir=None) -> list[Path]:
         """The price as a rules-of-thumb figure: the measured rate next to Gregg's rates
-        (``figures/price-<rate campaign>.pdf/png``)."""
+        (``figures/price-<rate campaign>.pdf/png``); with a filter, a second row: what a
+        crossing it rejects costs the process that made it, at the same rates."""
         rates = sorted({*rules.RATES, round(self.rate)}) if self.rate >= 1 else list(rules.RATES)
-        found = pd.DataFrame([{"experiment": f"{self.action} on a {self.probe_type}",
-                               "per_event_ns": self.per_event_ns,
-                               "per_event_ns_ci_low": self.per_event_ns_ci_low,
-                               "per_event_ns_ci_high": self.per_event_ns_ci_high}])
-        fig = rules.figure(rules.table(found=found, rates=rates), rates=rates,
-                           title=f"{self.probe}: {self.rate:,.0f} events/s measured")
+        rows = [{"experiment": f"{self.action} on a {self.probe_type}",
+                 "per_event_ns": self.per_event_ns,
+                 "per_event_ns_ci_low": self.per_event_ns_ci_low,
+                 "per_event_ns_ci_high": self.per_event_ns_ci_high}]
+        if math.isfinite(self.bystander_ns):
+            rows.append({"experiment": "a crossing its filter rejects",
+                         "per_event_ns": self.bystander_ns,
+                         "per_event_ns_ci_low": self.bystander_ns_ci[0],
+                         "per_event_ns_ci_high": self.bystander_ns_ci[1]})
+        found = pd.DataFrame(rows)
+        title = f"{self.probe}: {self.rate:,.0f} events/s measured"
+        if self.rejected is not None:
+            title += f", {self.bystander_rate:,.0f} crossings/s rejected"
+        fig = rules.figure(rules.table(found=found, rates=rates), rates=rates, title=title)
         return plots.save_figure(fig, f"price-{self.rate_campaign}", figures_dir=figures_dir,
                                  sources=self.extra.get("sources", ()),
                                  note=f"cost: {self.cost_source}")
@@ -217,7 +277,7 @@ class Price:
                 f"{self.cpu_pct * 10:.3g} ms of CPU per second: {self.verdict} "
                 f"(95 % CI: {rules.verdict_range(lo / 100, hi / 100)})\n"
                 f"the count that measured the rate cost about {self.count_overhead_pct:.3g} % of "
-                "one CPU itself")
+                f"one CPU itself\n{self._bystander_text()}")
 
 
 def price_probe(target: str = "local", probe: str = "tracepoint:syscalls:sys_enter_openat",
@@ -250,6 +310,9 @@ def price_probe(target: str = "local", probe: str = "tracepoint:syscalls:sys_ent
                              + ("" if measure else " (measure=True runs a short campaign)"))
     count_cost, _ = _cost(found, ptype, "count")
     events, window = int(rate["events"].iloc[0]), float(rate["window_s"].iloc[0])
+    crossings = rate["crossings"].iloc[0]
+    rejected = None if crossings is None or pd.isna(crossings) else max(int(crossings) - events, 0)
+    by = _bystander(found, probe, target, data_dir, conn, measure and bool(rejected))
     count_pct = events / window * count_cost["per_event_ns"] * 1e-7 if count_cost is not None \
         else float("nan")
     return Price(target, probe.strip(), ptype, action, events, window, result.campaign,
@@ -258,7 +321,43 @@ def price_probe(target: str = "local", probe: str = "tracepoint:syscalls:sys_ent
                  f"campaign {cost['campaign']}, {cost['benchmark']} {cost['experiment']}",
                  note, count_pct, {"sources": [
                      Campaign.open(c, data_dir=data_dir).manifest_path
-                     for c in (result.campaign, cost["campaign"])]})
+                     for c in (result.campaign, cost["campaign"])]}, rejected, **by)
+
+
+#: the bystander benchmark's predicate case for a filter, by what the filter tests
+_BYSTANDER_CASES = {("tracepoint", "comm"): "tp-comm", ("tracepoint", "cgroup"): "tp-cgroup",
+                    ("tracepoint", "pid"): "tp-pid", ("uprobe", "pid"): "u-pid"}
+
+
+def _bystander(found, probe: str, target, data_dir, conn, measure: bool) -> dict:
+    """What one crossing rejected by the probe's filter costs the process that made it: the
+    newest bystander campaign's predicate case of the probe's type (a kprobe: a syscall
+    tracepoint's, said), measured with a short one when there is none and ``measure``."""
+    _, ptype, pred = parse_probe(probe)
+    if pred is None:
+        return {}
+    kind = "tracepoint" if ptype in ("tracepoint", "kprobe") else ptype
+    tests = "comm" if "comm" in pred else "cgroup" if "cgroup" in pred else "pid"
+    case = _BYSTANDER_CASES.get((kind, tests), _BYSTANDER_CASES.get((kind, "pid")))
+
+    def pick(rows):
+        rows = rows[(rows["action"] == "bystander: predicate") & (rows["probe_type"] == kind)]
+        exact = rows[rows["experiment"] == case]
+        return exact.iloc[0] if len(exact) else rows.iloc[0] if len(rows) else None
+
+    row = pick(found)
+    if row is None and measure and case:
+        run_benchmark("bystander", target, cases=[case], rounds=2, precision=None,
+                      budget=None, **conn)
+        row = pick(rules.costs(target, benchmark_of=for_campaign, data_dir=data_dir))
+    if row is None:
+        return {}
+    note = "" if kind == ptype else f"; a {ptype}'s nearest measured: a {kind}'s"
+    return {"bystander_ns": float(row["per_event_ns"]),
+            "bystander_ns_ci": (float(row["per_event_ns_ci_low"]),
+                                float(row["per_event_ns_ci_high"])),
+            "bystander_source": f"campaign {row['campaign']}, bystander {row['experiment']}"
+                                + note}
 
 
 def _action(value) -> str:

@@ -14,6 +14,7 @@ from analysis.campaign.folders import target_slug
 from analysis.campaign.records import CampaignResult, Execute, RunSpec, now
 from analysis.campaign.store import Campaign
 from analysis.errors import (
+    MislabelledCase,
     StorageError,
     TargetError,
     TargetUnreachable,
@@ -191,8 +192,8 @@ class _Runner:
             except TargetUnreachable as exc:
                 self.result.unreachable[target] = str(exc)
                 return
-            except StorageError:
-                raise  # the local disk: every further run would fail the same way
+            except (StorageError, MislabelledCase):
+                raise  # the local disk, or the plan itself: every further run would fail
             except TargetError as exc:
                 failed[run.run_id] = str(exc)
                 self.tick(target, run, "FAILED")

@@ -167,11 +167,14 @@ def check_run(kind: str, staging: Path, name: str, transport_name: str) -> dict:
 
 
 def make_execute(scripts: Callable, argv: Callable, q: dict, fallback, *, tracer_cpu,
-                 attach_timeout: float = 120.0, stop_timeout: float = 120.0):
+                 attach_timeout: float = 120.0, stop_timeout: float = 120.0,
+                 options: Callable | None = None, after: Callable | None = None):
     """The ``execute`` of a campaign with rate runs: rate counting runs and brackets here,
     every other run by ``fallback``. ``scripts(transport, meter, run, kind)`` -> (tracer,
-    script path) of a run (a counting run's script counts the experiment's events per
-    iteration in ``@events``); ``argv(meter, kind, run)`` -> the workload's argv."""
+    script path) of a run (a counting run's script counts its events per iteration in
+    ``@events``); ``argv(meter, kind, run)`` -> the workload's argv; ``options(run, kind,
+    meter)`` -> more of its :class:`TracerSpec` (``decoy``, ``target_pid``, ``command``);
+    ``after(run, kind, staging, info)`` checks a finished run (raising refuses it)."""
     from analysis.tracing.lifecycle import TracerSpec, traced_execute
     from analysis.tracing.tracers import needs_target_pid, parse_count
 
@@ -191,8 +194,10 @@ def make_execute(scripts: Callable, argv: Callable, q: dict, fallback, *, tracer
         # meter then waits until the tracer attached (-g) and counts exactly its iterations
         by_pid = needs_target_pid(tracer, Path(script).read_text())
         workload = argv(meter, kind, run) + (["-g"] if by_pid and kind == COUNT_KIND else [])
+        more = options(run, kind, meter) if options else {}
         spec = TracerSpec(tracer, script=script, tracer_cpu=tracer_cpu,
-                          bracket=None if kind == COUNT_KIND else bracket(q), target_pid=by_pid)
+                          bracket=None if kind == COUNT_KIND else bracket(q),
+                          **{"target_pid": by_pid, **more})
         info = traced_execute(spec, workload, attach_timeout=attach_timeout,
                               stop_timeout=stop_timeout,
                               workload_timeout=timeout(kind, q, run.params))(
@@ -206,6 +211,8 @@ def make_execute(scripts: Callable, argv: Callable, q: dict, fallback, *, tracer
                                   "lost; the run will be repeated")
             info["events"] = events
         info.update(check_run(kind, staging, run.run_id, transport.name))
+        if after:
+            info.update(after(run, kind, staging, info) or {})
         return info
 
     return execute

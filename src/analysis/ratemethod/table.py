@@ -26,14 +26,18 @@ def _entries(campaign: Campaign, target: str, kind: str):
             yield rid, e
 
 
-def load_blocks(campaign: Campaign, target: str) -> pd.DataFrame:
+def load_blocks(campaign: Campaign, target: str, experiments=None) -> pd.DataFrame:
     """Every finished rate block: run id, experiment, label (``aa-control`` for the A/A
     slot, ``untraced`` for A blocks), round, position, role, order, time per iteration,
     the thread's CPU time per iteration and CPU share, the windows' CV, whether an untraced
     block is an outlier, its speed state, and whether the meter was preempted (another task
-    took its CPU: its CPU share under :data:`analysis.ratemethod.meter.MIN_CPU_SHARE`)."""
+    took its CPU: its CPU share under :data:`analysis.ratemethod.meter.MIN_CPU_SHARE`).
+    ``experiments``: only the runs of these (a group of one meter loop, with its own
+    control, in a campaign of several loops), their outliers and speed states their own."""
     rows = []
     for rid, e in _entries(campaign, target, BRACKET_KIND):
+        if experiments is not None and e["experiment"] not in experiments:
+            continue
         # one bracket, three blocks: positions 3k, 3k + 1, 3k + 2 pair it with itself
         path = campaign.run_dir(target, rid) / "workload.stdout"
         p = e["params"]
@@ -89,7 +93,8 @@ def events_per_iteration(campaign: Campaign, target: str) -> dict[str, float]:
 
 
 def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999,
-               before_round: int | None = None) -> pd.DataFrame:
+               before_round: int | None = None, control: str | None = None,
+               experiments=None) -> pd.DataFrame:
     """Per experiment (and the A/A slot): per-event cost by the rate method with its 95 %
     CI: the Hodges-Lehmann shift of its brackets' differences (each block's time per
     iteration in the fast state, :data:`VALUE`) against the reference brackets' (the
@@ -111,13 +116,15 @@ def rate_table(campaign: Campaign, target: str, *, n_resamples: int = 4999,
     apart (NaN: no such pair); the traced blocks that were preempted, rounds, the untraced
     time per iteration, precision. ``before_round``: the rounds before it only (the speed
     script's precision after k rounds). ``n_resamples`` is not used (the CIs are exact);
-    kept for callers."""
-    blocks = load_blocks(campaign, target)
+    kept for callers. ``control`` and ``experiments``: one group of a campaign whose
+    groups run different meter loops (its control, the group's experiments with it),
+    estimated apart (:func:`load_blocks`); default: the campaign's control, every run."""
+    blocks = load_blocks(campaign, target, experiments)
     states = blocks.attrs["states"]
     if before_round is not None:
         blocks = blocks[blocks["round"] < before_round]
     per_iter = events_per_iteration(campaign, target)
-    control = _control(campaign)
+    control = control or _control(campaign)
     per_iter[AA] = per_iter.get(control, math.nan)
     return pd.DataFrame(_rows(blocks, states, per_iter, control))
 

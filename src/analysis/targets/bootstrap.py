@@ -49,6 +49,7 @@ KBUILD_SOURCES = "/usr/src/linux-source-6.1.tar.xz"
 #: ``bootstrap(benchmarks=[...])`` installs only that, when a benchmark is first needed
 NEEDS = {
     "ab": ("hyperfine", "zstd", "iperf3", "bpftrace"),
+    "bystander": ("bpftrace", "cc"),
     "cyclictest": ("cyclictest", "bpftrace", "lttng"),
     "dd": ("bpftrace", "hyperfine", "cc"),
     "kbuild": ("bpftrace", "hyperfine", "cc", "kbuild"),

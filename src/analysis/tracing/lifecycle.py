@@ -61,6 +61,9 @@ class TracerSpec:
     #: ``pid$target``, ``bpftrace -p``): in a bracket the pid the workload prints; else
     #: the workload waits for SIGUSR2 until the tracer attached (the rate meter's ``-g``)
     target_pid: bool = False
+    #: (with ``bracket``) the tracer is for a decoy the workload started (the rate meter's
+    #: ``-b``): its pid is the script's ``$1`` and, with ``target_pid``, the tracer's ``-p``
+    decoy: bool = False
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -71,6 +74,8 @@ class TracerSpec:
             if len(self.bracket) != 3 or not all(
                     isinstance(x, (int, float)) and 0 <= x < 3600 for x in self.bracket):
                 raise ValueError(f"bracket must be three durations in s, not {self.bracket!r}")
+        if self.decoy and self.bracket is None:
+            raise ValueError("a decoy needs a bracket")
         if self.target_pid and self.kind not in ("bpftrace", "dtrace"):
             raise ValueError(f"only dtrace and bpftrace take a target pid, not {self.kind!r}")
         if self.kind in ("bpftrace", "dtrace") and self.script is None:
@@ -235,6 +240,8 @@ def _runner_options(transport: Transport, spec: TracerSpec, remote_dir: str,
         argv += ["--bracket", ",".join(f"{float(x):.3f}" for x in spec.bracket)]
     if spec.target_pid:
         argv += ["--target-pid"]
+    if spec.decoy:
+        argv += ["--decoy"]
     return argv
 
 

@@ -1,0 +1,283 @@
+"""What a tracer costs the processes it does not trace, and what an idle tracer costs.
+
+Every other benchmark prices the traced process's events. This one prices the
+*bystander's*: the rate meter (benchmark 1's read of one byte in a loop, or a loop that
+loads and unloads a file) runs untraced while a tracer is attached for another process,
+a *decoy* the meter forks (it only waits). Cases (:mod:`.cases`): a syscall tracepoint
+with predicates that never match the meter (pid, comm, cgroup) against the same program
+tracing it; a uprobe on libc's ``read`` filtered by a predicate and by the kernel
+(bpftrace ``-p``, DTrace's pid provider) against the same uprobe tracing it; idle probes
+(a syscall tracepoint that never fires, uprobes in a function never called, on a file
+never mapped, or on the file the meter loads and unloads); under bpftrace, and DTrace
+where it is installed.
+
+The method is benchmark 1's rate method (:mod:`analysis.ratemethod`): per round a bracket
+(untraced, traced, untraced, one meter process) per case, the control's (BEGIN only) and
+an A/A slot per group, shuffled; the cost is the shift of the case's brackets against the
+control's, divided by the crossings per iteration its counting run measured: ns **per
+crossing** of the probe site by the bystander (:mod:`.table`). Rounds are added until
+every case's CI is within ``precision`` or wholly under its group's noise floor (the A/A
+slot's CI), within ``budget``. A bystander case whose tracer counted the meter is refused
+(:class:`~analysis.errors.MislabelledCase`).
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pandas as pd
+
+from analysis import plots, ratemethod
+from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
+from analysis.benchmarks.bystander import cases as _cases
+from analysis.benchmarks.bystander import figures as _figures
+from analysis.benchmarks.bystander import run as _run
+from analysis.benchmarks.bystander import table as _table
+from analysis.benchmarks.bystander.cases import BY_ID, GROUPS, TRACERS
+from analysis.benchmarks.report import Report, with_caveat, write_report
+from analysis.campaign import Campaign, RunSpec, open_for_report
+from analysis.errors import ParameterError
+from analysis.stats import precision as _precision
+from analysis.stats.adaptive import adaptive_step
+
+
+def count_iterations() -> dict[str, int]:
+    """Iterations of a counting run: the loop of reads (~150 ns each) the rate method's,
+    the loops of loads (~25 us each) and of mappings (~1.6 us) a tenth of that."""
+    n = ratemethod.counting_runs(["x"])[0].params["iterations"]  # (read when called)
+    return {"read": n, "load": max(n // 10, 1000), "map": max(n // 10, 1000)}
+_RULE = ("per crossing within +-precision, or under the A/A noise floor (the estimate within "
+         "it, the CI no wider)")
+
+
+def counting_runs(chosen: list[str]) -> list[RunSpec]:
+    n = count_iterations()
+    return [RunSpec(f"rcount-{c}", c, {"kind": ratemethod.COUNT_KIND,
+                                       "iterations": n[BY_ID[c].group]}) for c in chosen]
+
+
+def round_runs(chosen: list[str], r: int, seed, aa: bool = True) -> list[RunSpec]:
+    """One round: a bracket per case, the control of each group present and, with ``aa``,
+    each group's A/A slot (a second control bracket), all shuffled together."""
+    groups = [g for g in GROUPS if any(BY_ID[c].group == g for c in chosen)]
+    slots = [(c, False) for c in chosen if BY_ID[c].role != "control"]
+    slots += [(GROUPS[g], False) for g in groups]
+    slots += [(GROUPS[g], True) for g in groups] if aa else []
+    random.Random(f"{seed}-bystander-{r}").shuffle(slots)
+    out = []
+    for pos, (case, is_aa) in enumerate(slots):
+        params = {"kind": ratemethod.BRACKET_KIND, "round": r, "position": pos}
+        if is_aa:
+            params["aa"] = True
+        out.append(RunSpec(f"q{r:03d}-{pos:02d}-{'aa-' if is_aa else ''}{case}", case, params))
+    return out
+
+
+def first_runs(chosen: list[str], rounds: int, seed) -> list[RunSpec]:
+    runs = counting_runs(chosen)
+    for r in range(rounds):
+        runs += round_runs(chosen, r, seed)
+    return runs
+
+
+@register
+class Bystander(Benchmark):
+    """What a tracer costs the processes it does not trace, per crossing of its probe."""
+
+    name = "bystander"
+    notebook = "7.0-bystander-cost"
+    description = ("what a tracer costs the processes it does not trace (predicates, the "
+                   "kernel's pid filter, idle probes), per crossing")
+    needs = ("bpftrace", "a C compiler (the rate meter)", "DTrace (optional)")
+    optional = ()
+    params = (
+        Param.names("cases", None, "the cases to run (None: all; the controls of their "
+                    "groups are added): " + ", ".join(c.id for c in _cases.CASES
+                                                      if c.role != "control"),
+                    [c.id for c in _cases.CASES]),
+        Param.names("tracers", list(TRACERS), "tracers whose cases run (DTrace's are skipped, "
+                    "saying so, where it is not installed)", TRACERS),
+        Param.integer("rounds", 5, "rounds before the precision rule may stop (every case "
+                      "in each)", 2),
+        Param("precision", 0.10, "target relative 95 % CI half-width per case (a case whose "
+              "CI lies under the A/A noise floor has met it too); None: rounds only",
+              "fraction", _precision.parse_precision),
+        Param("budget", "9 min", "wall time the campaign may use (None: no limit)",
+              "duration", _precision.parse_budget),
+        Param.integer("workload_cpu", None, "CPU the bystander is pinned to (None = the "
+                      "last one)", 0),
+        Param.integer("tracer_cpu", None, "CPU the tracer is pinned to (None = 0 when the "
+                      "machine has two or more)", 0),
+    )
+
+    def requires(self, p: Params, target: str, targets) -> tuple[str, ...]:
+        """bpftrace and a C compiler (the meter is built on the target); DTrace's cases
+        are skipped where it is not installed, saying so."""
+        return ("bpftrace", "cc")
+
+    def plan(self, preflights: dict, p: Params, campaign: str) -> Plan:
+        (target, pf), = preflights.items()
+        not_run = {}
+        usable = []
+        for tracer in p.tracers:
+            if tracer == "bpftrace" and pf.capabilities.get("bpf") is False:
+                not_run["bpftrace"] = "BPF programs cannot be loaded on this target"
+            elif tracer == "perf" and pf.os != "Linux":
+                not_run["perf"] = "perf_event_open's uprobe counter is Linux's"
+            elif tracer == "dtrace" and not (pf.os == "Linux" and pf.capabilities.get("dtrace")):
+                not_run["dtrace"] = ("DTrace is not installed on this target (python -m "
+                                     "analysis bootstrap TARGET --dtrace)")
+            else:
+                usable.append(tracer)
+        picked = _cases.chosen(p.cases, usable)
+        if pf.capabilities.get("uprobes") is False:
+            for c in [c for c in picked if c.probe == "uprobe" or c.group != "read"]:
+                not_run[c.id] = "no uprobes on this target"
+            picked = [c for c in picked if c.id not in not_run]
+        if not any(c.role != "control" for c in picked):
+            raise ParameterError("cases", p.cases, "nothing left to run on "
+                                 f"{target}: " + "; ".join(f"{k}: {v}" for k, v in
+                                                           not_run.items()))
+        cpus = pf.cpus or 1
+        ids = [c.id for c in picked]
+        params = {"notebook": self.notebook, "target": target, "cases": ids,
+                  "tracers": usable, "skipped": not_run, "rounds": p.rounds,
+                  "workload_cpu": cpus - 1 if p.workload_cpu is None else p.workload_cpu,
+                  "tracer_cpu": (0 if cpus > 1 else None) if p.tracer_cpu is None
+                  else p.tracer_cpu,
+                  "groups": {g: c for g, c in GROUPS.items() if c in ids},
+                  "count_iterations": count_iterations(), "rule": _RULE,
+                  "precision": p.precision,
+                  **ratemethod.settings("read"), "rate_control": ids[0]}
+        table = pd.DataFrame([{"case": c.id, "tracer": c.tracer, "role": c.role,
+                               "loop": c.group, "filtering": c.filtering,
+                               "per": c.crossing} for c in picked])
+        return Plan(first_runs(ids, p.rounds, campaign), params, not_run, table,
+                    state={"target": target, "seed": campaign})
+
+    def more(self, campaign: Campaign, plan: Plan, p: Params):
+        """What is missing of the planned runs, then the precision rule's next round: the
+        cases short of the rule with their groups' controls, no A/A."""
+        st, q = plan.state, plan.parameters
+        target, ids = st["target"], list(q["cases"])
+        entries = campaign.run_records(target)
+        planned = first_runs(ids, q["rounds"], st["seed"])
+        known = {r.run_id for r in planned}
+        later = [RunSpec(rid, e["experiment"], e["params"]) for rid, e in sorted(entries.items())
+                 if e.get("params", {}).get("kind") == ratemethod.BRACKET_KIND
+                 and rid not in known]
+        pending = [r for r in planned + later if not campaign.is_done(target, r.run_id)]
+        if pending or (p.precision is None and p.budget is None):
+            return pending or None
+        widths = _table.widths(campaign, target, p.precision)
+        brackets = [e for e in entries.values()
+                    if e.get("params", {}).get("kind") == ratemethod.BRACKET_KIND]
+        rounds = sorted({e["params"]["round"] for e in brackets})
+        dur: dict = {}
+        for e in brackets:
+            if not e["params"].get("aa"):
+                dur.setdefault(e["experiment"], []).append(e.get("duration_s") or 0.0)
+        control = ids[0]
+        # the rule sees the read group's control; the loads' control runs with its cases
+        widths.pop(control, None)
+        for c in GROUPS.values():
+            widths.pop(c, None)
+        decision = adaptive_step(campaign, widths, dur, rounds, control=control,
+                                 precision=p.precision, budget_s=p.budget,
+                                 min_rounds=q["rounds"], max_rounds=ratemethod.MAX_ROUNDS,
+                                 spent_s=sum(e.get("duration_s") or 0
+                                             for e in entries.values()),
+                                 prefix="rate_")
+        if decision.experiments is None:
+            return None
+        short = [c for c in decision.experiments if c in BY_ID and BY_ID[c].role != "control"]
+        return round_runs(short, rounds[-1] + 1, st["seed"], aa=False) if short else None
+
+    def execute(self, plan: Plan, p: Params, scratch: Path):
+        return _run.make_execute(plan.parameters, scratch)
+
+    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
+        return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
+                      **{**kwargs, "write": False})
+
+    def costs(self, campaign, *, data_dir=None, target: str | None = None):
+        """What a bystander pays per crossing, by probe type and filter (``action``:
+        ``bystander: predicate``, ``bystander: kernel pid filter``, ``bystander: idle``):
+        the rows price-a-probe and the rules of thumb read."""
+        camp = open_for_report(campaign, data_dir)
+        t = _table.case_table(camp, target or camp.first_target())
+        t = t[t["role"].isin(["bystander", "kernel-filter", "idle"])]
+        kind = {"bystander": "predicate", "kernel-filter": "kernel pid filter", "idle": "idle"}
+        return pd.DataFrame({
+            "experiment": t["case"].to_numpy(),
+            "probe_type": t["probe"].to_numpy(),
+            "action": [f"bystander: {kind[r]}" for r in t["role"]],
+            "per_event_ns": t["per_crossing_ns"].to_numpy(float),
+            "per_event_ns_ci_low": t["per_crossing_ns_ci_low"].to_numpy(float),
+            "per_event_ns_ci_high": t["per_crossing_ns_ci_high"].to_numpy(float)})
+
+
+@with_caveat
+def report(camp: Campaign | str, target: str | None = None, *, data_dir=None,
+           figures_dir=None, write: bool = True, skip_runs=()) -> Report:
+    """The cases' costs per crossing (``values["table"]``), the tracer's counts per bracket
+    (``values["counts"]``), the figure (traced against bystander per case, log axis, the
+    rule of thumb under it), a table for print and the summary lines; from raw files, every
+    one checked against the manifest first; a mislabelled bystander case is refused."""
+    camp = open_for_report(camp, data_dir, skip_runs)
+    target = target or camp.first_target()
+    table = _table.case_table(camp, target)
+    counts = _table.tracer_counts(camp, target)
+    blocks = ratemethod.load_blocks(camp, target)
+    out = Report(camp, {"table": table, "counts": counts,
+                        "rule_of_thumb": _figures.rule_of_thumb(table)})
+    stem = plots.figure_stem("bystander", camp.name)
+    out.frame("bystander", table)
+    out.frame("tracer_counts", counts)
+    out.frame("rate_blocks", blocks)
+    out.figure(f"{stem}-cost", _figures.bystander_figure(
+        table, f"What the untraced pay: bystander against traced, {target}"))
+    frame, caption = print_table(table, target)
+    out.table(f"{stem}-table", frame, floatfmt=",.1f", caption=caption)
+    out.summary = "\n".join(summary_lines(table, camp))
+    return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
+
+
+def print_table(table: pd.DataFrame, target: str) -> tuple[pd.DataFrame, str]:
+    """The cases for print (<= 7 columns) and the caption."""
+    t = table[~table["role"].isin(["control"])]
+    frame = pd.DataFrame({
+        "Case": t["case"].to_numpy(), "Role": t["role"].to_numpy(),
+        "Filter": t["filtering"].to_numpy(),
+        "Cost per crossing (ns)": t["per_crossing_ns"].to_numpy(float),
+        "95 % CI": [ratemethod.ci_text({"per_event_ns_ci_low": r["per_crossing_ns_ci_low"],
+                                        "per_event_ns_ci_high": r["per_crossing_ns_ci_high"]},
+                                       ",.1f", "no CI") for _, r in t.iterrows()],
+        "Precision": t["precision"].to_numpy(),
+        "Tracer saw per iteration": t["tracer_saw_per_iteration"].to_numpy(float)})
+    return frame, (f"What a tracer costs the processes it does not trace, on {target} (rate "
+                   "method, bpftrace/DTrace): cost per crossing of the probe site by the "
+                   "untraced meter (the traced cases: per event of the traced meter), the "
+                   "Hodges-Lehmann shift of its brackets against its loop's control, exact "
+                   "95 % rank CI; 'Tracer saw': the tracer's own count per meter iteration "
+                   "(0 for a bystander; about 1 when it traced the meter)")
+
+
+def summary_lines(table: pd.DataFrame, camp: Campaign) -> list[str]:
+    q = camp.parameters
+    lines = [f"bystander: {len(table)} rows, rule: {q.get('rule', _RULE)}, precision "
+             f"{q.get('precision')}"]
+    for _, r in table.iterrows():
+        saw = r["tracer_saw_per_iteration"]
+        lines.append(f"  {r['case']:<22} {r['per_crossing_ns']:>10,.1f} ns per {r['crossing']} "
+                     f"[{r['per_crossing_ns_ci_low']:,.1f}, {r['per_crossing_ns_ci_high']:,.1f}]"
+                     f" {r['precision']}" + (f"; the tracer saw {saw:.2f} per iteration"
+                                             if saw == saw else ""))
+        if r["role"] == "kernel-filter" and saw == saw and saw >= 0.5:
+            lines.append(f"    the kernel did not filter: {r['filtering']} still ran the "
+                         "tracer's program for the bystander's calls")
+    for k, v in (q.get("skipped") or {}).items():
+        lines.append(f"  not run: {k}: {v}")
+    lines += [f"rule of thumb: {s}" for s in _figures.rule_of_thumb(table)]
+    return lines
