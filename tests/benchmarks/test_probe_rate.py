@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
 import analysis
@@ -41,11 +42,14 @@ def test_probe_specs_are_checked():
     assert probe_rate.rate_script("t:syscalls:sys_enter_openat /pid == 7/") == (
         "BEGIN { @t0 = nsecs; @t1 = nsecs; }\n"
         "interval:ms:5 { @t1 = nsecs; }\n"
-        "t:syscalls:sys_enter_openat /pid == 7/ { @events = count(); }\n"
-        "t:syscalls:sys_enter_openat { @crossings = count(); }\n"
+        "t:syscalls:sys_enter_openat /pid == 7/ { @events = count(); @traced[comm] = count(); }\n"
+        "t:syscalls:sys_enter_openat { @crossings[comm] = count(); }\n"
         "END { @window_ns = @t1 - @t0; delete(@t0); delete(@t1); }\n")
     assert "@crossings" not in probe_rate.rate_script("t:syscalls:sys_enter_openat")
-    assert probe_rate.parse_crossings("@crossings: 12\n@events: 5\n") == 12
+    # rejected per process name: every crossing less the traced ones, the busiest first
+    out = ("@crossings[sshd]: 3\n@crossings[python3]: 12\n@crossings[a [b]]: 7\n"
+           "@traced[python3]: 12\n@events: 12\n")
+    assert probe_rate.parse_crossings(out) == {"a [b]": 7, "sshd": 3}
     assert probe_rate.parse_rate("Attaching 3 probes...\n\n\n@events: 6000\n\n@window_ns: 3000000000\n") \
         == (6000, 3.0)
     assert probe_rate.parse_rate("@window_ns: 2000000000\n") == (0, 2.0)  # nothing fired
@@ -98,10 +102,12 @@ def test_a_controlled_rate_priced_by_hand(tmp_path):
     # the bystanders: every openat of other processes crossed the filter and was rejected;
     # each costs its process the bystander benchmark's pid-predicate cost, measured first
     assert price.rejected is not None and price.rejected >= 0
+    assert price.rejected == sum(price.extra["rejected_by_comm"].values())
     by = price.bystander_source.split(",")[0].removeprefix("campaign ")
     table = analysis.report(by, data_dir=tmp_path, write=False).values["table"]
     row = table.set_index("case").loc["tp-pid"]
     assert price.bystander_ns == pytest.approx(row["per_crossing_ns"], rel=1e-12)
+    assert np.isfinite(price.bystander_ns_ci).all()  # 3 rounds: the fewest with a rank CI
     assert price.bystander_cpu_pct == pytest.approx(
         price.rejected / price.window_s * row["per_crossing_ns"] * 1e-7)
     assert again.bystander_source == price.bystander_source  # found, not measured again

@@ -63,10 +63,12 @@ def rate_script(probe: str) -> str:
     spec, _, pred = parse_probe(probe)
     # with a filter, every crossing of the probe site too: those the filter rejects are
     # the bystanders' (each pays the program up to its filter: the bystander benchmark)
-    crossings = f"{spec} {{ @crossings = count(); }}\n" if pred else ""
+    # (per process name, both: which processes the filter turns away, and how often)
+    crossings = f"{spec} {{ @crossings[comm] = count(); }}\n" if pred else ""
+    traced = " @traced[comm] = count();" if pred else ""
     return ("BEGIN { @t0 = nsecs; @t1 = nsecs; }\n"
             "interval:ms:5 { @t1 = nsecs; }\n"
-            f"{spec} {f'/{pred}/ ' if pred else ''}{{ @events = count(); }}\n"
+            f"{spec} {f'/{pred}/ ' if pred else ''}{{ @events = count();{traced} }}\n"
             f"{crossings}"
             "END { @window_ns = @t1 - @t0; delete(@t0); delete(@t1); }\n")
 
@@ -81,11 +83,17 @@ def parse_rate(stdout: str) -> tuple[int, float]:
     return (int(events.group(1)) if events else 0), int(window.group(1)) / 1e9
 
 
-def parse_crossings(stdout: str) -> int:
-    """Every crossing of the probe site the rate script counted (``@crossings``: a probe
-    with a filter; 0 when none printed)."""
-    m = re.search(r"^@crossings:\s*(\d+)\s*$", stdout, re.M)
-    return int(m.group(1)) if m else 0
+def parse_crossings(stdout: str) -> dict[str, int]:
+    """Per process name, the crossings of the probe site its filter rejected (the rate
+    script's ``@crossings[comm]`` less ``@traced[comm]``; a probe with a filter; empty when
+    none printed)."""
+    def by_comm(name: str) -> dict[str, int]:
+        return {m.group(1): int(m.group(2)) for m in
+                re.finditer(rf"^@{name}\[(.*)\]:\s*(\d+)\s*$", stdout, re.M)}
+
+    every, traced = by_comm("crossings"), by_comm("traced")
+    out = {c: n - traced.get(c, 0) for c, n in every.items()}
+    return {c: n for c, n in sorted(out.items(), key=lambda kv: -kv[1]) if n > 0}
 
 
 def _duration(value) -> float:
@@ -141,8 +149,8 @@ class ProbeRate(Benchmark):
         out = (camp.run_dir(target, "rate") / "tracer.stdout").read_text()
         table = pd.DataFrame([{"probe": q["probe"], "events": events, "window_s": window,
                                "events_per_s": events / window,
-                               "crossings": parse_crossings(out) if parse_probe(q["probe"])[2]
-                               else None}])
+                               "rejected_by_comm": parse_crossings(out)
+                               if parse_probe(q["probe"])[2] else None}])
         return Report(camp, {"table": table})
 
 
@@ -176,8 +184,9 @@ class Price:
     count_overhead_pct: float
     extra: dict = field(default_factory=dict, compare=False)
     #: with a filter: the crossings of the probe site it rejected in the window (other
-    #: processes', each of which pays the program up to its filter), and what one costs
-    #: them (the bystander benchmark's); None: no filter, every crossing is an event
+    #: processes', each of which pays the program up to its filter; per process name in
+    #: ``extra["rejected_by_comm"]``), and what one costs them (the bystander benchmark's);
+    #: None: no filter, every crossing is an event
     rejected: int | None = None
     bystander_ns: float = math.nan
     bystander_ns_ci: tuple[float, float] = (math.nan, math.nan)
@@ -229,11 +238,16 @@ class Price:
             return (f"its filter rejected {self.bystander_rate:,.1f} crossings/s by other "
                     f"processes; what each costs them is not measured on {self.target} "
                     "(the bystander benchmark; measure=True runs it)")
+        top = sorted((self.extra.get("rejected_by_comm") or {}).items(), key=lambda kv: -kv[1])
+        rates = [(c, n / self.window_s) for c, n in top[:5]]
+        who = ", ".join(f"{c} {r:,.1f}/s ({r * self.bystander_ns * 1e-7:.2g} %)"
+                        for c, r in rates)
         return (f"the processes it does not trace: its filter rejected "
                 f"{self.bystander_rate:,.1f} crossings/s, at {self.bystander_ns:,.1f} ns each "
                 f"[{self.bystander_ns_ci[0]:,.1f}, {self.bystander_ns_ci[1]:,.1f}] "
                 f"({self.bystander_source}): {self.bystander_cpu_pct:.3g} % of one CPU "
-                f"[{lo:.3g}, {hi:.3g}] more, paid by them")
+                f"[{lo:.3g}, {hi:.3g}] more, paid by them"
+                + (f"; most by {who}" if who else ""))
 
     def save_figure(self, *, figures_dir=None) -> list[Path]:
         """The price as a rules-of-thumb figure: the measured rate next to Gregg's rates
@@ -310,8 +324,8 @@ def price_probe(target: str = "local", probe: str = "tracepoint:syscalls:sys_ent
                              + ("" if measure else " (measure=True runs a short campaign)"))
     count_cost, _ = _cost(found, ptype, "count")
     events, window = int(rate["events"].iloc[0]), float(rate["window_s"].iloc[0])
-    crossings = rate["crossings"].iloc[0]
-    rejected = None if crossings is None or pd.isna(crossings) else max(int(crossings) - events, 0)
+    by_comm = rate["rejected_by_comm"].iloc[0]
+    rejected = None if by_comm is None else sum(by_comm.values())
     by = _bystander(found, probe, target, data_dir, conn, measure and bool(rejected))
     count_pct = events / window * count_cost["per_event_ns"] * 1e-7 if count_cost is not None \
         else float("nan")
@@ -321,7 +335,8 @@ def price_probe(target: str = "local", probe: str = "tracepoint:syscalls:sys_ent
                  f"campaign {cost['campaign']}, {cost['benchmark']} {cost['experiment']}",
                  note, count_pct, {"sources": [
                      Campaign.open(c, data_dir=data_dir).manifest_path
-                     for c in (result.campaign, cost["campaign"])]}, rejected, **by)
+                     for c in (result.campaign, cost["campaign"])],
+                     "rejected_by_comm": by_comm}, rejected, **by)
 
 
 #: the bystander benchmark's predicate case for a filter, by what the filter tests
@@ -347,7 +362,7 @@ def _bystander(found, probe: str, target, data_dir, conn, measure: bool) -> dict
 
     row = pick(found)
     if row is None and measure and case:
-        run_benchmark("bystander", target, cases=[case], rounds=2, precision=None,
+        run_benchmark("bystander", target, cases=[case], rounds=3, precision=None,
                       budget=None, **conn)
         row = pick(rules.costs(target, benchmark_of=for_campaign, data_dir=data_dir))
     if row is None:

@@ -151,6 +151,8 @@ def case_table(camp: Campaign, target: str, precision: float | None = None) -> p
             label = r["experiment"]
             case = BY_ID[control if label == ratemethod.AA else label]
             met, words = verdict(r, floor, precision)
+            if label == ratemethod.AA:
+                words = f"the noise floor: +-{floor:,.1f} ns"
             rows.append({
                 "case": f"{ratemethod.AA} ({group})" if label == ratemethod.AA else label,
                 "tracer": case.tracer, "role": "A/A" if label == ratemethod.AA else case.role,
