@@ -183,10 +183,8 @@ class Price:
     cost_note: str
     count_overhead_pct: float
     extra: dict = field(default_factory=dict, compare=False)
-    #: with a filter: the crossings of the probe site it rejected in the window (other
-    #: processes', each of which pays the program up to its filter; per process name in
-    #: ``extra["rejected_by_comm"]``), and what one costs them (the bystander benchmark's);
-    #: None: no filter, every crossing is an event
+    #: with a filter: the crossings it rejected in the window (per process name in
+    #: ``extra["rejected_by_comm"]``) and what one costs its process; None: no filter
     rejected: int | None = None
     bystander_ns: float = math.nan
     bystander_ns_ci: tuple[float, float] = (math.nan, math.nan)
@@ -225,23 +223,17 @@ class Price:
         """What the processes the probe does not trace pay, in % of one CPU."""
         return self.bystander_rate * self.bystander_ns * 1e-7
 
-    @property
-    def bystander_cpu_pct_ci(self) -> tuple[float, float]:
-        return tuple(self.bystander_rate * v * 1e-7 for v in self.bystander_ns_ci)
-
     def _bystander_text(self) -> str:
         if self.rejected is None:
             return ("no filter: every process that crosses the probe site is traced (its "
                     "events above)")
-        lo, hi = self.bystander_cpu_pct_ci
+        lo, hi = (self.bystander_rate * v * 1e-7 for v in self.bystander_ns_ci)
         if not math.isfinite(self.bystander_ns):
-            return (f"its filter rejected {self.bystander_rate:,.1f} crossings/s by other "
-                    f"processes; what each costs them is not measured on {self.target} "
-                    "(the bystander benchmark; measure=True runs it)")
+            return (f"its filter rejected {self.bystander_rate:,.1f} crossings/s; what one costs "
+                    f"is not measured on {self.target} (measure=True runs the bystander one)")
         top = sorted((self.extra.get("rejected_by_comm") or {}).items(), key=lambda kv: -kv[1])
-        rates = [(c, n / self.window_s) for c, n in top[:5]]
-        who = ", ".join(f"{c} {r:,.1f}/s ({r * self.bystander_ns * 1e-7:.2g} %)"
-                        for c, r in rates)
+        pct = self.bystander_ns * 1e-7 / self.window_s  # one rejected crossing, in %
+        who = ", ".join(f"{c} {n / self.window_s:,.1f}/s ({n * pct:.2g} %)" for c, n in top[:5])
         return (f"the processes it does not trace: its filter rejected "
                 f"{self.bystander_rate:,.1f} crossings/s, at {self.bystander_ns:,.1f} ns each "
                 f"[{self.bystander_ns_ci[0]:,.1f}, {self.bystander_ns_ci[1]:,.1f}] "
@@ -254,16 +246,12 @@ class Price:
         (``figures/price-<rate campaign>.pdf/png``); with a filter, a second row: what a
         crossing it rejects costs the process that made it, at the same rates."""
         rates = sorted({*rules.RATES, round(self.rate)}) if self.rate >= 1 else list(rules.RATES)
-        rows = [{"experiment": f"{self.action} on a {self.probe_type}",
-                 "per_event_ns": self.per_event_ns,
-                 "per_event_ns_ci_low": self.per_event_ns_ci_low,
-                 "per_event_ns_ci_high": self.per_event_ns_ci_high}]
+        rows = [(f"{self.action} on a {self.probe_type}", self.per_event_ns,
+                 self.per_event_ns_ci_low, self.per_event_ns_ci_high)]
         if math.isfinite(self.bystander_ns):
-            rows.append({"experiment": "a crossing its filter rejects",
-                         "per_event_ns": self.bystander_ns,
-                         "per_event_ns_ci_low": self.bystander_ns_ci[0],
-                         "per_event_ns_ci_high": self.bystander_ns_ci[1]})
-        found = pd.DataFrame(rows)
+            rows.append(("a crossing its filter rejects", self.bystander_ns, *self.bystander_ns_ci))
+        found = pd.DataFrame(rows, columns=["experiment", "per_event_ns", "per_event_ns_ci_low",
+                                            "per_event_ns_ci_high"])
         title = f"{self.probe}: {self.rate:,.0f} events/s measured"
         if self.rejected is not None:
             title += f", {self.bystander_rate:,.0f} crossings/s rejected"
@@ -349,7 +337,7 @@ def _bystander(found, probe: str, target, data_dir, conn, measure: bool) -> dict
     newest bystander campaign's predicate case of the probe's type (a kprobe: a syscall
     tracepoint's, said), measured with a short one when there is none and ``measure``."""
     _, ptype, pred = parse_probe(probe)
-    if pred is None:
+    if pred is None:  # no filter: no bystander
         return {}
     kind = "tracepoint" if ptype in ("tracepoint", "kprobe") else ptype
     tests = "comm" if "comm" in pred else "cgroup" if "cgroup" in pred else "pid"
@@ -362,17 +350,14 @@ def _bystander(found, probe: str, target, data_dir, conn, measure: bool) -> dict
 
     row = pick(found)
     if row is None and measure and case:
-        run_benchmark("bystander", target, cases=[case], rounds=3, precision=None,
-                      budget=None, **conn)
+        run_benchmark("bystander", target, cases=[case], precision=None, budget=None, **conn)
         row = pick(rules.costs(target, benchmark_of=for_campaign, data_dir=data_dir))
     if row is None:
         return {}
     note = "" if kind == ptype else f"; a {ptype}'s nearest measured: a {kind}'s"
-    return {"bystander_ns": float(row["per_event_ns"]),
-            "bystander_ns_ci": (float(row["per_event_ns_ci_low"]),
-                                float(row["per_event_ns_ci_high"])),
-            "bystander_source": f"campaign {row['campaign']}, bystander {row['experiment']}"
-                                + note}
+    return {"bystander_ns": float(row["per_event_ns"]), "bystander_ns_ci": (
+        float(row["per_event_ns_ci_low"]), float(row["per_event_ns_ci_high"])),
+        "bystander_source": f"campaign {row['campaign']}, bystander {row['experiment']}{note}"}
 
 
 def _action(value) -> str:
