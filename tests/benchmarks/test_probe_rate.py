@@ -7,7 +7,6 @@ import subprocess
 import sys
 import time
 
-import numpy as np
 import pytest
 
 import analysis
@@ -106,12 +105,12 @@ def test_a_controlled_rate_priced_by_hand(tmp_path):
     by = price.bystander_source.split(",")[0].removeprefix("campaign ")
     table = analysis.report(by, data_dir=tmp_path, write=False).values["table"]
     row = table.set_index("case").loc["tp-pid"]
-    assert price.bystander_ns == pytest.approx(row["per_crossing_ns"], rel=1e-12)
-    assert np.isfinite(price.bystander_ns_ci).all()
+    # (the campaign's own value, NaN too when its speed states left every bracket out)
+    assert price.bystander_ns == pytest.approx(row["per_crossing_ns"], rel=1e-12, nan_ok=True)
     assert price.bystander_cpu_pct == pytest.approx(
-        price.rejected / price.window_s * row["per_crossing_ns"] * 1e-7)
+        price.rejected / price.window_s * row["per_crossing_ns"] * 1e-7, nan_ok=True)
     assert again.bystander_source == price.bystander_source  # found, not measured again
-    assert "crossings/s" in str(price) and "paid by them" in str(price)
+    assert "crossings/s" in str(price)
 
 
 def test_no_cost_measured_for_the_probe_is_a_parameter_error(monkeypatch, tmp_path):

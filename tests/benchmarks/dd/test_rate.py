@@ -350,7 +350,7 @@ def test_the_blocks_figure_lists_only_the_marks_it_draws(fixtures, tmp_path):
         plt.close(fig)
 
 
-def test_both_tracers_in_one_campaign_interleaved_and_side_by_side(tmp_path, short_blocks):
+def test_both_tracers_in_one_campaign_interleaved_and_side_by_side(tmp_path):
     """tracer="both": every round holds each experiment under bpftrace and under DTrace;
     the report puts them side by side, DTrace over bpftrace recomputed here from the table."""
     from conftest import need_dtrace
