@@ -4,16 +4,23 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+KERNEL_CONFIG := $(VENV)/etc/ipython/ipython_kernel_config.py
 EXECUTED := build/notebooks
 # what `make strip` strips (a test points it at a copy)
 NOTEBOOKS ?= $(wildcard notebooks/*.ipynb)
 .DEFAULT_GOAL := help
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml | $(KERNEL_CONFIG)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev,docs]'
 	touch $(STAMP)
+
+# the venv's kernels (papermill's, JupyterLab's) read it: without it every kernel prints
+# ipykernel's "running over TCP without encryption" warning (etc/ipython/ says why)
+$(KERNEL_CONFIG): etc/ipython/ipython_kernel_config.py
+	@mkdir -p $(@D)
+	cp $< $@.tmp && mv $@.tmp $@
 
 .PHONY: help
 help: ## list the targets
@@ -62,9 +69,15 @@ notebooks: $(STAMP) ## execute every notebook with papermill into build/notebook
 	  $(BIN)/papermill --no-progress-bar --log-level WARNING "$$nb" "$(EXECUTED)/$$(basename $$nb)" || exit 1; \
 	done
 
+# more options for JupyterLab (a test: LAB_ARGS='--no-browser --port=N ...')
+LAB_ARGS ?=
+
 .PHONY: lab
 lab: $(STAMP) ## JupyterLab at the project root: notebooks/ and the executed build/notebooks/
-	$(BIN)/jupyter lab --notebook-dir=.
+	@if [ "$$(id -u)" = 0 ]; then \
+	  echo "running as root: JupyterLab started with --allow-root"; root=--allow-root; \
+	else root=; fi; \
+	exec $(BIN)/jupyter lab --notebook-dir=. $$root $(LAB_ARGS)
 
 # Clears what running a notebook adds (outputs, execution counts, papermill and
 # widget metadata, empty tag lists) with nbformat; rewrites only the notebooks

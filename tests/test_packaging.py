@@ -3,10 +3,19 @@ The notebooks: test_notebook_files.py; the skips and their closing summary: test
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import secrets
 import shutil
+import signal
+import socket
 import subprocess
+import sys
+import time
+import urllib.request
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 import pytest
 import yaml
@@ -155,7 +164,9 @@ def _make(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 def test_make_lab_opens_the_project_root():
     run = _make("-n", "lab")
     assert run.returncode == 0, run.stderr
-    assert re.search(r"jupyter lab --notebook-dir=\.\s*$", run.stdout, re.M), run.stdout
+    assert re.search(r"exec \S*jupyter lab --notebook-dir=\. \$root\s*$", run.stdout, re.M), \
+        run.stdout
+    assert '"$(id -u)" = 0' in run.stdout and "root=--allow-root" in run.stdout
     helped = _make("help").stdout
     assert re.search(r"make lab .*project root.*build/notebooks", helped), helped
 
@@ -178,3 +189,126 @@ def test_make_test_bootstraps_for_the_tests_then_runs_them(tmp_path):
     assert ran == ["python -m analysis bootstrap local --tests", "python -m pytest -q"], run.stdout
     helped = _make("help").stdout
     assert re.search(r"make test .*bootstrap local --tests.*then run them", helped), helped
+
+
+# --------------------------------------------------------------------------- #
+# make lab as root (the README asks for root; JupyterLab refuses it without --allow-root)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _group_alive(pgid: int) -> list[str]:
+    """The processes still in process group ``pgid`` (their command lines)."""
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2:].split()
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            alive.append(text[:text.rindex(")") + 1])
+    return alive
+
+
+def _lab_page(url: str, proc: subprocess.Popen, log: Path, deadline: float) -> str:
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"make lab ended (status {proc.returncode}): {log.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=5) as r:
+                return r.read().decode()
+        except OSError:
+            time.sleep(0.5)
+    pytest.fail(f"no JupyterLab page at {url} in 90 s: {log.read_text()[-2000:]}")
+
+
+def test_make_lab_as_root_serves_jupyterlab_on_loopback(tmp_path):
+    """`make lab` as root: one line says it adds --allow-root, JupyterLab serves its page
+    on 127.0.0.1 (a free port, our token), and its process group stops with nothing left."""
+    if os.geteuid() != 0:
+        pytest.skip("make lab adds --allow-root only as root (this test runs as uid "
+                    f"{os.geteuid()})")
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("make is not installed")
+    port, token = _free_port(), secrets.token_hex(16)
+    args = (f"--no-browser --ip=127.0.0.1 --port={port} --ServerApp.port_retries=0 "
+            f"--IdentityProvider.token={token}")
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")}
+    log = tmp_path / "lab.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen([make, "--no-print-directory", "-C", str(ROOT), "-o",
+                                 ".venv/.installed", f"BIN={Path(sys.executable).parent}",
+                                 "lab", f"LAB_ARGS={args}"], stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+    try:
+        page = _lab_page(f"http://127.0.0.1:{port}/lab?token={token}", proc, log,
+                         time.monotonic() + 90)
+        assert "<title>JupyterLab</title>" in page and '"appName": "JupyterLab"' in page
+        first = log.read_text().splitlines()[0]
+        assert first == "running as root: JupyterLab started with --allow-root", first
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        deadline = time.monotonic() + 15
+        while _group_alive(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+    assert _group_alive(proc.pid) == [], "make lab left processes running"
+    with pytest.raises(OSError):  # the port is free again: nothing serves it
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/lab?token={token}", timeout=5)
+
+
+# --------------------------------------------------------------------------- #
+# the venv's kernels: no "running over TCP without encryption" warning on the terminal
+
+UNENCRYPTED = "Kernel is running over TCP without encryption"
+
+
+def _papermill_as_make_demo(notebook: Path, out: Path) -> subprocess.CompletedProcess:
+    """papermill with make demo's flags, outside pytest's capture (a kernel writes its log
+    to the file descriptor it inherits, as under make)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    return subprocess.run([str(Path(sys.executable).parent / "papermill"), "--no-progress-bar",
+                           "--log-level", "WARNING", str(notebook), str(out)], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_the_venvs_kernels_read_the_projects_kernel_config():
+    installed = Path(sys.prefix) / "etc" / "ipython" / "ipython_kernel_config.py"
+    shipped = ROOT / "etc" / "ipython" / "ipython_kernel_config.py"
+    assert installed.is_file(), f"{installed} is missing: `make install` copies {shipped} there"
+    assert installed.read_text() == shipped.read_text(), "out of date: `make install` copies it"
+    run = _make("-n", "install")
+    assert run.returncode == 0, run.stderr
+
+
+def test_papermill_prints_no_unencrypted_tcp_warning_and_other_kernel_warnings_still_show(
+        tmp_path):
+    """Notebook 0.1 as make demo runs it: its stderr has no kernel transport warning; a
+    kernel's own warning (a notebook that logs one) still reaches the terminal."""
+    run = _papermill_as_make_demo(ROOT / "notebooks" / "0.1-published-results.ipynb",
+                                  tmp_path / "0.1.ipynb")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert UNENCRYPTED not in run.stderr, run.stderr
+    assert (tmp_path / "0.1.ipynb").is_file()
+    probe = tmp_path / "warns.ipynb"
+    probe.write_text(json.dumps({
+        "nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {
+            "name": "python3", "display_name": "Python 3", "language": "python"}},
+        "cells": [{"cell_type": "code", "id": "w", "metadata": {}, "outputs": [],
+                   "execution_count": None, "source": (
+                       "from ipykernel.kernelapp import IPKernelApp\n"
+                       "IPKernelApp.instance().log.warning('tracelab probe: a kernel warning')")}]}))
+    run = _papermill_as_make_demo(probe, tmp_path / "warns-out.ipynb")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "[IPKernelApp] WARNING | tracelab probe: a kernel warning" in run.stderr, run.stderr
+    assert UNENCRYPTED not in run.stderr, run.stderr
