@@ -47,10 +47,9 @@ demo: $(STAMP) ## bootstrap for dd, notebooks 0.1, 0.2, 1.0 on "local": every dd
 	$(DEMO_PROGRESS) $(BIN)/papermill --no-progress-bar --log-level WARNING \
 	  notebooks/1.0-dd-per-event-cost.ipynb $(EXECUTED)/1.0-dd-per-event-cost.ipynb \
 	  -p target local -p campaign $(DEMO_CAMPAIGN)
-	@$(BIN)/python -m analysis report $(DEMO_CAMPAIGN) >/dev/null
-	@echo "figures and tables: $$(ls figures | wc -l) files in figures/; executed notebooks: $(EXECUTED)/"
-	@echo "campaign $(DEMO_CAMPAIGN): open first $(EXECUTED)/1.0-dd-per-event-cost.ipynb," \
-	  "figures/dd-$(DEMO_CAMPAIGN)-per-event-cost.png, figures/dd-$(DEMO_CAMPAIGN)-table.md"
+	@first=$$($(BIN)/python -m analysis report $(DEMO_CAMPAIGN) --open-first) && \
+	  echo "figures and tables: $$(ls figures | wc -l) files in figures/; executed notebooks: $(EXECUTED)/" && \
+	  echo "campaign $(DEMO_CAMPAIGN): open first $(EXECUTED)/1.0-dd-per-event-cost.ipynb, $$first"
 
 .PHONY: test
 test: $(STAMP) ## install what the tests need (as root: bootstrap local --tests), then run them

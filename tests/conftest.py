@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -246,6 +247,23 @@ def skips_by_reason(reports) -> list[tuple[int, str]]:
     """(count, reason) of these skipped reports, the most frequent first."""
     counts = Counter(_skip_reason(r) for r in reports)
     return sorted(((n, reason) for reason, n in counts.items()), key=lambda x: (-x[0], x[1]))
+
+
+@pytest.fixture(autouse=True)
+def _executed_notebooks_show_no_empty_column(request):
+    """Every notebook a test executed (papermill, under its ``tmp_path``) shows no table
+    column whose every value is missing (NaN, None): a reader would meet a column of
+    nothing."""
+    folder = request.getfixturevalue("tmp_path") if "tmp_path" in request.fixturenames \
+        else None
+    yield
+    if folder is None:
+        return
+    from notebook_outputs import all_missing_columns, executed_notebooks
+
+    empty = {p.name: found for p in executed_notebooks(folder)
+             if (found := all_missing_columns(json.loads(p.read_text())))}
+    assert not empty, f"executed notebooks show columns with no value: {empty}"
 
 
 @pytest.fixture(autouse=True)

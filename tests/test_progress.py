@@ -20,6 +20,7 @@ from analysis.errors import ParameterError
 from analysis.progress import ENV, EVERY_S, CampaignProgress, terminal_fd
 from analysis.stats import precision
 from conftest import ROOT, need_tool
+from dd_outputs import assert_thesis_outputs
 
 
 class Clock:
@@ -121,14 +122,19 @@ def test_the_rules_state_says_how_far_it_is():
 # make demo's path: its papermill line, with its environment, on a small campaign
 
 
-def _demo_command(tmp_path: Path, campaign: str) -> str:
-    """The Makefile's papermill line for notebook 1.0 (``make -n demo``), as make runs it."""
+def _make_demo_lines(tmp_path: Path, campaign: str) -> list[str]:
+    """``make -n demo``'s commands, each on one line."""
     run = subprocess.run(["make", "--no-print-directory", "-n", "-C", str(ROOT), "-o",
                           ".venv/.installed", f"BIN={Path(sys.executable).parent}",
                           f"DEMO_CAMPAIGN={campaign}", f"EXECUTED={tmp_path}", "demo"],
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
-    lines = run.stdout.replace("\\\n", " ").splitlines()
+    return run.stdout.replace("\\\n", " ").splitlines()
+
+
+def _demo_command(tmp_path: Path, campaign: str) -> str:
+    """The Makefile's papermill line for notebook 1.0 (``make -n demo``), as make runs it."""
+    lines = _make_demo_lines(tmp_path, campaign)
     (line,) = [x for x in lines if "papermill" in x and "1.0-dd-per-event-cost" in x]
     return line
 
@@ -171,3 +177,18 @@ def test_make_demos_notebook_writes_its_progress_to_the_terminal_not_the_noteboo
     summary = next(t for t in texts if "rate method (dd's read and write in a loop" in t)
     assert re.search(r"rate method \(dd's read and write in a loop, rate_loop='read\+write'\): "
                      r"(every experiment within \+-20% \(1 of 1\)|NOT every)", summary)
+    # the files make demo's last line names: its report line, run as make runs it (with
+    # this test's folders), prints them; every one exists and holds what it promises
+    demo = _make_demo_lines(tmp_path, name)
+    assert any(f"analysis report {name} --open-first" in x for x in demo), demo
+    assert any("open first" in x and "1.0-dd-per-event-cost.ipynb" in x for x in demo), demo
+    first = subprocess.run([sys.executable, "-m", "analysis", "report", name, "--open-first",
+                            "--data-dir", str(data), "--figures-dir", str(figures)],
+                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr[-2000:]
+    named = [Path(p) for p in first.stdout.strip().split(", ")]
+    assert [p.name for p in named] == [f"dd-{name}-per-event-cost.png", f"dd-{name}-table.md"]
+    assert all((p if p.is_absolute() else ROOT / p).is_file() for p in named), named
+    assert (tmp_path / "1.0-dd-per-event-cost.ipynb").is_file()
+    from analysis import report
+    assert_thesis_outputs(report(name, data_dir=data, figures_dir=figures))

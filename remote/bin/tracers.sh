@@ -14,6 +14,8 @@
 #   busy.cpus          CPUs more than 10 % busy over half a second (cpuN:P%), not a tracer
 #                      but what else runs on the workload's and the tracer's CPUs
 #                      (left out with --no-busy)
+#   busy.procs         the processes more than 10 % of a CPU busy over that half second,
+#                      at most five, busiest first (pid/comm:P%)
 set -u
 LC_ALL=C
 export LC_ALL
@@ -57,11 +59,31 @@ procs=$({ ps -e -o pid= -o stat= -o comm= 2>/dev/null ||
     $3 == "stap" || $3 == "staprun" || $3 == "sysdig" || $3 == "dtrace") { printf "%s/%s ", $1, $3 }')
 say foreign.procs "$(printf '%s' "$procs" | sed 's/ $//')"
 [ "${1:-}" = --no-busy ] && exit 0
+# the CPUs and the processes, each sampled at both ends of the same half second
 s1=$(grep '^cpu[0-9]' "$proc/stat" 2>/dev/null)
+p1=$(cat "$proc"/[0-9]*/stat 2>/dev/null)
 sleep 0.5
 s2=$(grep '^cpu[0-9]' "$proc/stat" 2>/dev/null)
+p2=$(cat "$proc"/[0-9]*/stat 2>/dev/null)
 say busy.cpus "$(printf '%s\n%s\n' "$s1" "$s2" | awk '
     { tot = 0; for (i = 2; i <= NF; i++) tot += $i; idle = $5 + $6
       if ($1 in t0) { dt = tot - t0[$1]; b = dt > 0 ? 1 - (idle - i0[$1]) / dt : 0
                       if (b > 0.1) printf "%s:%d%% ", $1, b * 100 }
       else { t0[$1] = tot; i0[$1] = idle } }' | sed 's/ $//')"
+# the busiest processes over that half second (more than 10 % of a CPU: user + system
+# time, fields 14 and 15 of /proc/PID/stat, after the command name in parentheses), at
+# most five, busiest first: pid/comm:P%
+hz=$(getconf CLK_TCK 2>/dev/null) || hz=100
+say busy.procs "$(printf '%s\n--\n%s\n' "$p1" "$p2" | awk -v hz="${hz:-100}" -v self="$self" '
+    $0 == "--" { second = 1; next }
+    { s = $0; l = index(s, " ("); r = 0
+      for (i = length(s); i > l; i--) if (substr(s, i, 1) == ")") { r = i; break }
+      if (!l || !r) next
+      pid = substr(s, 1, l - 1); comm = substr(s, l + 2, r - l - 2)
+      n = split(substr(s, r + 2), f, " "); if (n < 13) next
+      t = f[12] + f[13]
+      if (!second) { t0[pid] = t; next }
+      if ((pid in t0) && pid != self) {
+          share = (t - t0[pid]) / hz / 0.5
+          if (share > 0.1) printf "%d %s/%s:%d%%\n", share * 1000, pid, comm, share * 100 } }' |
+    sort -nr | head -n 5 | awk '{ printf "%s ", $2 }' | sed 's/ $//')"

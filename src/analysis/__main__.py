@@ -17,18 +17,23 @@ from analysis.comparison.fleet import fleet_report
 from analysis.errors import AnalysisError, ParameterError
 from analysis.loaders.samples import summarize_samples
 from analysis.regenerate import regenerate
+from analysis.targets import clean as clean_cli
 from analysis.targets.bootstrap import bootstrap
 from analysis.targets.preflight import preflight
 from analysis.targets.vm import cli as vm_cli
 
 
+def _shown(path) -> str:
+    """A path as a reader types it: relative to the project's root where it is inside."""
+    try:
+        return str(path.relative_to(paths.project_root()))
+    except ValueError:
+        return str(path)
+
+
 def _print_paths(written) -> None:
-    root = paths.project_root()
     for path in written:
-        try:
-            print(path.relative_to(root))
-        except ValueError:
-            print(path)
+        print(_shown(path))
 
 
 def _print_report(rep) -> None:
@@ -149,8 +154,12 @@ def _run_parser(sub) -> None:
 
 
 def _report(args) -> int:
-    _print_report(report(args.campaign, data_dir=args.data_dir, figures_dir=args.figures_dir,
-                         skip_runs=args.skip_run))
+    rep = report(args.campaign, data_dir=args.data_dir, figures_dir=args.figures_dir,
+                 skip_runs=args.skip_run)
+    if args.open_first:  # the files to open first, on one line (make demo's last line)
+        print(", ".join(_shown(p) for p in rep.first_files()))
+        return 0
+    _print_report(rep)
     return 0
 
 
@@ -161,6 +170,9 @@ def _report_parser(sub) -> None:
     _figures_dir(rep)
     rep.add_argument("--skip-run", action="append", default=[], metavar="RUN_ID",
                      help="leave a run out (e.g. one that fails verification); repeatable")
+    rep.add_argument("--open-first", action="store_true",
+                     help="print only the files to open first (a figure, the thesis table), "
+                          "comma-separated on one line")
     rep.set_defaults(func=_report)
 
 
@@ -352,8 +364,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     for add in (_figures_parser, _benchmarks_parser, _run_parser, _report_parser,
-                _preflight_parser, _bootstrap_parser, _verify_parser, vm_cli.add_parser,
-                _compare_parser):
+                _preflight_parser, _bootstrap_parser, clean_cli.add_parser, _verify_parser,
+                vm_cli.add_parser, _compare_parser):
         add(sub)
     add_bundle_parsers(sub, _bundle, _verify_bundle)
     _summarize_parser(sub)

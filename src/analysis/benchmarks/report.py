@@ -2,8 +2,8 @@
 
 A benchmark builds its report from a campaign's raw files as a :class:`Report`: the
 frames and values a notebook reads (``rep.values["table"]``, ``rep.summary``), and, in order,
-what is to be written: full tables (CSV + Parquet in ``data/processed/<campaign>/``),
-figures (PDF + PNG) and thesis tables (LaTeX + Markdown), each with provenance. It
+what is to be written (and which of it to open first): full tables (CSV + Parquet in
+``data/processed/<campaign>/``), figures (PDF + PNG) and thesis tables (LaTeX + Markdown), each with provenance. It
 writes nothing itself: :func:`write_report` saves all of it, with the emulated-CPU caveat where
 a target's CPU is emulated, and :func:`report` does both for any campaign.
 """
@@ -54,6 +54,14 @@ class Report:
     flags: list[str] = field(default_factory=list)
     outputs: list[Output] = field(default_factory=list)
     written: list[Path] = field(default_factory=list)
+    #: the stems of the outputs a reader opens first (a figure, a thesis table)
+    first: list[str] = field(default_factory=list)
+
+    def first_files(self) -> list[Path]:
+        """The written files a reader opens first: of each stem in :attr:`first`, its PNG
+        (a figure) or its Markdown (a table); only files that were written."""
+        return [p for stem in self.first for p in self.written
+                if p.stem == stem and p.suffix in (".png", ".md")]
 
     @property
     def sources(self) -> list[Path]:

@@ -13,7 +13,7 @@ from analysis.benchmarks import fleet as _fleet
 from analysis.benchmarks.base import Benchmark, Params, get
 from analysis.benchmarks.tools import refuse_missing
 from analysis.campaign import Campaign, CampaignResult, Execute, new_campaign_id, run_campaign
-from analysis.errors import ForeignTracers, LockError, ParameterError
+from analysis.errors import AnalysisError, ForeignTracers, LockError, ParameterError
 from analysis.progress import CampaignProgress, progress_bar
 from analysis.storage import check_name
 from analysis.targets import Target, foreign
@@ -139,8 +139,21 @@ def _run_planned(bench: Benchmark, p: Params, plan, camp_name: str, data_dir,
     execute = _between_rounds(_observed(bench.execute(plan, p, camp.folder / ".scratch"),
                                         on_run), camp, built, allow_foreign)
     with camp.locked():
-        return _run_phases(bench, camp, plan, p, built, execute, progress, allow_foreign,
-                           locked, stop)
+        try:
+            return _run_phases(bench, camp, plan, p, built, execute, progress, allow_foreign,
+                               locked, stop)
+        finally:
+            _finish(bench, camp, p, built)
+
+
+def _finish(bench: Benchmark, camp, p: Params, built: dict[str, Target]) -> None:
+    """The benchmark's :meth:`~Benchmark.finish` on the connected targets; what it raises
+    is a warning: the campaign's runs are already recorded."""
+    transports = {t: tg.transport for t, tg in built.items() if tg.transport is not None}
+    try:
+        bench.finish(camp, p, transports)
+    except AnalysisError as exc:
+        warnings.warn(f"{bench.name} {camp.name}: at the campaign's end: {exc}", stacklevel=2)
 
 
 def _check_foreign(camp, built: dict[str, Target], allow: bool) -> None:
@@ -178,7 +191,8 @@ def _scan(camp, transport, target: str, round_, allow: bool) -> None:
     seen = foreign.check(transport, target, allow=True)
     record = (camp.target_records().get(target) or {}).get("foreign_tracers") or {}
     scans = [*record.get("between_rounds", []),
-             {"before_round": round_, "found": seen["found"], "busy_cpus": seen["busy_cpus"]}]
+             {"before_round": round_, "found": seen["found"], "busy_cpus": seen["busy_cpus"],
+              "busy_procs": seen["busy_procs"]}]
     camp.record_target(target, {"foreign_tracers": {**record, "between_rounds": scans}})
     if seen["found"] and not allow:
         raise ForeignTracers(target, seen["found"], f"before round {round_}")

@@ -10,6 +10,9 @@ mid-campaign fails the runs after it unless allowed."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from analysis.errors import ForeignTracers
 from analysis.targets.deploy import deploy
 from analysis.targets.preflight import foreign_from_facts
@@ -30,10 +33,30 @@ def scan(transport: Transport) -> dict[str, str]:
 
 def check(transport: Transport, target: str, allow: bool) -> dict:
     """Scan the target (under its lock, before the first run): what was found, whether it
-    was allowed, and the CPUs more than 10 % busy (``busy_cpus``, e.g. ``cpu1:35%``);
+    was allowed, the CPUs more than 10 % busy (``busy_cpus``, e.g. ``cpu1:35%``) and the
+    busiest processes (``busy_procs``, e.g. ``4242/stress:98%``), over half a second;
     :class:`ForeignTracers` when a tracer was found and not allowed."""
     facts = _facts(transport)
     found = foreign_from_facts(facts)
     if found and not allow:
         raise ForeignTracers(target, found)
-    return {"found": found, "allowed": bool(allow), "busy_cpus": facts.get("busy.cpus", "")}
+    return {"found": found, "allowed": bool(allow), "busy_cpus": facts.get("busy.cpus", ""),
+            "busy_procs": _not_ours(transport, facts.get("busy.procs", ""))}
+
+
+def _not_ours(transport: Transport, procs: str) -> str:
+    """``busy.procs`` without this controller and its ancestors (on ``local`` they share the
+    machine: the notebook's kernel, papermill, make), which are not other work."""
+    from analysis.targets.transport import LocalTransport
+
+    if not isinstance(transport, LocalTransport):
+        return procs
+    ours, pid = set(), os.getpid()
+    while pid > 1 and pid not in ours:
+        ours.add(pid)
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            break
+    return " ".join(p for p in procs.split() if not p.split("/")[0].isdigit()
+                    or int(p.split("/")[0]) not in ours)

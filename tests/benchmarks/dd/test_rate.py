@@ -14,13 +14,14 @@ import pytest
 from analysis import ratemethod
 from analysis.benchmarks import dd, run_benchmark
 from analysis.benchmarks.dd import rate, rate_report
+from analysis.benchmarks.dd.rate_tables import RATE_COLUMNS
 from analysis.benchmarks.dd.report import report
-from analysis.benchmarks.dd.results import TABLE_COLUMNS
 from analysis.benchmarks.report import Report
 from analysis.campaign import Campaign
 from analysis.errors import ParameterError
 from analysis.ratemethod import meter as ratemeter
 from conftest import need_tool, raw_bracket, raw_fast_share
+from dd_outputs import assert_thesis_outputs
 
 
 def test_method_defaults_to_the_rate_method_timing_dds_read_and_write():
@@ -98,7 +99,10 @@ def test_rate_campaign_on_local(tmp_path, short_blocks):
     rep = report(camp, data_dir=tmp_path, figures_dir=tmp_path / "fig", n_resamples=499)
     assert rep.values["method"] == "rate" and "rate method" in rep.summary
     table = rep.values["table"].set_index("experiment")
-    assert list(rep.values["table"].columns) == TABLE_COLUMNS
+    # what the rate method measured, and no column only the hyperfine method fills
+    # (fixed rounds: no precision target, so no target_met)
+    assert list(rep.values["table"].columns) == [c for c in RATE_COLUMNS if c != "target_met"]
+    assert not [c for c in rep.values["table"] if rep.values["table"][c].isna().all()]
     # a bracket's difference is traced - mean of its own untraced blocks; the cost is the
     # median of all differences 04 bracket - reference bracket (the control's and the A/A
     # slot's; Hodges-Lehmann), / events: recomputed here from the raw files
@@ -148,9 +152,10 @@ def test_rate_campaign_on_local(tmp_path, short_blocks):
         i, j = np.triu_indices(ctl.size)
         assert rt.loc["01-control", "per_event_ns"] == pytest.approx(
             np.median((ctl[i] + ctl[j]) / 2) / ev["01-control"])
-    assert table.loc["04-tracepoint-entry", "n_runs"] == 3
+    assert table.loc["04-tracepoint-entry", "rounds"] == 3
     names = {p.name for p in rep.written}
     assert "dd-rate-rate-blocks.png" in names and "dd-rate-per-event-cost.png" in names
+    assert_thesis_outputs(rep)
 
 
 @pytest.mark.slow

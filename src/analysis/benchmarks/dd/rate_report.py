@@ -1,10 +1,8 @@
 """Benchmark 1's report for the rate method: tables, summary lines and figures.
 
-With ``method="rate"`` the report's ``table`` holds the rate method's per-event
-costs in the hyperfine table's layout (columns only the hyperfine method fills are
-NaN), so a notebook reads both the same way; ``rate_table`` and ``rate_blocks`` hold
-the rate method's own columns. With ``method="both"`` the ``table`` stays the
-hyperfine method's and ``agreement`` says, per experiment, whether the two CIs overlap.
+With ``method="rate"`` the report's ``table`` holds what the rate method measured
+(:mod:`.rate_tables`); ``rate_table`` and ``rate_blocks`` hold all of its columns. With
+``method="both"`` the ``table`` stays the hyperfine method's and ``agreement`` says, per experiment, whether the two CIs overlap.
 """
 
 from __future__ import annotations
@@ -16,10 +14,8 @@ import pandas as pd
 
 from analysis import plots
 from analysis import ratemethod as _rm
-from analysis.benchmarks.dd import rounds as _rounds
 from analysis.benchmarks.dd.experiments import CONTROL
 from analysis.benchmarks.dd.figures import SUBSTITUTE_NOTE
-from analysis.benchmarks.dd.split import SPLIT_COLUMNS
 from analysis.plots.style import _caption, _figure, thesis_style
 from analysis.ratemethod import meter
 
@@ -50,42 +46,6 @@ def rate_outputs(camp, target: str, planned, *, n_resamples: int) -> dict:
             "rate_design": camp.parameters.get("rate_design", "blocks")}
 
 
-def as_results_table(rate: pd.DataFrame, planned, columns: list[str], goal) -> pd.DataFrame:
-    """The rate table in the hyperfine table's layout (what only hyperfine fills is NaN)."""
-    aa = rate[rate["experiment"] == _rounds.AA]
-    # the A/A half-width, ns per iteration (its events per iteration: the control's reads)
-    floor = float((aa["per_event_ns_ci_high"] - aa["per_event_ns_ci_low"]).iloc[0] / 2
-                  * aa["events_per_iter"].iloc[0]) if len(aa) else math.nan
-    rows = []
-    for p in planned:
-        if p.skipped:
-            continue
-        r = rate[rate["experiment"] == p.id]
-        row = {c: math.nan for c in columns}
-        row.update({"experiment": p.id, "name": p.experiment.name,
-                    "attach_point": p.attach_point or "BEGIN", "substituted": p.substituted,
-                    "flags": [], "bpf_split": "no BPF statistics", "target_met": None})
-        if len(r) and p.id == CONTROL:  # the tracer's presence: subtracted, not a cost
-            r = r.iloc[0]
-            row["flags"] = [f"presence of the tracer alone: {r['per_event_ns']:+.1f} ns per "
-                            f"read [{r['per_event_ns_ci_low']:+.1f}, "
-                            f"{r['per_event_ns_ci_high']:+.1f}], subtracted from every "
-                            "experiment"]
-        elif len(r):
-            r = r.iloc[0]
-            row["noise_floor_ns"] = floor / r["events_per_iter"]
-            row.update({k: r[k] for k in ("per_event_ns", "per_event_ns_ci_low",
-                                          "per_event_ns_ci_high", "precision_reached")})
-            row["n_runs"] = r["rounds"]
-            row["target_met"] = None if not goal else bool(r["precision_reached"] <= goal)
-            row["flags"] = _flags(r)
-        rows.append(row)
-    out = pd.DataFrame(rows, columns=columns)
-    for c in SPLIT_COLUMNS[:-1]:
-        out[c] = out[c].astype(float)
-    return out
-
-
 def _every(r) -> str:
     """What the summary adds to a cost estimated from every window."""
     if r.get("estimate_from") != "every window":
@@ -94,7 +54,7 @@ def _every(r) -> str:
             "in the fast state, a cost that varies by itself")
 
 
-def _flags(r) -> list[str]:
+def flags(r) -> list[str]:
     out = [_every(r)[2:]] if _every(r) else []
     every = r.get("per_event_ns_all_windows", math.nan)
     if math.isfinite(every) and not (r["per_event_ns_ci_low"] <= every

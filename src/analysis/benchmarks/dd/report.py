@@ -8,7 +8,10 @@ from collections.abc import Sequence
 from analysis import plots
 from analysis import ratemethod as _rm
 from analysis.benchmarks.dd import rate_report as _rr
+from analysis.benchmarks.dd import rate_tables as _rt
 from analysis.benchmarks.dd import rounds as _rounds
+from analysis.benchmarks.dd import sections as _sections
+from analysis.benchmarks.dd import shortfall as _shortfall
 from analysis.benchmarks.dd import tracers as _tracers
 from analysis.benchmarks.dd.experiments import CONTROL
 from analysis.benchmarks.dd.figures import draw_figures, experiment_labels, percent_columns, thesis_tables
@@ -64,6 +67,7 @@ def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None
     if method == "both":
         out.values.update(_rr.rate_outputs(camp, target, planned, n_resamples=n_resamples))
         out.values["agreement"] = _rm.agreement(table, out.values["rate_table"], CONTROL)
+    out.values["sections"] = _sections.hyperfine_sections(out)
     out.summary = summary(out)
     out.flags = [f"{e}: {f}" for e, fs in zip(table["experiment"], table["flags"]) for f in fs]
     _outputs(out, camp, target)
@@ -73,30 +77,40 @@ def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None
 
 def _rate_report(camp: Campaign, target: str, planned, n_resamples: int, data_dir,
                  figures_dir, write: bool) -> Report:
-    """A rate-only campaign's report (:mod:`.rate_report`)."""
+    """A rate-only campaign's report (:mod:`.rate_report`, :mod:`.rate_tables`): the
+    processed tables (``benchmark1``: what the method measured; ``benchmark1-rate``: every
+    column; ``rate_blocks``; ``tracer_times``), the thesis tables and the figures."""
     parts = _rr.rate_outputs(camp, target, planned, n_resamples=n_resamples)
     goal = camp.adaptive.get("precision")
-    table = _rr.as_results_table(parts["rate_table"], planned, TABLE_COLUMNS, goal)
+    table = _rt.as_results_table(parts["rate_table"], planned, goal, _rr.flags)
     aa = parts["rate_table"][parts["rate_table"]["experiment"] == _rounds.AA]
     out = Report(camp, {
         "table": table, "with_published": with_published(table), "runs": parts["rate_blocks"],
         "planned": planned, "aa": aa.reset_index(drop=True), "adaptive": camp.adaptive,
         "method": "rate", **parts,
-        "noise_floor_ns_per_read": float(table["noise_floor_ns"].iloc[0])
-        if len(table) else float("nan"),
+        "noise_floor_ns_per_iter": _rt.noise_floor_ns_per_iter(parts["rate_table"]),
+        "control_ns_per_iter": _rt.control_ns_per_iter(parts["rate_blocks"]),
         "emulated": bool(camp.preflight_of(target).get("emulated"))})
     out.values["tracer_times"] = tracer_times(camp, target, kind=(_rm.BRACKET_KIND, _rm.KIND))
-    out.summary = "\n".join([*_rr.summary_lines(out), *verdict(out)])
+    out.values["sections"] = _sections.rate_sections(out)
+    # why a missed target was missed, then the last line: the method and the verdict
+    out.summary = "\n".join([*_rr.summary_lines(out), *_shortfall.explain(out, target),
+                             *verdict(out)])
     out.flags = [f"{e}: {f}" for e, fs in zip(table["experiment"], table["flags"]) for f in fs]
     stem = plots.figure_stem("dd", camp.name)
-    for name, frame in (("benchmark1-rate", parts["rate_table"]),
-                        ("rate_blocks", parts["rate_blocks"])):
+    for name, frame in (("benchmark1", _rt.processed(table)),
+                        ("benchmark1-rate", parts["rate_table"]),
+                        ("rate_blocks", parts["rate_blocks"]),
+                        ("tracer_times", out.values["tracer_times"])):
         out.frame(name, frame)
     tracer = camp.parameters.get("tracer") or planned[0].tracer
     for name, fig in (("per-event-cost", _rr.rate_bars(out, target, tracer)),
                       ("rate-blocks", _rr.untraced_blocks_figure(parts["rate_blocks"], target))):
         out.figure(f"{stem}-{name}", fig)
         out.values[f"figure_{name.replace('-', '_')}"] = fig
+    for name, frame, caption, formats in _rt.thesis_tables(out, target):
+        out.table(f"{stem}-{name}", frame, caption=caption, formats=formats)
+    out.first = [f"{stem}-per-event-cost", f"{stem}-table"]
     _both_tracers(out, camp, target)
     return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
 
@@ -206,6 +220,7 @@ def _outputs(out: Report, camp: Campaign, target: str) -> None:
         out.values[f"figure_{name.replace('-', '_')}"] = fig
     for name, frame, caption, formats in thesis_tables(out, table, published, times, target):
         out.table(f"{stem}-{name}", frame, caption=caption, formats=formats)
+    out.first = [f"{stem}-per-event-cost", f"{stem}-table"]
     if out.values.get("method") == "both":
         out.frame("benchmark1-rate", out.values["rate_table"])
         out.frame("rate_blocks", out.values["rate_blocks"])
