@@ -1,0 +1,192 @@
+"""Make a record kept with the docs (docs/_data/records/NAME.json) from real data.
+
+A record holds the values the pages quote, the host they were measured on and where they
+came from; pages insert them with the ``{measured}`` role (docs/_ext/measured.py). Records
+are generated, never typed:
+
+    .venv/bin/python docs/_ext/record.py campaign CAMPAIGN NAME [--data-dir DIR]
+    .venv/bin/python docs/_ext/record.py campaign-archive ARCHIVE.tar.xz NAME
+    .venv/bin/python docs/_ext/record.py suite JUNIT.xml NAME
+
+``campaign`` opens a finished campaign through the package (checksums verified), reports
+it without writing anything and keeps, per experiment, the cost with its 95 % CI and the
+precision reached, plus the control's speed per iteration, the A/A noise floor, rounds,
+the wall time (the manifest's created to updated), the host's fingerprint (from the
+manifest's preflight) and the manifest's sha256. ``campaign-archive`` does the same from a
+tarball of a campaign folder (as docs/_data/campaigns/ keeps them). ``suite`` reads a
+pytest JUnit XML file (``pytest --junitxml=FILE``) and fingerprints this machine: run it
+on the host that ran the tests, right after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import platform
+import sys
+import tarfile
+import tempfile
+import xml.etree.ElementTree as ET
+from datetime import datetime
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent.parent
+RECORDS = DOCS / "_data" / "records"
+SCHEMA = 1
+
+
+def _num(x, digits: int = 1):
+    """A float rounded for the record (None for NaN), so records are small and stable."""
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) else round(x, digits)
+
+
+def host_of(preflight: dict) -> dict:
+    """The fingerprint the reference-machines page shows, from a preflight record."""
+    d = preflight.get("details", {})
+    caps = preflight.get("capabilities", {})
+    mitig = d.get("kconfig.debug", "")
+    return {
+        "cpu": preflight.get("cpu_model") or d.get("cpu_model"),
+        "vendor": d.get("cpu.vendor"),
+        "family": d.get("cpu.family"),
+        "model": d.get("cpu.model"),
+        "cpus": int(preflight.get("cpus") or d.get("cpus") or 0),
+        "mhz": d.get("cpu.tsc_khz") and int(d["cpu.tsc_khz"]) // 1000,
+        "kernel": preflight.get("kernel") or d.get("kernel"),
+        "distro": d.get("distro"),
+        "virtualization": preflight.get("virtualization"),
+        "retpoline": "CONFIG_MITIGATION_RETPOLINE" in mitig,
+        "kprobes": caps.get("kprobes"),
+        "uprobes": caps.get("uprobes"),
+        "flags_sha256": d.get("cpu.flags_sha256"),
+    }
+
+
+def _minutes(start: str, end: str) -> float:
+    return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds() / 60
+
+
+def from_campaign(campaign: str, name: str, data_dir: str | Path | None = None) -> dict:
+    """The record of one finished campaign (read through the package, nothing written)."""
+    import analysis
+    from analysis.campaign import open_for_report
+
+    camp = open_for_report(campaign, data_dir=data_dir)  # checksums verified
+    manifest = camp.manifest_path.read_bytes()
+    m = json.loads(manifest)
+    target = camp.first_target()
+    rep = analysis.report(campaign, write=False, data_dir=data_dir)
+    v = rep.values
+    table = v.get("rate_table") if v.get("method") == "rate" else v.get("table")
+    experiments = {}
+    control_ns = None
+    for row in table.to_dict("records"):
+        exp = row["experiment"]
+        if exp.endswith("control"):
+            control_ns = _num(row.get("untraced_ns_per_iter"))
+        experiments[exp] = {
+            "cost_ns": _num(row.get("per_event_ns")),
+            "ci_ns": [_num(row.get("per_event_ns_ci_low")), _num(row.get("per_event_ns_ci_high"))],
+            "precision": _num(row.get("precision_reached"), 3),
+            "rounds": row.get("rounds") and int(row["rounds"]),
+        }
+    record = {"schema": SCHEMA, "name": name, "kind": "campaign", "campaign": campaign,
+              "benchmark": m.get("benchmark"), "method": v.get("method"),
+              "date": m["created"][:10], "host": host_of(camp.preflight_of(target)),
+              "wall_min": round(_minutes(m["created"], m["updated"]), 1),
+              "control_ns_per_iter": control_ns, "experiments": experiments}
+    aa = v.get("aa")
+    if aa is not None and len(aa):
+        row = aa.iloc[0]
+        record["noise_floor_ns"] = _num(row["per_event_ns"])
+        record["noise_floor_ci_ns"] = [_num(row["per_event_ns_ci_low"]),
+                                       _num(row["per_event_ns_ci_high"])]
+    state = (m.get("adaptive") or {}).get("rate_state") or {}
+    if state:
+        record["adaptive"] = {k: state.get(k) for k in
+                              ("rounds_done", "met", "experiments", "stop", "target",
+                               "budget_s")}
+        record["adaptive"]["spent_min"] = round(state.get("spent_s", 0) / 60, 1)
+    record["manifest_sha256"] = hashlib.sha256(manifest).hexdigest()
+    return record
+
+
+def from_archive(archive: str | Path, name: str) -> dict:
+    """The record of a campaign kept as a tarball of its folder (unpacked in a temp dir)."""
+    archive = Path(archive)
+    campaign = archive.name.split(".tar")[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "raw" / campaign
+        folder.mkdir(parents=True)
+        with tarfile.open(archive) as tar:
+            tar.extractall(folder, filter="data")
+        record = from_campaign(campaign, name, data_dir=tmp)
+    record["raw"] = archive.resolve().relative_to(DOCS.parent).as_posix() \
+        if archive.resolve().is_relative_to(DOCS.parent) else archive.name
+    return record
+
+
+def this_host() -> dict:
+    """This machine's fingerprint, read the way the package's preflight reads it."""
+    import analysis
+
+    return host_of(analysis.preflight("local").as_dict())
+
+
+def from_junit(path: str | Path, name: str, host: dict | None = None) -> dict:
+    """The record of a test-suite run from pytest's JUnit XML file."""
+    root = ET.parse(path).getroot()
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    tests, skipped = int(suite.get("tests")), int(suite.get("skipped", 0))
+    failed = int(suite.get("failures", 0)) + int(suite.get("errors", 0))
+    return {"schema": SCHEMA, "name": name, "kind": "suite",
+            "date": suite.get("timestamp", "")[:10],
+            "host": host if host is not None else this_host(),
+            "hostname": suite.get("hostname") or platform.node(),
+            "passed": tests - skipped - failed, "skipped": skipped, "failed": failed,
+            "wall_min": round(float(suite.get("time")) / 60, 1),
+            "junit_sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest()}
+
+
+def dumps(record: dict) -> str:
+    return json.dumps(record, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write(record: dict, out: Path | None = None) -> Path:
+    out = out or RECORDS / f"{record['name']}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(dumps(record))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="kind", required=True)
+    c = sub.add_parser("campaign", help="a finished campaign in data/raw (or --data-dir)")
+    c.add_argument("campaign")
+    c.add_argument("name")
+    c.add_argument("--data-dir")
+    a = sub.add_parser("campaign-archive", help="a tarball of a campaign folder")
+    a.add_argument("archive")
+    a.add_argument("name")
+    s = sub.add_parser("suite", help="a pytest JUnit XML file, on the host that ran it")
+    s.add_argument("junit")
+    s.add_argument("name")
+    args = p.parse_args(argv)
+    if args.kind == "campaign":
+        record = from_campaign(args.campaign, args.name, args.data_dir)
+    elif args.kind == "campaign-archive":
+        record = from_archive(args.archive, args.name)
+    else:
+        record = from_junit(args.junit, args.name)
+    print(write(record))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
