@@ -21,6 +21,7 @@ extensions = [
     "sphinx.ext.autodoc",      # reference/api: the docstrings of analysis.__all__
     "sphinx.ext.napoleon",     # docstrings with "Attributes / ----------" sections
     "sphinxarg.ext",           # reference/cli: generated from the argparse parser
+    "params_table",            # {params-table}: notebook/benchmark parameters, generated
 ]
 
 myst_enable_extensions = ["colon_fence", "deflist", "fieldlist"]
