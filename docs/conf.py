@@ -22,6 +22,7 @@ extensions = [
     "sphinx.ext.napoleon",     # docstrings with "Attributes / ----------" sections
     "sphinxarg.ext",           # reference/cli: generated from the argparse parser
     "params_table",            # {params-table}: notebook/benchmark parameters, generated
+    "measured",                # {measured} / {published} / {setting}; no hand-typed numbers
 ]
 
 myst_enable_extensions = ["colon_fence", "deflist", "fieldlist"]
@@ -32,7 +33,7 @@ myst_heading_anchors = 3
 nb_execution_mode = "off"
 nb_merge_streams = True
 
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "_ext"]
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "_ext", "_data"]
 
 autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": True}
 autodoc_member_order = "bysource"

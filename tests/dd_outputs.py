@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Rectangle
 
+from analysis.plots import figure_stem
+
 #: what every dd report writes, whatever its method (``{stem}`` = dd-<campaign>)
 PROMISED = ("{stem}-table.md", "{stem}-table.tex", "{stem}-published.md",
             "{stem}-published.tex", "{stem}-per-event-cost.png", "{stem}-per-event-cost.pdf",
@@ -44,7 +46,7 @@ def assert_thesis_outputs(rep) -> None:
     """Every promised file of a dd report was written and exists; the files to open first
     are the cost figure and the thesis table; each experiment's cost [CI] in the Markdown
     table equals ``benchmark1.csv`` (rounded as printed) and a bar of the cost figure."""
-    stem = f"dd-{rep.campaign.name}"
+    stem = figure_stem("dd", rep.campaign.name)
     written = {p.name: p for p in rep.written}
     for name in PROMISED:
         name = name.format(stem=stem)

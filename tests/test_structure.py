@@ -245,7 +245,8 @@ def test_a_private_import_is_found(tmp_path):
 
 #: test files at tests/ itself: the root modules', and the project's own (layout, docs,
 #: packaging, the conftest's skips, the public surface)
-ROOT_TESTS = {"test_cli_errors", "test_docs", "test_docs_examples", "test_packaging",
+ROOT_TESTS = {"test_cli_errors", "test_docs", "test_docs_examples", "test_docs_numbers",
+              "test_packaging",
               "test_paths", "test_progress", "test_rules", "test_skips", "test_structure",
               "test_surface"}
 

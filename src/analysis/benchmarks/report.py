@@ -3,9 +3,10 @@
 A benchmark builds its report from a campaign's raw files as a :class:`Report`: the
 frames and values a notebook reads (``rep.values["table"]``, ``rep.summary``), and, in order,
 what is to be written (and which of it to open first): full tables (CSV + Parquet in
-``data/processed/<campaign>/``), figures (PDF + PNG) and thesis tables (LaTeX + Markdown), each with provenance. It
-writes nothing itself: :func:`write_report` saves all of it, with the emulated-CPU caveat where
-a target's CPU is emulated, and :func:`report` does both for any campaign.
+``data/processed/<campaign>/``), figures (PDF + PNG) and thesis tables (LaTeX + Markdown),
+each with provenance. It writes nothing itself: :func:`write_report` saves all of it, with
+the emulated-CPU caveat where a target's CPU is emulated, and :func:`report` does both for
+any campaign.
 """
 
 from __future__ import annotations

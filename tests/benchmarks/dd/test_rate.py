@@ -22,6 +22,7 @@ from analysis.errors import ParameterError
 from analysis.ratemethod import meter as ratemeter
 from conftest import need_tool, raw_bracket, raw_fast_share
 from dd_outputs import assert_thesis_outputs
+from docs_outputs import missing_outputs
 
 
 def test_method_defaults_to_the_rate_method_timing_dds_read_and_write():
@@ -156,6 +157,8 @@ def test_rate_campaign_on_local(tmp_path, short_blocks):
     names = {p.name for p in rep.written}
     assert "dd-rate-rate-blocks.png" in names and "dd-rate-per-event-cost.png" in names
     assert_thesis_outputs(rep)
+    assert not missing_outputs("dd", "rate", tmp_path, tmp_path / "fig",
+                               conditions={"the rate method"})
 
 
 @pytest.mark.slow

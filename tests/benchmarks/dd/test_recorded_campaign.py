@@ -17,6 +17,8 @@ import pytest
 from analysis import stats
 from analysis.__main__ import main
 from conftest import ROOT
+from dd_outputs import assert_thesis_outputs
+from docs_outputs import missing_outputs
 
 FIXTURE = ROOT / "tests" / "fixtures" / "dd-campaign-v1"
 CAMPAIGN = "dd-fixture"
@@ -58,6 +60,13 @@ def test_a_campaign_recorded_before_the_restructuring_reports_the_same_tables(tm
         # their provenance names the manifest: the data folder was DATA_DIR, now tmp_path
         expected = old.read_text().replace("DATA_DIR", str(tmp_path))
         assert (figures / old.name).read_text() == expected, old.name
+    # every output docs/benchmarks/dd.md lists for this method, the files to open first,
+    # and the thesis table's numbers against benchmark1.csv and the figure's bars
+    assert not missing_outputs("dd", CAMPAIGN, tmp_path, figures,
+                               conditions={"the hyperfine method"})
+    from analysis.benchmarks.dd.report import report
+    assert_thesis_outputs(report(CAMPAIGN, "local", data_dir=tmp_path, figures_dir=figures,
+                                 n_resamples=199))
     # the raw files are read, never changed
     for f in (FIXTURE / "raw").rglob("*"):
         if f.is_file():

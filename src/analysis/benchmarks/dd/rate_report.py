@@ -2,7 +2,8 @@
 
 With ``method="rate"`` the report's ``table`` holds what the rate method measured
 (:mod:`.rate_tables`); ``rate_table`` and ``rate_blocks`` hold all of its columns. With
-``method="both"`` the ``table`` stays the hyperfine method's and ``agreement`` says, per experiment, whether the two CIs overlap.
+``method="both"`` the ``table`` stays the hyperfine method's and ``agreement`` says, per
+experiment, whether the two CIs overlap.
 """
 
 from __future__ import annotations

@@ -155,20 +155,25 @@ def thesis_tables(out, target: str) -> list[tuple]:
                "method next to the published figures (whole dd processes; as printed, no CI)"
                + (mark and mark + "; the published ran on the original"),
                {c: ",.0f" for c in side.columns[1:]})]
-    times = out.values.get("tracer_times")
-    if times is not None and len(times):
-        tt = times.rename(columns={"experiment": "Experiment", "blocks": "Blocks",
-                                   "attach_median_s": "Attach median (s)",
-                                   "attach_max_s": "Attach max (s)",
-                                   "stop_median_s": "Stop median (s)",
-                                   "stop_max_s": "Stop max (s)", "killed": "Killed"})
-        tt = tt[["Experiment", "Blocks", "Attach median (s)", "Attach max (s)",
-                 "Stop median (s)", "Stop max (s)", "Killed"]].copy()
-        tt["Experiment"] = [labels.get(e, e) for e in tt["Experiment"]]
-        tables.append(("tracer-times", tt, f"Benchmark 1 on {target}: tracer attach and stop "
-                       "times (rate method: one attach per traced block)" + mark,
-                       {c: ",.2f" for c in tt.columns if c.endswith("(s)")}))
+    tables.extend(_times_table(out.values.get("tracer_times"), labels, target, mark))
     return tables
+
+
+def _times_table(times, labels: dict, target: str, mark: str) -> list[tuple]:
+    """The tracer's attach and stop times as a thesis table (none without times)."""
+    if times is None or not len(times):
+        return []
+    tt = times.rename(columns={"experiment": "Experiment", "blocks": "Blocks",
+                               "attach_median_s": "Attach median (s)",
+                               "attach_max_s": "Attach max (s)",
+                               "stop_median_s": "Stop median (s)",
+                               "stop_max_s": "Stop max (s)", "killed": "Killed"})
+    tt = tt[["Experiment", "Blocks", "Attach median (s)", "Attach max (s)",
+             "Stop median (s)", "Stop max (s)", "Killed"]].copy()
+    tt["Experiment"] = [labels.get(e, e) for e in tt["Experiment"]]
+    return [("tracer-times", tt, f"Benchmark 1 on {target}: tracer attach and stop times "
+             "(rate method: one attach per traced block)" + mark,
+             {c: ",.2f" for c in tt.columns if c.endswith("(s)")})]
 
 
 def processed(table: pd.DataFrame) -> pd.DataFrame:
