@@ -7,8 +7,9 @@ import json
 from html.parser import HTMLParser
 from pathlib import Path
 
-#: how pandas writes a missing value in a table's HTML
-MISSING = {"NaN", "None", "<NA>", "NaT", "nan", ""}
+#: how pandas writes a missing value in a table's HTML (an empty text, e.g. a plan's "skipped"
+#: when nothing was, is a value)
+MISSING = {"NaN", "None", "<NA>", "NaT", "nan"}
 
 
 class _Tables(HTMLParser):
