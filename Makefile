@@ -52,9 +52,12 @@ demo: $(STAMP) ## bootstrap for dd, notebooks 0.1, 0.2, 1.0 on "local": every dd
 	  echo "campaign $(DEMO_CAMPAIGN): open first $(EXECUTED)/1.0-dd-per-event-cost.ipynb, $$first"
 
 .PHONY: test
+# the run's counts and wall time land in build/test-results.xml (JUnit XML): the docs' record
+# of a suite run is made from it (docs/_ext/record.py suite)
 test: $(STAMP) ## install what the tests need (as root: bootstrap local --tests), then run them
 	$(BIN)/python -m analysis bootstrap local --tests
-	$(BIN)/python -m pytest -q
+	@mkdir -p build
+	$(BIN)/python -m pytest -q --junitxml=build/test-results.xml
 
 .PHONY: figures
 figures: $(STAMP) ## regenerate every figure and table from data/ (no target needed)
