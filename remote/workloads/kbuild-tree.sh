@@ -6,7 +6,31 @@
 #   not a mount point yet; the tree is extracted there once (marker .tracelab-ready)
 #   CONFIG_TARGET: the configuration made once (e.g. tinyconfig, defconfig)
 # prints the tree's path on its last line
+#
+# usage: kbuild-tree.sh --status MOUNTPOINT    "mounted MOUNTPOINT (FSTYPE SOURCE, N MiB used)"
+#                                             or "not mounted MOUNTPOINT"
+#        kbuild-tree.sh --release MOUNTPOINT   unmount it (and detach FreeBSD's memory disk):
+#                                             "released MOUNTPOINT (...)", "not mounted ...";
+#                                             exit 1 when it stays mounted (busy)
 set -eu
+case ${1:-} in
+--status|--release)
+    HERE=$(cd "$(dirname "$0")/.." && pwd)
+    . "$HERE/lib/common.sh"
+    . "$HERE/lib/mounts.sh"
+    MNT=${2:?usage: kbuild-tree.sh --status|--release MOUNTPOINT}
+    if ! is_mounted "$MNT"; then echo "not mounted $MNT"; exit 0; fi
+    desc=$(mount_desc "$MNT")
+    if [ "$1" = --status ]; then echo "mounted $MNT ($desc)"; exit 0; fi
+    if release_mount "$MNT"; then
+        rmdir "$MNT" 2>/dev/null || :
+        echo "released $MNT ($desc)"
+        exit 0
+    fi
+    echo "still mounted $MNT ($desc): busy, a process works in it" >&2
+    exit 1
+    ;;
+esac
 TARBALL=$1
 MNT=$2
 CONFIG=$3

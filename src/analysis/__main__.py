@@ -363,9 +363,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line: one sub-parser per command, in the order ``--help`` lists them."""
     parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    for add in (_figures_parser, _benchmarks_parser, _run_parser, _report_parser,
-                _preflight_parser, _bootstrap_parser, clean_cli.add_parser, _verify_parser,
-                vm_cli.add_parser, _compare_parser):
+    for add in (_figures_parser, _benchmarks_parser, _run_parser, _report_parser, _preflight_parser,
+                _bootstrap_parser, clean_cli.add_parser, _verify_parser, vm_cli.add_parser, _compare_parser):
         add(sub)
     add_bundle_parsers(sub, _bundle, _verify_bundle)
     _summarize_parser(sub)

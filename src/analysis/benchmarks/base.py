@@ -174,6 +174,12 @@ class Benchmark:
         the campaign's finished runs alone so that a resume decides the same; None: done."""
         return None
 
+    def finish(self, campaign: Campaign, p: Params, transports: dict) -> None:
+        """At the campaign's end (however it ends; under its locks, target -> transport):
+        release what its runs hold on the targets, or record what is kept and why (e.g.
+        in :meth:`Campaign.record_target <analysis.campaign.Campaign.record_target>`, for
+        its report). Default: nothing is held."""
+
     def parse(self, given: dict) -> Params:
         """Every parameter checked and in canonical form, defaults filled in: a frozen
         :class:`Params` (``p.count``), built once :meth:`check` has seen them as a dict."""

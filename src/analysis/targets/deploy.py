@@ -53,13 +53,16 @@ def _tarball(root: Path) -> bytes:
     return buf.getvalue()
 
 
-def work_base(transport: Transport) -> str:
-    """Where this project keeps its files on the target (per user)."""
+def work_base(transport: Transport, create: bool = True) -> str:
+    """Where this project keeps its files on the target (per user); ``create=False``: its
+    path only, made nowhere (what ``clean`` looks into)."""
     cached = getattr(transport, "_work_base", None)
     if cached:
         return cached
     user = transport.run(["id", "-un"], timeout=30).stdout.strip() or "unknown"
     base = f"/var/tmp/tracelab-{user}"
+    if not create:
+        return base
     transport.run(["mkdir", "-p", base], timeout=30)
     transport._work_base = base
     return base

@@ -184,9 +184,41 @@ def _run_notebook(tmp_path, params):
     return table.set_index("scenario")
 
 
+def _tree_mounts() -> list[str]:
+    """The kernel build's tmpfs mounts on this machine (any user's work folder)."""
+    return [line.split()[1] for line in open("/proc/mounts").read().splitlines()
+            if re.fullmatch(r"/var/tmp/tracelab-[^/]+/kbuild-tmpfs", line.split()[1])]
+
+
+def _tree_line(tmp_path) -> str:
+    """The report summary's last line, as the executed notebook printed it."""
+    executed = json.loads((tmp_path / "kb.ipynb").read_text())
+    texts = ["".join(o.get("text", "")) for c in executed["cells"] for o in c.get("outputs", [])]
+    summary = next(t for t in texts if "0: control" in t)
+    return summary.rstrip("\n").splitlines()[-1]
+
+
+@pytest.fixture(scope="module")
+def tree_released():
+    """The module leaves no kernel tree mounted, whichever of its tests ran (the local one
+    keeps it for the SSH one)."""
+    yield
+    with connect("local") as transport:
+        kbuild_execute.finish_tree(transport, keep=False)
+
+
 @pytest.mark.slow
-def test_kbuild_notebook_local(tmp_path):
-    t = _run_notebook(tmp_path, {"scenarios": [2, 9]})
+def test_kbuild_notebook_local(tmp_path, tree_released):
+    t = _run_notebook(tmp_path, {"scenarios": [2, 9], "keep_tree": True})
+    # kept on request, and the summary's last line says what, why and how to free it
+    kept = json.loads((tmp_path / "data" / "raw" / "kb" / "manifest.json").read_text())
+    tree = kept["targets"]["local"]["kbuild_tree"]
+    assert tree["state"] == "kept" and tree["mount"] in _tree_mounts(), tree
+    line = _tree_line(tmp_path)
+    assert re.match(rf"kernel tree: KEPT \(keep_tree=True\) at {tree['mount']} on local "
+                    r"\(tmpfs tracelab-kbuild, [1-9]\d* MiB used\): ", line), line
+    assert line.endswith("a cache of the configured tree for the next campaign, its RAM held; "
+                         "free it: python -m analysis clean local"), line
     assert list(t.index) == list(range(10))
     assert t.loc[0, "status"] == "control" and t.loc[2, "status"] == "partial"
     assert t.loc[9, "status"] == "skipped" and "no kprobes" in t.loc[9, "reason"]
@@ -209,12 +241,20 @@ def test_kbuild_notebook_local(tmp_path):
 
 
 @pytest.mark.slow
-def test_kbuild_notebook_over_ssh(request, tmp_path):
+def test_kbuild_notebook_over_ssh(request, tmp_path, tree_released):
     sshd = request.getfixturevalue("sshd")
     t = _run_notebook(tmp_path, {"scenarios": [9], "target": "lab",
                                  "ssh_config": str(sshd.ssh_config)})
     assert t.loc[0, "status"] == "control" and t.loc[0, "n_runs"] == 1
     assert t.loc[0, "build_s"] > 0 and t.loc[9, "status"] == "skipped"
+    # by default the tree's tmpfs goes at the campaign's end: nothing of the lab mounted
+    assert _tree_mounts() == []
+    manifest = json.loads((tmp_path / "data" / "raw" / "kb" / "manifest.json").read_text())
+    assert manifest["targets"]["lab"]["kbuild_tree"]["state"] == "released"
+    mount = manifest["targets"]["lab"]["kbuild_tree"]["mount"]
+    assert _tree_line(tmp_path) == (f"kernel tree: its tmpfs at {mount} on lab was unmounted at "
+                                    "the campaign's end (keep_tree=True keeps it as a cache for "
+                                    "the next campaign)")
 
 
 def test_a_description_this_kernel_has_nothing_for_is_left_out_and_recorded():

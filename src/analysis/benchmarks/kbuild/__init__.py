@@ -36,7 +36,7 @@ import pandas as pd
 from analysis import _params
 from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
 from analysis.benchmarks.kbuild import probes as K
-from analysis.benchmarks.kbuild.execute import make_execute
+from analysis.benchmarks.kbuild.execute import finish_tree, make_execute
 from analysis.benchmarks.kbuild.report import report
 from analysis.benchmarks.report import Report
 from analysis.campaign import RunSpec
@@ -74,6 +74,14 @@ def _config(v):
         raise ParameterError("config", v, "expected a make configuration target, e.g. "
                              "tinyconfig")
     return v
+
+
+def _flag(v):
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.strip().lower() in ("true", "false", "1", "0"):
+        return v.strip().lower() in ("true", "1")
+    raise ParameterError("keep_tree", v, "expected True or False")
 
 
 def _source(v):
@@ -126,6 +134,10 @@ class KernelBuild(Benchmark):
                       "with fs/ and runs=2: ~15 min on 2 CPUs, 8 of them bpftrace stopping)", 1),
         Param.integer("stop_timeout", 600, "seconds the tracer gets to print its map and "
                       "exit after SIGINT before SIGKILL (the paper: 10 minutes)", 1),
+        Param("keep_tree", False, "keep the configured tree's tmpfs mounted after the "
+              "campaign, a cache for the next one (RAM stays held; `python -m analysis "
+              "clean TARGET` frees it); default: unmounted at the campaign's end", "bool",
+              _flag),
     )
 
     def requires(self, p: Params, target: str, targets) -> tuple[str, ...]:
@@ -177,6 +189,12 @@ class KernelBuild(Benchmark):
 
     def execute(self, plan: Plan, p: Params, scratch: Path):
         return make_execute(plan.parameters, plan.state)
+
+    def finish(self, campaign, p: Params, transports: dict) -> None:
+        """The tree's tmpfs unmounted at the campaign's end unless ``keep_tree``; either
+        way the manifest records it (``kbuild_tree``) and the report's last line says so."""
+        for target, transport in transports.items():
+            campaign.record_target(target, {"kbuild_tree": finish_tree(transport, p.keep_tree)})
 
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
         return report(campaign, data_dir=data_dir, figures_dir=figures_dir,

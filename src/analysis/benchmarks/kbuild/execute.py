@@ -9,20 +9,42 @@ from pathlib import Path
 from analysis.benchmarks.kbuild import probes as K
 from analysis.campaign import RunSpec
 from analysis.errors import TargetError
-from analysis.targets.deploy import deploy, work_base
+from analysis.targets.deploy import deploy, deployed, work_base
 from analysis.tracing.lifecycle import TracerSpec, traced_execute
 from analysis.tracing.tracers import parse_attached
 
-__all__ = ["make_execute", "prepare_tree", "matched_probes", "scenario_tracer", "with_observed"]
+__all__ = ["make_execute", "prepare_tree", "tree_mount", "finish_tree", "matched_probes",
+           "scenario_tracer", "with_observed"]
+
+
+def tree_mount(transport) -> str:
+    """Where the tree's tmpfs is mounted on the target (in the lab's work folder)."""
+    return f"{work_base(transport)}/kbuild-tmpfs"
 
 
 def prepare_tree(transport, q: dict) -> str:
     """The configured tree on the target's tmpfs (made once; see kbuild-tree.sh)."""
     remote = deploy(transport)
-    mnt = f"{work_base(transport)}/kbuild-tmpfs"
+    mnt = tree_mount(transport)
     out = transport.run(["sh", f"{remote}/workloads/kbuild-tree.sh", q["sources"], mnt,
                          q["config"]], timeout=3600)
     return out.stdout.strip().splitlines()[-1]
+
+
+def finish_tree(transport, keep: bool) -> dict:
+    """At the campaign's end: the tree's tmpfs unmounted (its RAM back), or with ``keep``
+    kept as a cache for the next campaign; what the manifest records of it: ``mount``,
+    ``keep_tree``, ``state`` (released, kept, not mounted, still mounted) and ``detail``
+    (the file system and what it held, or why it stayed)."""
+    mnt = tree_mount(transport)
+    r = transport.run(["sh", f"{deployed(transport)}/workloads/kbuild-tree.sh",
+                       "--status" if keep else "--release", mnt], timeout=300, check=False)
+    detail = (r.stdout.strip().splitlines() or [""])[-1] if r.exit_status == 0 else \
+        (r.stderr.strip() or r.stdout.strip() or f"exit {r.exit_status}")
+    state = ("not mounted" if detail.startswith("not mounted") else
+             "kept" if keep and detail.startswith("mounted") else
+             "released" if detail.startswith("released") else "still mounted")
+    return {"mount": mnt, "keep_tree": keep, "state": state, "detail": detail}
 
 
 def matched_probes(transport, kept: list[str]) -> dict[str, int]:

@@ -12,7 +12,7 @@ from analysis.benchmarks.kbuild.results import MIN_CI_RUNS, load_runs, results_t
 from analysis.benchmarks.report import Report, with_caveat, write_report
 from analysis.campaign import open_for_report
 
-__all__ = ["report", "paper_tables", "summary"]
+__all__ = ["report", "paper_tables", "summary", "tree_line"]
 
 
 @with_caveat
@@ -27,7 +27,7 @@ def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=No
                         "runs": load_runs(camp, target),
                         "tracer": camp.parameters["tracer"]})
     out.values["table_vi"], out.values["table_vii"] = paper_tables(table, out.values["tracer"])
-    out.summary = summary(table)
+    out.summary = "\n".join(x for x in (summary(table), tree_line(camp, target)) if x)
     kbuild_figures.outputs(out, camp, target)
     return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
 
@@ -78,3 +78,22 @@ def summary(table: pd.DataFrame) -> str:
                          else "(no CI)")
         lines.append(line)
     return "\n".join(lines)
+
+
+def tree_line(camp, target: str) -> str | None:
+    """What the campaign left of the kernel tree on ``target`` (the summary's last line);
+    None for a campaign that recorded nothing of it."""
+    rec = (camp.target_records().get(target) or {}).get("kbuild_tree")
+    if not rec:
+        return None
+    where, free = f"{rec['mount']} on {target}", f"python -m analysis clean {target}"
+    if rec["state"] == "kept":
+        held = rec["detail"].removeprefix(f"mounted {rec['mount']} ")
+        return (f"kernel tree: KEPT (keep_tree=True) at {where} {held}: a cache of the "
+                f"configured tree for the next campaign, its RAM held; free it: {free}")
+    if rec["state"] == "released":
+        return (f"kernel tree: its tmpfs at {where} was unmounted at the campaign's end "
+                "(keep_tree=True keeps it as a cache for the next campaign)")
+    if rec["state"] == "not mounted":
+        return f"kernel tree: nothing mounted at {where} at the campaign's end"
+    return f"kernel tree: NOT released at {where} ({rec['detail']}); free it: {free}"
