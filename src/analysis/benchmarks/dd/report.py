@@ -162,7 +162,7 @@ def summary(out: Report) -> str:
                      f"+-{r['precision_reached']:.1%}{met}{_flagged(r.get('flags'))}")
     if out.values.get("method") == "both":
         lines += _rr.summary_lines(out)
-    return "\n".join(lines + verdict(out))
+    return "\n".join(lines + _shortfall.explain(out) + verdict(out))
 
 
 def verdict(out) -> list[str]:

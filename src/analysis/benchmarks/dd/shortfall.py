@@ -78,9 +78,13 @@ def block_lines(blocks: pd.DataFrame) -> list[str]:
             + (f", {slow:.0%} of the untraced blocks in the slow speed state" if slow else "")]
 
 
-def floor_lines(table: pd.DataFrame, goal: float, floor_per_iter: float) -> list[str]:
+def floor_lines(table: pd.DataFrame, goal: float, floor_per_iter: float,
+                unit: str = "iteration") -> list[str]:
     """Which short experiments the noise floor alone keeps from the target: the A/A
-    half-width per event wider than ``goal`` of the cost."""
+    half-width per event wider than ``goal`` of the cost (``floor_per_iter``: the A/A
+    half-width per ``unit``, the meter's iteration or dd's read)."""
+    if "noise_floor_ns" not in table:
+        return []
     rows = table[(table["experiment"] != CONTROL)]
     rows = rows[~(rows["precision_reached"].astype(float) <= goal)]
     under = [e for e, f, c in zip(rows["experiment"], rows["noise_floor_ns"],
@@ -88,22 +92,30 @@ def floor_lines(table: pd.DataFrame, goal: float, floor_per_iter: float) -> list
              if math.isfinite(f) and math.isfinite(c) and f > goal * abs(c)]
     if not under or not math.isfinite(floor_per_iter):
         return []
-    return [f"the noise floor alone (the A/A slot: ±{floor_per_iter:,.1f} ns per iteration) is "
+    return [f"the noise floor alone (the A/A slot: ±{floor_per_iter:,.1f} ns per {unit}) is "
             f"wider than ±{goal:.0%} of the cost of {', '.join(e[:2] for e in under)}: "
             "more rounds narrow it only slowly on this host"]
 
 
-def explain(out, target: str) -> list[str]:
-    """The summary's lines on why a rate campaign missed its target (none if it met it)."""
+def explain(out, target: str | None = None) -> list[str]:
+    """The summary's lines on why a campaign missed its target (none if it met it): by
+    either method the other work seen and the noise floor, by the rate method also the
+    blocks that work cost."""
     goal = (out.values.get("adaptive") or {}).get("precision")
     table = out.values["table"]
     rows = table[table["experiment"] != CONTROL]
     if not goal or not len(rows) or (rows["precision_reached"].astype(float) <= goal).all():
         return []
-    lines = [*neighbour_lines(out.campaign, target), *block_lines(out.values.get("rate_blocks")),
-             *floor_lines(table, goal, out.values.get("noise_floor_ns_per_iter", math.nan))]
+    camp = out.campaign  # None: a report built by hand, with no campaign to read
+    target = target or (camp.first_target() if camp is not None else None)
+    seen = neighbour_lines(camp, target) if camp is not None else []
+    per_iter = "noise_floor_ns_per_iter" in out.values
+    lines = [*seen, *block_lines(out.values.get("rate_blocks")),
+             *floor_lines(table, goal, out.values.get(
+                 "noise_floor_ns_per_iter" if per_iter else "noise_floor_ns_per_read", math.nan),
+                 "iteration" if per_iter else "read")]
     todo = []
-    if neighbour_lines(out.campaign, target):
+    if seen:
         todo.append("close the other work named above and run again")
     todo += ["give it more time (budget=, e.g. \"10 min\")",
              f"or ask for less (precision=, e.g. {min(goal * 2, 0.5):g})"]
