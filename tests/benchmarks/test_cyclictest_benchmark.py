@@ -11,7 +11,8 @@ import pytest
 from analysis import stats
 from analysis.benchmarks import cyclictest as latency
 from analysis.campaign import Campaign
-from conftest import ROOT, need_header, need_tool
+from conftest import FIXTURES, ROOT, need_header, need_tool
+from docs_outputs import missing_outputs
 
 
 def test_box_stats_from_a_histogram_equal_numpy_on_the_expanded_data():
@@ -73,3 +74,16 @@ def test_notebook_local_and_ssh_targets_compared(tmp_path, sshd, nothing_left_be
     lat, cnt, over = none.thread_histogram()
     q = stats.histogram_quantiles(lat, cnt, [0.5], overflow=over, limit=none.histogram_limit_us)
     assert q[0].value == np.quantile(np.repeat(lat, cnt), 0.5, method="inverted_cdf") or over
+
+
+def test_a_recorded_campaign_writes_every_output_its_page_lists(tmp_path):
+    """The report of a real cyclictest campaign (tests/fixtures/cyclictest: one target,
+    local) writes every file docs/benchmarks/cyclictest.md lists under Outputs for one
+    target."""
+    import shutil
+
+    shutil.copytree(FIXTURES / "cyclictest" / "data" / "raw" / "ct-fixture",
+                    tmp_path / "raw" / "ct-fixture")
+    latency.report("ct-fixture", data_dir=tmp_path, figures_dir=tmp_path / "fig")
+    assert not missing_outputs("cyclictest", "ct-fixture", tmp_path, tmp_path / "fig",
+                               target="local")

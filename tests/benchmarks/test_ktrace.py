@@ -15,6 +15,7 @@ from analysis.targets import connect
 from analysis.targets.preflight import preflight
 from analysis.tracing.lifecycle import TracerSpec, traced_execute
 from conftest import fake_dtrace, need_tool
+from docs_outputs import missing_outputs
 
 
 def test_the_scripts_are_the_slides_with_their_stated_changes():
@@ -107,8 +108,10 @@ def test_without_kprobes_nothing_is_planned_and_the_reason_is_given(tmp_path):
     assert result.complete and not any(result.done.values())
     why = result.plan.not_run["ktrace"]
     assert why.startswith("no kprobes on local's kernel") and "vm-standard" in why
-    rep = make_report(result)
+    rep = make_report(result, figures_dir=tmp_path / "fig")
     assert rep.summary == why and rep.values["runs"].empty and rep.written == []
+    # docs/benchmarks/ktrace.md promises its outputs only "with a finished run"
+    assert not missing_outputs("ktrace", "kt", tmp_path, tmp_path / "fig")
 
 
 def test_dtrace_without_fbt_probes_plans_nothing_and_says_why():

@@ -19,6 +19,7 @@ from analysis.benchmarks.looper import tracers as looper_tracers
 from analysis.campaign import RunSpec
 from analysis.targets import connect
 from conftest import FIXTURES, ROOT, fake_dtrace, need_tool
+from docs_outputs import missing_outputs
 
 NOTEBOOK = ROOT / "notebooks" / "4.0-looper.ipynb"
 CALLS = 10_000
@@ -199,3 +200,13 @@ def test_the_tracer_does_not_outlive_its_controller(tmp_path):
         time.sleep(0.1)
     assert alive() == [False, False], "bpftrace or looper outlived the runner"
     assert "status=interrupted" in (tmp_path / "run" / "meta").read_text()
+
+
+def test_a_recorded_campaign_writes_every_output_its_page_lists(tmp_path):
+    """The report of a real looper campaign (tests/fixtures/looper: bpftrace 0.17, 20,000
+    calls) writes every file docs/benchmarks/looper.md lists under Outputs."""
+    import shutil
+
+    shutil.copytree(FIXTURES / "looper" / "data" / "raw" / "t1", tmp_path / "raw" / "t1")
+    looper.report("t1", data_dir=tmp_path, figures_dir=tmp_path / "fig")
+    assert not missing_outputs("looper", "t1", tmp_path, tmp_path / "fig")

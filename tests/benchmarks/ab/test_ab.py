@@ -26,6 +26,7 @@ from analysis.benchmarks.ab.data import parse_iperf3, parse_lzbench, parse_zstd,
 from analysis.benchmarks.ab.report import compare, verdict
 from analysis.errors import DataFormatError, ParameterError
 from conftest import FIXTURES, ROOT, need_tool
+from docs_outputs import missing_outputs
 
 FIX = FIXTURES / "ab"
 RUNNER = ROOT / "remote" / "bin" / "iperf3-run.sh"
@@ -483,3 +484,12 @@ def test_kernel_build_without_a_tree_is_skipped_with_the_reason(tmp_path):
     plan = ab.plan({"local": pf}, p, "x")
     assert "kbuild" in plan.not_run and "kbuild_tree" in plan.not_run["kbuild"]
     assert plan.parameters["workloads"] == ["dd"]
+
+
+def test_a_recorded_campaign_writes_every_output_its_page_lists(tmp_path):
+    """The report of a real A/B campaign (tests/fixtures/ab: dd on local, both arms) writes
+    every file docs/benchmarks/ab.md lists under Outputs (its workloads: no compression).
+    Copied as "fixture": a campaign named ab-... would write ab-...-bars, not ab-ab-...-bars."""
+    shutil.copytree(FIX / "data" / "raw" / "ab-fixture", tmp_path / "raw" / "fixture")
+    analysis.report("fixture", data_dir=tmp_path, figures_dir=tmp_path / "fig", n_resamples=199)
+    assert not missing_outputs("ab", "fixture", tmp_path, tmp_path / "fig")

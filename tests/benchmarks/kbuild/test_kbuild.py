@@ -24,6 +24,7 @@ from analysis.targets import connect
 from analysis.tracing.lifecycle import traced_execute
 from analysis.tracing.tracers import parse_attached
 from conftest import FIXTURES, ROOT, fake_dtrace, need_kernel_sources, need_tool
+from docs_outputs import missing_outputs
 
 NOTEBOOK = ROOT / "notebooks" / "3.0-kernel-build.ipynb"
 
@@ -270,3 +271,18 @@ def test_a_description_this_kernel_has_nothing_for_is_left_out_and_recorded():
         state["kept"]["02"] = [none]
         with pytest.raises(TargetError, match="no probe description matches anything"):
             kbuild_execute.scenario_tracer(transport, "02", {"tracer": "bpftrace"}, state, {})
+
+
+def test_a_recorded_campaign_writes_every_output_its_page_lists(tmp_path):
+    """The report of a real kbuild campaign (tests/fixtures/kbuild: the control and scenario
+    2 on local, enough builds for a cost per activation) writes every file
+    docs/benchmarks/kbuild.md lists under Outputs."""
+    import shutil
+
+    shutil.copytree(FIXTURES / "kbuild" / "data" / "raw" / "kb-fixture",
+                    tmp_path / "raw" / "kb-fixture")
+    rep = kbuild.report("kb-fixture", data_dir=tmp_path, figures_dir=tmp_path / "fig",
+                        n_resamples=199)
+    assert np.isfinite(rep.values["table"]["per_event_ns"].astype(float)).any()
+    assert not missing_outputs("kbuild", "kb-fixture", tmp_path, tmp_path / "fig",
+                               conditions={"a traced scenario's cost"})

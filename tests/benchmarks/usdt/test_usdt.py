@@ -15,6 +15,7 @@ from analysis.campaign import Campaign
 from analysis.loaders.samples import load_sample_ticks
 from analysis.tracing.elf import find_probe, usdt_probes
 from conftest import ROOT, build_here, need_header, need_tool
+from docs_outputs import missing_outputs
 
 
 @pytest.fixture(scope="module")
@@ -76,6 +77,8 @@ def _check(camp, target, data_dir, figures_dir, iterations):
     stem = f"usdt-{camp.name}"
     assert {f"{stem}-case1-box.pdf", f"{stem}-case1-frequency.png", f"{stem}-table31.tex",
             "microbenchmark.csv"} <= names
+    assert not missing_outputs("usdt", camp.name, data_dir, figures_dir,
+                               conditions={"the iterations method"}, target=target)
 
 
 @pytest.mark.slow

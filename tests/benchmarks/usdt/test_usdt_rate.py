@@ -16,6 +16,7 @@ from analysis.errors import ParameterError
 from analysis.tracing import tracers
 from analysis.tracing.elf import usdt_probes
 from conftest import build_here, need_header, need_tool, raw_bracket, raw_fast_share
+from docs_outputs import missing_outputs
 
 
 @pytest.fixture(scope="module")
@@ -151,6 +152,8 @@ def test_both_methods_in_one_campaign(tmp_path, short_blocks, nothing_left_behin
     names = {p.name for p in rep.written}
     assert {"usdt-both-rate-blocks.png", "usdt-both-rate.tex",
             "usdt-both-case1-box.png"} <= names
+    assert not missing_outputs("usdt", "both", tmp_path, tmp_path / "fig", conditions={
+        "the iterations method", "the rate method", '`method="both"`'})
 
 
 def test_precision_and_budget_belong_to_the_rate_method(tmp_path):
