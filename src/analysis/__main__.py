@@ -23,17 +23,9 @@ from analysis.targets.preflight import preflight
 from analysis.targets.vm import cli as vm_cli
 
 
-def _shown(path) -> str:
-    """A path as a reader types it: relative to the project's root where it is inside."""
-    try:
-        return str(path.relative_to(paths.project_root()))
-    except ValueError:
-        return str(path)
-
-
 def _print_paths(written) -> None:
     for path in written:
-        print(_shown(path))
+        print(paths.typed(path))
 
 
 def _print_report(rep) -> None:
@@ -157,9 +149,9 @@ def _report(args) -> int:
     rep = report(args.campaign, data_dir=args.data_dir, figures_dir=args.figures_dir,
                  skip_runs=args.skip_run)
     if args.open_first:  # the files to open first, on one line (make demo's last line)
-        print(", ".join(_shown(p) for p in rep.first_files()))
-        return 0
-    _print_report(rep)
+        print(", ".join(paths.typed(p) for p in rep.first_files()))
+    else:
+        _print_report(rep)
     return 0
 
 
@@ -363,8 +355,9 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line: one sub-parser per command, in the order ``--help`` lists them."""
     parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    for add in (_figures_parser, _benchmarks_parser, _run_parser, _report_parser, _preflight_parser,
-                _bootstrap_parser, clean_cli.add_parser, _verify_parser, vm_cli.add_parser, _compare_parser):
+    for add in (_figures_parser, _benchmarks_parser, _run_parser, _report_parser,
+                _preflight_parser, _bootstrap_parser, clean_cli.add_parser, _verify_parser,
+                vm_cli.add_parser, _compare_parser):
         add(sub)
     add_bundle_parsers(sub, _bundle, _verify_bundle)
     _summarize_parser(sub)

@@ -16,11 +16,44 @@ PANDAS_OPTIONS = {"display.max_colwidth": None, "display.max_columns": None,
 
 
 def readable_pandas() -> None:
-    """Set :data:`PANDAS_OPTIONS` (``import analysis`` does)."""
+    """Set :data:`PANDAS_OPTIONS`, and in a notebook show every table without its columns
+    that hold no value, naming them under it (``import analysis`` does)."""
     import pandas as pd
 
     for name, value in PANDAS_OPTIONS.items():
         pd.set_option(name, value)
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with the notebook tools
+        return
+    shell = get_ipython()
+    if shell is not None:
+        formatters = shell.display_formatter.formatters
+        formatters["text/html"].for_type(pd.DataFrame, _html_without_empty)
+        formatters["text/plain"].for_type(pd.DataFrame, _plain_without_empty)
+
+
+def without_empty(frame):
+    """``frame`` without its columns whose every value is missing, and their names (a
+    table with no rows keeps its columns: its header is what it says)."""
+    if not len(frame):
+        return frame, []
+    empty = [c for c in frame.columns if frame[c].isna().all()]
+    return frame.drop(columns=empty), empty
+
+
+def _left_out(empty) -> str:
+    return "Left out, no value in any row: " + ", ".join(str(c) for c in empty)
+
+
+def _html_without_empty(frame) -> str:
+    kept, empty = without_empty(frame)
+    return kept._repr_html_() + (f"<p><em>{_left_out(empty)}</em></p>" if empty else "")
+
+
+def _plain_without_empty(frame, printer, cycle) -> None:
+    kept, empty = without_empty(frame)
+    printer.text(repr(kept) + (f"\n{_left_out(empty)}" if empty else ""))
 
 
 def show(files) -> None:

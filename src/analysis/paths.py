@@ -78,6 +78,13 @@ def reference_dir(override: str | Path | None = None) -> Path:
     return path
 
 
+def typed(path) -> str:
+    """A path as a reader types it at a shell: relative to the project's root where it is
+    inside it, whole elsewhere (the command line prints paths so)."""
+    path, root = Path(path), project_root()
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+
+
 def shown(files) -> list[str]:
     """Files as people should read them in a notebook: relative to the project root (or,
     outside it, the folder and file name), never an object dump."""
