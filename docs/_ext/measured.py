@@ -7,7 +7,8 @@ Roles (MyST: ``{measured}`noisy-host:06-uprobe.cost```):
     campaign or test-suite run), formatted, linked to its host on the reference-machines
     page, with the host, date and control's speed as hover text. Keys: ``EXP.cost`` (cost
     per event with its 95 % CI), ``EXP.precision``, ``control`` (the untraced iteration),
-    ``noise_floor`` (the A/A control), ``wall`` (wall time), ``rounds``, ``met``,
+    ``noise_floor`` (the A/A slot's CI half-width: the smallest cost the host resolves),
+    ``aa`` (the A/A slot's estimate with its CI), ``wall`` (wall time), ``rounds``, ``met``,
     ``passed``, ``skipped``, ``date``, ``host``.
 ``{published}`FILE:ROW:COLUMN```
     a figure of data/reference/FILE.csv (the seeds' published numbers): the row whose
@@ -102,7 +103,8 @@ def value(rec: dict, key: str) -> str:
         raise KeyError(key)
     simple = {
         "control": lambda: f"{_ns(rec['control_ns_per_iter'])} per iteration",
-        "noise_floor": lambda: f"{_ns(rec['noise_floor_ns'])} {_ci(*rec['noise_floor_ci_ns'])}",
+        "noise_floor": lambda: f"±{_ns(rec['noise_floor_ns'])} per iteration",
+        "aa": lambda: f"{_ns(rec['aa_ns'])} {_ci(*rec['aa_ci_ns'])}",
         "wall": lambda: f"{rec['wall_min']:.1f} min",
         "rounds": lambda: str(rec["adaptive"]["rounds_done"]),
         "met": lambda: f"{rec['adaptive']['met']} of {rec['adaptive']['experiments']}",

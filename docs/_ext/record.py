@@ -84,10 +84,11 @@ def from_campaign(campaign: str, name: str, data_dir: str | Path | None = None) 
     v = rep.values
     table = v.get("rate_table") if v.get("method") == "rate" else v.get("table")
     experiments = {}
-    control_ns = None
+    # the control's speed as the report's table captions give it (rate method)
+    control_ns = _num(v["control_ns_per_iter"]) if "control_ns_per_iter" in v else None
     for row in table.to_dict("records"):
         exp = row["experiment"]
-        if exp.endswith("control"):
+        if exp.endswith("control") and "control_ns_per_iter" not in v:
             control_ns = _num(row.get("untraced_ns_per_iter"))
         experiments[exp] = {
             "cost_ns": _num(row.get("per_event_ns")),
@@ -101,11 +102,13 @@ def from_campaign(campaign: str, name: str, data_dir: str | Path | None = None) 
               "wall_min": round(_minutes(m["created"], m["updated"]), 1),
               "control_ns_per_iter": control_ns, "experiments": experiments}
     aa = v.get("aa")
-    if aa is not None and len(aa):
+    if aa is not None and len(aa):  # the A/A slot: its estimate, and its half-width (the floor)
         row = aa.iloc[0]
-        record["noise_floor_ns"] = _num(row["per_event_ns"])
-        record["noise_floor_ci_ns"] = [_num(row["per_event_ns_ci_low"]),
-                                       _num(row["per_event_ns_ci_high"])]
+        record["aa_ns"] = _num(row["per_event_ns"])
+        record["aa_ci_ns"] = [_num(row["per_event_ns_ci_low"]), _num(row["per_event_ns_ci_high"])]
+        record["noise_floor_ns"] = _num(v.get("noise_floor_ns_per_iter",
+                                              (row["per_event_ns_ci_high"]
+                                               - row["per_event_ns_ci_low"]) / 2))
     state = (m.get("adaptive") or {}).get("rate_state") or {}
     if state:
         record["adaptive"] = {k: state.get(k) for k in
