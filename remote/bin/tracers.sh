@@ -71,10 +71,14 @@ say busy.cpus "$(printf '%s\n%s\n' "$s1" "$s2" | awk '
                       if (b > 0.1) printf "%s:%d%% ", $1, b * 100 }
       else { t0[$1] = tot; i0[$1] = idle } }' | sed 's/ $//')"
 # the busiest processes over that half second (more than 10 % of a CPU: user + system
-# time, fields 14 and 15 of /proc/PID/stat, after the command name in parentheses), at
-# most five, busiest first: pid/comm:P%
-hz=$(getconf CLK_TCK 2>/dev/null) || hz=100
-say busy.procs "$(printf '%s\n--\n%s\n' "$p1" "$p2" | awk -v hz="${hz:-100}" -v self="$self" '
+# time, fields 14 and 15 of /proc/PID/stat, after the command name in parentheses, over
+# the window's ticks), at most five, busiest first: pid/comm:P%
+# the window's length in clock ticks, as the CPUs counted it (their ticks over their number)
+ticks=$(printf '%s\n--\n%s\n' "$s1" "$s2" | awk '
+    $0 == "--" { second = 1; next }
+    { k = second + 0; for (i = 2; i <= NF; i++) t[k] += $i; n[k]++ }
+    END { if (n[1] && t[1] > t[0]) printf "%.2f", (t[1] - t[0]) / n[1]; else print 50 }')
+say busy.procs "$(printf '%s\n--\n%s\n' "$p1" "$p2" | awk -v ticks="$ticks" -v self="$self" '
     $0 == "--" { second = 1; next }
     { s = $0; l = index(s, " ("); r = 0
       for (i = length(s); i > l; i--) if (substr(s, i, 1) == ")") { r = i; break }
@@ -84,6 +88,6 @@ say busy.procs "$(printf '%s\n--\n%s\n' "$p1" "$p2" | awk -v hz="${hz:-100}" -v 
       t = f[12] + f[13]
       if (!second) { t0[pid] = t; next }
       if ((pid in t0) && pid != self) {
-          share = (t - t0[pid]) / hz / 0.5
+          share = (t - t0[pid]) / ticks
           if (share > 0.1) printf "%d %s/%s:%d%%\n", share * 1000, pid, comm, share * 100 } }' |
     sort -nr | head -n 5 | awk '{ printf "%s ", $2 }' | sed 's/ $//')"
