@@ -57,7 +57,7 @@ demo: $(STAMP) ## bootstrap for dd, notebooks 0.1, 0.2, 1.0 on "local": every dd
 test: $(STAMP) ## install what the tests need (as root: bootstrap local --tests), then run them
 	$(BIN)/python -m analysis bootstrap local --tests
 	@mkdir -p build
-	$(BIN)/python -m pytest -q --junitxml=build/test-results.xml
+	$(BIN)/python -m pytest -q --durations=10 --junitxml=build/test-results.xml
 
 .PHONY: figures
 figures: $(STAMP) ## regenerate every figure and table from data/ (no target needed)
