@@ -83,6 +83,18 @@ def test_the_noisy_host_record_rebuilds_from_its_raw_data_byte_for_byte():
     assert rec["host"]["kprobes"] is False
 
 
+@pytest.mark.parametrize("name", sorted(
+    p.stem for p in RECORDS.glob("*.json") if json.loads(p.read_text())["kind"] == "campaign"))
+def test_every_campaign_record_is_kept_with_its_raw_data_and_rebuilds_from_it(name):
+    """A record the pages quote is reproducible from raw data with one command: its
+    campaign's tarball is kept in docs/_data/campaigns/, and rebuilds it byte for byte."""
+    committed = (RECORDS / f"{name}.json").read_text()
+    archive = DOCS / "_data" / "campaigns" / f"{json.loads(committed)['campaign']}.tar.xz"
+    assert archive.is_file(), f"{name}: its campaign's raw data is not kept ({archive.name})"
+    assert archive.stat().st_size < 500_000
+    assert record.dumps(record.from_archive(archive, name)) == committed
+
+
 def test_records_are_small_and_named_as_their_files():
     for path in RECORDS.glob("*.json"):
         assert path.stat().st_size < 20_000, path.name
