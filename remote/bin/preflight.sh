@@ -63,6 +63,7 @@ if have dtrace && dtrace -V >/dev/null 2>&1; then tool dtrace dtrace -V; fi
 tool lttng lttng --version
 tool trace-cmd trace-cmd --version
 tool hyperfine hyperfine --version
+tool mount mount --version  # tracefs is mounted with it (bootstrap installs it where missing)
 tool cyclictest cyclictest --help
 tool gcc gcc --version
 tool cc cc --version

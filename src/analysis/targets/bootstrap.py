@@ -28,6 +28,9 @@ APT = {
     "iperf3": ["iperf3"],  # the A/B comparison's network workload
     # benchmark 2 (analysis.benchmarks.kbuild): the kernel's sources and what building them needs
     "kbuild": ["linux-source-6.1", "flex", "bison", "bc", "libelf-dev", "libssl-dev"],
+    # tracefs unmounted and no mount(8) to mount it with (a minimal root): the preflight
+    # mounts it once mount is there
+    "tracefs": ["mount"],
 }
 PKG = {  # FreeBSD: DTrace and cc are in base; no bpftrace, LTTng or rt-tests
     "bpftrace": None,
@@ -39,6 +42,7 @@ PKG = {  # FreeBSD: DTrace and cc are in base; no bpftrace, LTTng or rt-tests
     "zstd": ["zstd"],  # in base since FreeBSD 12: asked for only where missing
     "iperf3": ["iperf3"],
     "kbuild": None,  # /usr/src comes with the base system's source distribution
+    "tracefs": None,  # Linux only
 }
 
 
@@ -48,16 +52,16 @@ KBUILD_SOURCES = "/usr/src/linux-source-6.1.tar.xz"
 #: what each benchmark needs of the above (a test keeps it equal to the registry's names):
 #: ``bootstrap(benchmarks=[...])`` installs only that, when a benchmark is first needed
 NEEDS = {
-    "ab": ("hyperfine", "zstd", "iperf3", "bpftrace"),
-    "bystander": ("bpftrace", "cc"),
-    "cyclictest": ("cyclictest", "bpftrace", "lttng"),
-    "dd": ("bpftrace", "hyperfine", "cc"),
-    "kbuild": ("bpftrace", "hyperfine", "cc", "kbuild"),
-    "ktrace": ("bpftrace",),
-    "looper": ("bpftrace", "hyperfine", "cc"),
-    "probe-effect": ("bpftrace", "hyperfine"),
-    "probe-rate": ("bpftrace",),
-    "usdt": ("bpftrace", "lttng", "sdt", "cc"),
+    "ab": ("hyperfine", "zstd", "iperf3", "bpftrace", "tracefs"),
+    "bystander": ("bpftrace", "tracefs", "cc"),
+    "cyclictest": ("cyclictest", "bpftrace", "tracefs", "lttng"),
+    "dd": ("bpftrace", "tracefs", "hyperfine", "cc"),
+    "kbuild": ("bpftrace", "tracefs", "hyperfine", "cc", "kbuild"),
+    "ktrace": ("bpftrace", "tracefs"),
+    "looper": ("bpftrace", "tracefs", "hyperfine", "cc"),
+    "probe-effect": ("bpftrace", "tracefs", "hyperfine"),
+    "probe-rate": ("bpftrace", "tracefs"),
+    "usdt": ("bpftrace", "tracefs", "lttng", "sdt", "cc"),
 }
 
 
@@ -116,7 +120,8 @@ class BootstrapPlan:
         else:
             lines.append(f"{self.target}: nothing to install")
         if self.mounted_tracefs:
-            lines.append(f"{self.target}: mounted tracefs at {self.mounted_tracefs} (for ftrace)")
+            lines.append(f"{self.target}: mounted tracefs at {self.mounted_tracefs} (tracepoints "
+                         "and ftrace need it)")
         for what in self.unavailable:
             lines.append(f"{self.target}: {what} has no package here; experiments needing it are skipped")
         return "\n".join(lines)
@@ -196,6 +201,9 @@ def _missing(pf: Preflight, kbuild: bool) -> list[str]:
             missing.append(tool)
     if not kbuild and pf.os == "Linux":
         missing.append("kbuild")
+    if pf.os == "Linux" and pf.capabilities.get("tracefs") is False \
+            and pf.tools.get("mount") is None:
+        missing.append("tracefs")
     return missing
 
 
@@ -246,6 +254,10 @@ def bootstrap(target: str | Transport = "local", *, dry_run: bool = False, echo=
             return p
         if p.packages:
             _install(transport, p, echo)
+            if "tracefs" in dict(p.why):  # mount(8) is there now: the preflight mounts it
+                again = preflight(transport)
+                if again.details.get("tracefs_mounted_by_preflight"):
+                    echo(f"{p.target}: mounted tracefs at {again.details.get('tracefs_path')}")
         if want_dtrace:
             from analysis.targets.deploy import deploy
 

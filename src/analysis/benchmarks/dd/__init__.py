@@ -145,8 +145,10 @@ class DD(Benchmark):
             planned = [dataclasses.replace(x, skipped=_PID_HYPERFINE) if not x.skipped
                        and x.attach_point and x.attach_point.startswith("pid$target")
                        and pf.os == "Linux" else x for x in planned]
-        if not any(x.id == CONTROL and not x.skipped for x in planned):
-            raise ValueError("the control cannot run: nothing to compare with")
+        control = next((x for x in planned if x.id == CONTROL), None)
+        if control is None or control.skipped:
+            why = f" ({control.skipped.replace('TARGET', target)})" if control else ""
+            raise ValueError(f"{target}: the control cannot run{why}: nothing to compare with")
         ids = [x.id for x in planned if not x.skipped]
         bpf_stats = (p.tracer in ("bpftrace", "both") and p.bpf_stats == "auto"
                      and bool(pf.capabilities.get("bpf_stats")))

@@ -169,6 +169,8 @@ def plan_experiments(pf: Preflight, tracer: str = "bpftrace",
         attach, substituted, note, skipped = e.bpftrace_attach, False, "original", None
         if pf.capabilities.get("bpf") is False or pf.tools.get("bpftrace") is None:
             skipped = "bpftrace cannot run on this target (see preflight)"
+        elif pf.os == "Linux" and pf.capabilities.get("tracefs") is False:
+            skipped = NO_TRACEFS
         elif e.needs == "kprobes" and not pf.capabilities.get("kprobes"):
             if pf.capabilities.get("tracepoints"):
                 script = scripts_dir() / "bpftrace-tracepoint" / f"{e.id}.bt"
@@ -183,6 +185,11 @@ def plan_experiments(pf: Preflight, tracer: str = "bpftrace",
         out.append(PlannedExperiment(e, tracer, script, attach, substituted, note, skipped))
     return out
 
+
+#: why nothing runs under bpftrace where tracefs is not mounted: its tracepoints (the
+#: experiments' and the counting runs' read events) need it
+NO_TRACEFS = ("tracefs is not mounted here (bpftrace's tracepoints and the event counts need "
+              "it): `python -m analysis bootstrap TARGET --benchmark dd` mounts it, as root")
 
 #: both: each experiment under bpftrace and under DTrace, interleaved in the same rounds
 TRACERS = ("bpftrace", "dtrace", "both")
