@@ -46,14 +46,6 @@ def test_the_docs_have_no_hand_typed_measurement():
     assert not problems, "hand-typed measurements:\n" + "\n".join(problems)
 
 
-def test_the_unconverted_list_only_shrinks():
-    """A page on the transitional list that is clean must leave it (and be checked)."""
-    for name in sorted(handtyped.unconverted(DOCS)):
-        assert (DOCS / name).is_file(), f"{name} is listed but does not exist"
-        assert handtyped.find((DOCS / name).read_text()), \
-            f"{name} has no hand-typed measurement left: delete it from docs/_data/unconverted.txt"
-
-
 def test_a_planted_measurement_fails_the_docs_build(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("planted")
     docs = tmp_path / "docs"

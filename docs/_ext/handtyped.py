@@ -16,8 +16,7 @@ Exempt, and nothing else:
 - a confidence level ("95 % CI", "95 % confidence"): it names a method;
 - HTML comments and link targets (URLs).
 
-Run as a script to list what it finds: ``python docs/_ext/handtyped.py [--all] [FILE...]``
-(``--all``: the pages of docs/_data/unconverted.txt too).
+Run as a script to list what it finds: ``python docs/_ext/handtyped.py [FILE...]``.
 """
 
 from __future__ import annotations
@@ -104,23 +103,11 @@ def find(text: str) -> list[tuple[int, str]]:
     return found
 
 
-def unconverted(docs: Path) -> set[str]:
-    """Pages (relative to docs/) not yet rewritten: docs/_data/unconverted.txt, shrinking."""
-    path = docs / "_data" / "unconverted.txt"
-    if not path.is_file():
-        return set()
-    return {ln.strip() for ln in path.read_text().splitlines()
-            if ln.strip() and not ln.startswith("#")}
-
-
-def check_tree(docs: Path, skip: set[str] | None = None) -> list[str]:
+def check_tree(docs: Path) -> list[str]:
     """``path:line: text`` for every hand-typed measurement in docs/**/*.md."""
     problems = []
-    skip = unconverted(docs) if skip is None else skip
     for page in sorted(docs.rglob("*.md")):
         if any(part.startswith(("_", ".")) for part in page.relative_to(docs).parts):
-            continue
-        if page.relative_to(docs).as_posix() in skip:
             continue
         for line, hit in find(page.read_text()):
             problems.append(f"{page.relative_to(docs)}:{line}: {hit}")
@@ -129,11 +116,11 @@ def check_tree(docs: Path, skip: set[str] | None = None) -> list[str]:
 
 if __name__ == "__main__":
     root = Path(__file__).resolve().parent.parent
-    files = [Path(a) for a in sys.argv[1:] if a != "--all"]
+    files = [Path(a) for a in sys.argv[1:]]
     if files:
         hits = [f"{f}:{n}: {h}" for f in files for n, h in find(f.read_text())]
     else:
-        hits = check_tree(root, skip=set() if "--all" in sys.argv else None)
+        hits = check_tree(root)
     print("\n".join(hits))
     print(f"{len(hits)} hand-typed measurement(s)", file=sys.stderr)
     sys.exit(1 if hits else 0)
