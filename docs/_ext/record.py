@@ -119,6 +119,20 @@ def from_campaign(campaign: str, name: str, data_dir: str | Path | None = None) 
     return record
 
 
+def _extract(tar: tarfile.TarFile, folder: Path, archive: Path) -> None:
+    """Every member into ``folder``: tarfile's "data" filter where this Python has it
+    (3.11.4 on; Debian 12's is 3.11.2), else the same refusals by hand: no member outside
+    ``folder``, no link, no device."""
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(folder, filter="data")
+        return
+    for m in tar.getmembers():
+        inside = (folder / m.name).resolve().is_relative_to(folder.resolve())
+        if not inside or m.issym() or m.islnk() or m.isdev():
+            raise ValueError(f"{archive}: member {m.name!r} is not a plain file in the folder")
+    tar.extractall(folder)
+
+
 def from_archive(archive: str | Path, name: str) -> dict:
     """The record of a campaign kept as a tarball of its folder (unpacked in a temp dir)."""
     archive = Path(archive)
@@ -127,7 +141,7 @@ def from_archive(archive: str | Path, name: str) -> dict:
         folder = Path(tmp) / "raw" / campaign
         folder.mkdir(parents=True)
         with tarfile.open(archive) as tar:
-            tar.extractall(folder, filter="data")
+            _extract(tar, folder, archive)
         record = from_campaign(campaign, name, data_dir=tmp)
     record["raw"] = archive.resolve().relative_to(DOCS.parent).as_posix() \
         if archive.resolve().is_relative_to(DOCS.parent) else archive.name
