@@ -137,6 +137,11 @@ lttng_start() {
     command -v lttng >/dev/null 2>&1 || { meta error "lttng is not installed"; return 1; }
     if ! lttng list >/dev/null 2>&1; then
         lttng-sessiond --daemonize --no-kernel >/dev/null 2>&1 || { meta error "cannot start lttng-sessiond"; return 1; }
+        # ours: stopped with the session, so the target is left as it was found (a daemon
+        # already running is someone else's, and is left alone)
+        rundir=/var/run/lttng; [ "$(id -u)" = 0 ] || rundir=$HOME/.lttng
+        cat "$rundir/lttng-sessiond.pid" > "$OUT/lttng.sessiond" 2>/dev/null || :
+        meta lttng_sessiond started
     fi
     session="tracelab-$$"
     lttng create "$session" --output="$OUT/lttng" >/dev/null || { meta error "lttng create failed"; return 1; }
@@ -153,8 +158,20 @@ lttng_start() {
     meta probes "$n"
 }
 
+# lttng_sessiond_stop: the session daemon this run started (none: nothing), gone within 5 s
+lttng_sessiond_stop() {
+    [ -s "$OUT/lttng.sessiond" ] || return 0
+    pid=$(cat "$OUT/lttng.sessiond")
+    kill "$pid" 2>/dev/null
+    i=0
+    while kill -0 "$pid" 2>/dev/null && [ "$i" -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+    kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null
+    rm -f "$OUT/lttng.sessiond"
+    meta lttng_sessiond stopped
+}
+
 lttng_stop() {
-    [ -r "$OUT/lttng.session" ] || return 0
+    [ -r "$OUT/lttng.session" ] || { lttng_sessiond_stop; return 0; }
     session=$(cat "$OUT/lttng.session")
     t0=$(now)
     lttng stop "$session" >/dev/null 2>&1
@@ -173,6 +190,7 @@ lttng_stop() {
     meta stop_s "$(elapsed "$t0" "$(now)")"
     meta stop_killed 0
     rm -f "$OUT/lttng.session"
+    lttng_sessiond_stop
 }
 
 # ------------------------------------------------------------------ everything

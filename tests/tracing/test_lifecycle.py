@@ -74,11 +74,41 @@ def test_ftrace_event_counts_and_is_disabled_afterwards(transport, tmp_path):
     assert int(run.meta["ftrace_overrun"]) == 0
 
 
+def _sessionds() -> set[int]:
+    """The live LTTng session daemons' pids (zombies are gone, not running)."""
+    out = subprocess.run(["ps", "-e", "-o", "pid=,stat=,comm="], capture_output=True,
+                         text=True).stdout
+    return {int(f[0]) for f in (x.split() for x in out.splitlines())
+            if len(f) == 3 and f[2] == "lttng-sessiond" and not f[1].startswith("Z")}
+
+
+def _sessionds_settle(expected: set[int]) -> set[int]:
+    deadline = time.monotonic() + 5
+    while _sessionds() != expected and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return _sessionds()
+
+
 def test_lttng_ust_session_is_created_and_destroyed(transport, tmp_path):
+    """The session is destroyed, and the target left as it was found: a session daemon the
+    run started stops with it; one already running (someone else's) is left running."""
     need_tool("lttng")
     spec = TracerSpec("lttng", lttng_events=("lttng_ust_tracef:*",))
+    before = _sessionds()
     run = traced_run(transport, spec, ["true"])
     assert run.ok and run.probes == 1
+    assert _sessionds_settle(before) == before
+    if before:
+        return  # a daemon of someone else's: the case below cannot be made here
+    subprocess.run(["lttng-sessiond", "--daemonize", "--no-kernel"], check=True, timeout=30)
+    theirs = _sessionds()
+    try:
+        assert traced_run(transport, spec, ["true"]).ok
+        assert _sessionds() == theirs
+    finally:
+        for pid in theirs:
+            os.kill(pid, signal.SIGTERM)
+    assert _sessionds_settle(set()) == set()
 
 
 def test_a_tracer_that_ignores_sigint_is_killed_after_the_timeout(local):

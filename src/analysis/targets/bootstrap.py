@@ -49,6 +49,10 @@ PKG = {  # FreeBSD: DTrace and cc are in base; no bpftrace, LTTng or rt-tests
 #: what benchmark 2 builds (Debian's package installs it there) and the tools it needs
 KBUILD_SOURCES = "/usr/src/linux-source-6.1.tar.xz"
 
+#: what bootstrap says when it mounted tracefs: it keeps it, and why
+TRACEFS_KEPT = ("mounted tracefs at {} (tracepoints and ftrace need it; it stays mounted, as "
+                "a booted Debian system mounts it: umount it to undo)")
+
 #: what each benchmark needs of the above (a test keeps it equal to the registry's names):
 #: ``bootstrap(benchmarks=[...])`` installs only that, when a benchmark is first needed
 NEEDS = {
@@ -120,8 +124,7 @@ class BootstrapPlan:
         else:
             lines.append(f"{self.target}: nothing to install")
         if self.mounted_tracefs:
-            lines.append(f"{self.target}: mounted tracefs at {self.mounted_tracefs} (tracepoints "
-                         "and ftrace need it)")
+            lines.append(f"{self.target}: {TRACEFS_KEPT.format(self.mounted_tracefs)}")
         for what in self.unavailable:
             lines.append(f"{self.target}: {what} has no package here; experiments needing it are skipped")
         return "\n".join(lines)
@@ -257,7 +260,7 @@ def bootstrap(target: str | Transport = "local", *, dry_run: bool = False, echo=
             if "tracefs" in dict(p.why):  # mount(8) is there now: the preflight mounts it
                 again = preflight(transport)
                 if again.details.get("tracefs_mounted_by_preflight"):
-                    echo(f"{p.target}: mounted tracefs at {again.details.get('tracefs_path')}")
+                    echo(f"{p.target}: {TRACEFS_KEPT.format(again.details.get('tracefs_path'))}")
         if want_dtrace:
             from analysis.targets.deploy import deploy
 
