@@ -92,7 +92,7 @@ def test_a_python_without_tarfiles_data_filter_rebuilds_the_same_record(monkeypa
     by hand, the same record."""
     import tarfile
 
-    monkeypatch.delattr(tarfile, "data_filter")
+    monkeypatch.delattr(tarfile, "data_filter", raising=False)  # 3.11.2: not there at all
     committed = (RECORDS / "noisy-host.json").read_text()
     archive = DOCS / "_data" / "campaigns" / f"{json.loads(committed)['campaign']}.tar.xz"
     assert record.dumps(record.from_archive(archive, "noisy-host")) == committed

@@ -257,10 +257,6 @@ def bootstrap(target: str | Transport = "local", *, dry_run: bool = False, echo=
             return p
         if p.packages:
             _install(transport, p, echo)
-            if "tracefs" in dict(p.why):  # mount(8) is there now: the preflight mounts it
-                again = preflight(transport)
-                if again.details.get("tracefs_mounted_by_preflight"):
-                    echo(f"{p.target}: {TRACEFS_KEPT.format(again.details.get('tracefs_path'))}")
         if want_dtrace:
             from analysis.targets.deploy import deploy
 
@@ -296,6 +292,16 @@ def _dtrace_wanted(pf: Preflight, transport: Transport, asked: bool, tests: bool
 
 
 def _install(transport: Transport, p: BootstrapPlan, echo) -> None:
+    """Install ``p``'s packages; where mount(8) came for tracefs, mount it (the preflight
+    does) and say it stays."""
+    _install_packages(transport, p, echo)
+    if "tracefs" in dict(p.why):
+        again = preflight(transport)
+        if again.details.get("tracefs_mounted_by_preflight"):
+            echo(f"{p.target}: {TRACEFS_KEPT.format(again.details.get('tracefs_path'))}")
+
+
+def _install_packages(transport: Transport, p: BootstrapPlan, echo) -> None:
     if p.packages and p.manager == "apt":
         env = ["env", "DEBIAN_FRONTEND=noninteractive"]
         transport.run_root([*env, "apt-get", "update", "-qq"], timeout=900)
