@@ -115,13 +115,13 @@ def test_a_suite_record_is_made_from_junit_xml(tmp_path_factory):
         (7, 2, 1, 1.5, "2026-12-06")
 
 
-def test_every_record_a_page_quotes_exists_or_is_pending():
+def test_every_record_a_page_quotes_exists():
     import measured
 
-    names = set(measured.records()) | set(measured.pending())
+    names = set(measured.records())
     for page in DOCS.rglob("*.md"):
         for name, key in re.findall(r"(?<!` )\{measured\}`([\w-]+):([\w.-]+)`", page.read_text()):
-            assert name in names, f"{page.name} quotes record {name}, which is neither made nor pending"
+            assert name in names, f"{page.name} quotes record {name}, which is not made"
             if name in measured.records():
                 measured.value(measured.records()[name], key)  # KeyError if the key is wrong
 
@@ -141,11 +141,3 @@ def test_the_readme_quotes_only_recorded_numbers():
             assert measured.value(rec, tag.group(3)).startswith(text), (number, text)
 
 
-@pytest.mark.parametrize("name", sorted(__import__("measured").pending()))
-def test_pending_records(name):
-    """The records the lead makes on today's host: reported until they are committed."""
-    import measured
-
-    if name not in measured.records():
-        pytest.skip(f"record {name} missing: {measured.pending()[name]}")
-    pytest.fail(f"record {name} exists: delete its line from docs/_data/records/pending.txt")

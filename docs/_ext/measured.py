@@ -9,7 +9,7 @@ Roles (MyST: ``{measured}`noisy-host:06-uprobe.cost```):
     per event with its 95 % CI), ``EXP.precision``, ``control`` (the untraced iteration),
     ``noise_floor`` (the A/A slot's CI half-width: the smallest cost the host resolves),
     ``aa`` (the A/A slot's estimate with its CI), ``wall`` (wall time), ``rounds``, ``met``,
-    ``passed``, ``skipped``, ``date``, ``host``.
+    ``passed``, ``skipped``, ``failed``, ``date``, ``host``.
 ``{published}`FILE:ROW:COLUMN```
     a figure of data/reference/FILE.csv (the seeds' published numbers): the row whose
     leading cells are ROW (``a/b`` for two), the unit from the column's suffix.
@@ -45,16 +45,6 @@ log = logging.getLogger(__name__)
 
 def records() -> dict[str, dict]:
     return {p.stem: json.loads(p.read_text()) for p in sorted(RECORDS.glob("*.json"))}
-
-
-def pending() -> dict[str, str]:
-    """Records the docs name that are not made yet: name -> the command that makes it."""
-    path = RECORDS / "pending.txt"
-    if not path.is_file():
-        return {}
-    lines = [ln.split(None, 1) for ln in path.read_text().splitlines()
-             if ln.strip() and not ln.startswith("#")]
-    return {parts[0]: parts[1] if len(parts) > 1 else "" for parts in lines}
 
 
 def _n(x: float) -> str:
@@ -110,6 +100,7 @@ def value(rec: dict, key: str) -> str:
         "met": lambda: f"{rec['adaptive']['met']} of {rec['adaptive']['experiments']}",
         "passed": lambda: f"{rec['passed']:,}",
         "skipped": lambda: f"{rec['skipped']:,}",
+        "failed": lambda: f"{rec['failed']:,}",
         "date": lambda: date_text(rec),
         "host": lambda: host_text(rec),
     }
@@ -131,9 +122,6 @@ class MeasuredRole(SphinxRole):
         env.measured_quotes.setdefault(name, set()).add(env.docname)
         recs = records()
         if name not in recs:
-            if name in pending():
-                log.info("%s: record %s is pending", self.get_location(), name)
-                return [nodes.emphasis(text="not recorded yet")], []
             msg = f"{{measured}}: no record {name!r} in docs/_data/records/"
             return self._fail(msg)
         try:
