@@ -29,10 +29,9 @@ class Section:
 
     def shown(self) -> tuple[pd.DataFrame | None, list[str]]:
         """The table without its columns that hold no value, and their names."""
-        if self.frame is None:
-            return None, []
-        empty = [c for c in self.frame.columns if self.frame[c].isna().all()]
-        return self.frame.drop(columns=empty), empty
+        from analysis._display import without_empty
+
+        return (None, []) if self.frame is None else without_empty(self.frame)
 
 
 class Sections(list):
