@@ -152,7 +152,7 @@ def test_make_demos_notebook_writes_its_progress_to_the_terminal_not_the_noteboo
     name = "demo-progress"
     data, figures = tmp_path / "data", tmp_path / "figures"
     small = {"experiments": "4", "rounds": "2", "precision": "0.2", "budget": "45 s",
-             "data_dir": str(data), "figures_dir": str(figures)}
+             "budget_cap": "None", "data_dir": str(data), "figures_dir": str(figures)}
     command = _demo_command(tmp_path, name) + "".join(
         f" -p {k} {shlex.quote(v)}" for k, v in small.items())
     assert "TRACELAB_PROGRESS=stderr" in command and "--no-progress-bar" in command
@@ -164,7 +164,12 @@ def test_make_demos_notebook_writes_its_progress_to_the_terminal_not_the_noteboo
     lines = [x for x in run.stderr.splitlines() if x.startswith(f"dd {name}")]
     rounds = {int(m.group(1)) for x in lines if (m := re.search(r": (?:after )?round (\d+)", x))}
     assert {1, 2} <= rounds and any("round 2 of at least 2" in x for x in lines), lines
-    assert all(re.search(r"of 00:45 used, \d\d:\d\d left in the budget", x) for x in lines[1:])
+    said = [x for x in lines if "used" not in x]  # the prediction, before round 1 and after 2
+    assert any(": this host: the untraced loop " in x for x in said), lines
+    assert any(": in 0:45 expect " in x for x in said), lines
+    assert any(": prediction after round 2: " in x for x in said), lines
+    assert all(re.search(r"of 00:45 used, \d\d:\d\d left in the budget", x)
+               for x in lines[1:] if x not in said)
     decided = [x for x in lines if "of 1 within +-20 %, widest 04-tracepoint-entry" in x]
     assert decided, lines
     assert re.search(r"stopped \((met|budget)\) after \d+ rounds", lines[-1]), lines
@@ -176,7 +181,8 @@ def test_make_demos_notebook_writes_its_progress_to_the_terminal_not_the_noteboo
     assert len(bars) == 1 and "of 1 within +-20 %" in bars[0], bars  # one line, its last state
     summary = next(t for t in texts if "rate method (dd's read and write in a loop" in t)
     assert re.search(r"rate method \(dd's read and write in a loop, rate_loop='read\+write'\): "
-                     r"(every experiment within \+-20% \(1 of 1\)|NOT every)", summary)
+                     r"(every experiment within \+-20% \(1 of 1\)|0 of 1 within \+-20%)", summary)
+    assert re.search(r"predicted before round 1: median \+-[\d.]+ %, [01] of 1 within", summary)
     # the files make demo's last line names: its report line, run as make runs it (with
     # this test's folders), prints them; every one exists and holds what it promises
     demo = _make_demo_lines(tmp_path, name)

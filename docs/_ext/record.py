@@ -25,6 +25,7 @@ import hashlib
 import json
 import math
 import platform
+import statistics
 import sys
 import tarfile
 import tempfile
@@ -115,6 +116,25 @@ def from_campaign(campaign: str, name: str, data_dir: str | Path | None = None) 
                               ("rounds_done", "met", "experiments", "stop", "target",
                                "budget_s")}
         record["adaptive"]["spent_min"] = round(state.get("spent_s", 0) / 60, 1)
+    prediction = (m.get("adaptive") or {}).get("rate_prediction") or {}
+    for key, made in prediction.items():  # what it predicted, before round 1 and after 2
+        if made.get("error"):
+            continue
+        record.setdefault("prediction", {})[key] = {
+            "when": made["when"], "median": _num(made.get("median_at_end"), 3),
+            "met": made.get("met_at_end"), "experiments": made.get("experiments"),
+            "budget_min": round((made.get("effective_budget_s") or 0) / 60, 2),
+            "needs_min": _num(max((v for v in (made.get("needs_s") or {}).values()
+                                   if v is not None), default=0) / 60, 2),
+            "block_cv": _num(made.get("block_cv"), 3),
+            "sigma_ref_ns": _num(made.get("sigma_ref_ns")),
+            "tau_ns": _num(made.get("tau_ns")), "rho": _num(made.get("rho"), 3)}
+    if prediction:
+        reached = [e["precision"] for x, e in experiments.items()
+                   if not x.endswith("control") and e["precision"] is not None
+                   and math.isfinite(e["precision"])]
+        record["reached"] = {"median": _num(statistics.median(reached), 3) if reached else None,
+                             "met": sum(v <= (state.get("target") or 0) for v in reached)}
     record["manifest_sha256"] = hashlib.sha256(manifest).hexdigest()
     return record
 

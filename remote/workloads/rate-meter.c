@@ -10,7 +10,8 @@
  *
  * usage: rate-meter [-b] [-w|-u|-d LIB|-m FILE] WARMUP_MS WINDOW_MS WINDOWS  timed
  *        rate-meter [-b] [-w|-u|-d LIB|-m FILE] -s WARMUP_MS WINDOW_MS  signalled
- *        rate-meter [-w|-u|-d LIB|-m FILE] -n ITERATIONS   exactly ITERATIONS (counting)
+ *        rate-meter [-w|-u|-d LIB|-m FILE] -n ITERATIONS   exactly ITERATIONS (counting; it
+ *            prints "# rate-meter 1 iterations=N ns=T": T their wall time, CLOCK_MONOTONIC)
  *        rate-meter [-w|-u|-d LIB|-m FILE] -n ITERATIONS -g  the same, started by SIGUSR2: it prints
  *            "# measuring pid=P t0=0" and waits for SIGUSR2 ("go"), so that a tracer given
  *            its pid (dtrace -p for pid$target, traced-run.sh --target-pid) attaches first;
@@ -278,7 +279,7 @@ run_until(long long end_ns, long long *stop_ns)
 int
 main(int argc, char **argv)
 {
-	long long warmup_ms, window_ms, windows, w, t0, t1, c0, c1, n, i;
+	long long warmup_ms, window_ms, windows, w, t0, t1, c0, c1, n, i, t_start, t_end;
 	int signalled = 0, orphaned = 0;
 	pid_t parent = getppid();
 
@@ -349,11 +350,13 @@ main(int argc, char **argv)
 			sigprocmask(SIG_SETMASK, &old, NULL);
 			n_marks = 0;
 		}
+		t_start = now_ns();
 		for (i = 0; i < n; i++)
 			if (one() != 0)
 				fail(3, fail_what());
+		t_end = now_ns();
 		stop_decoy();
-		printf("# rate-meter 1 iterations=%lld\n", n);
+		printf("# rate-meter 1 iterations=%lld ns=%lld\n", n, t_end - t_start);
 		return (0);
 	}
 	if (argc == 4 && argv[1][0] == '-' && argv[1][1] == 's' && argv[1][2] == 0) {

@@ -147,6 +147,7 @@ class CampaignProgress:
         self._started = clock()
         self._last: float | None = None
         self._closed = self._decided = False
+        self._said: set[str] = set()
 
     # ------------------------------------------------------------ fed by the runner
     def expect(self, runs: int) -> None:
@@ -202,6 +203,14 @@ class CampaignProgress:
             self._decided = True
             self.bar.set_postfix_str(self._state(), refresh=True)
             self._write(self._text())
+
+    def say(self, lines) -> None:
+        """Lines the campaign has to say (a prediction), each once."""
+        with self._lock:
+            for line in lines:
+                if line not in self._said:
+                    self._said.add(line)
+                    self._write(f"{self.title}: {line}")
 
     def close(self) -> None:
         with self._lock:

@@ -1,7 +1,8 @@
 """The rate method, shared by the benchmarks that offer it (benchmark 1, the USDT
 microbenchmark): the settings, plan and execution (:mod:`.execute`), one meter's
 statistics (:mod:`.meter`, checked by the simulations of :mod:`.simulate`), a campaign's
-tables (:mod:`.table`), its adaptive rounds (:mod:`.adaptive`) and its figure
+tables (:mod:`.table`), its adaptive rounds (:mod:`.adaptive`), what a budget buys
+(:mod:`.predict`, read from a campaign by :mod:`.promise`) and its figure
 (:mod:`.figures`). ``analysis.ratemethod`` is the door to the names the benchmarks use."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from analysis.ratemethod.execute import (
     COUNT_ITERATIONS,
     COUNT_KIND,
     DESIGN,
+    HOST_KIND,
     KIND,
     MAX_ROUNDS,
     METER,
@@ -30,6 +32,7 @@ from analysis.ratemethod.execute import (
     first_runs,
     make_execute,
     meter_argv,
+    opening_runs,
     round_runs,
     settings,
     timeout,
@@ -46,10 +49,10 @@ from analysis.ratemethod.table import (
 )
 
 __all__ = [
-    "AA", "BRACKET_KIND", "COUNT_KIND", "KIND", "COUNT_ITERATIONS", "DESIGN", "MAX_ROUNDS",
+    "AA", "BRACKET_KIND", "COUNT_KIND", "HOST_KIND", "KIND", "COUNT_ITERATIONS", "DESIGN", "MAX_ROUNDS",
     "METER", "SELF_VARYING_SHARE", "TRACED_S", "UNTRACED_S", "VALUE", "WARMUP_MS", "WINDOWS",
     "WINDOW_MS", "agreement", "bracket", "bracket_differences", "build_meter", "check_run",
     "ci_text", "counting_runs", "events_per_iteration", "first_runs", "load_blocks",
-    "make_execute", "meter_argv", "more", "rate_table", "round_runs", "settings", "timeout",
+    "make_execute", "meter_argv", "more", "opening_runs", "rate_table", "round_runs", "settings", "timeout",
     "traced_fast_share", "untraced_blocks_figure"
 ]

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from analysis.campaign import Campaign, RunSpec
 from analysis.errors import ParameterError
-from analysis.ratemethod.execute import AA, BRACKET_KIND, DESIGN, MAX_ROUNDS, first_runs, round_runs
+from analysis.ratemethod import promise
+from analysis.ratemethod.execute import (AA, BRACKET_KIND, DESIGN, HOST_KIND, MAX_ROUNDS,
+                                         first_runs, round_runs)
 from analysis.ratemethod.table import rate_table
 from analysis.stats.adaptive import adaptive_step
 
@@ -24,11 +26,23 @@ def more(campaign: Campaign, target: str, ids: list[str], control: str, p, seed,
                              "but goes on only in a new campaign")
     entries = campaign.run_records(target)
     planned = first_runs(ids, control, min_rounds, seed)
+    kinds = {e.get("params", {}).get("kind") for e in entries.values()}
+    if BRACKET_KIND in kinds and HOST_KIND not in kinds:  # made before the host check
+        planned = [r for r in planned if r.params.get("kind") != HOST_KIND]
     known = {r.run_id for r in planned}
     later = [RunSpec(rid, e["experiment"], e["params"]) for rid, e in sorted(entries.items())
              if e.get("params", {}).get("kind") == BRACKET_KIND and rid not in known]
     pending = [r for r in planned + later if not campaign.is_done(target, r.run_id)]
-    if pending or (p.precision is None and p.budget is None):
+    adaptive = p.precision is not None or p.budget is not None
+    if adaptive:  # the host check and counting first, then a prediction before round 1
+        opening = [r for r in pending if r.params.get("kind") != BRACKET_KIND]
+        if opening:
+            return opening
+        predicted = _predict(campaign, target, ids, control, p, min_rounds)
+        if "refined" not in predicted:  # the first rounds up to the refined prediction
+            pending = [r for r in pending
+                       if r.params.get("round", 0) < promise.REFINE_AFTER] or pending
+    if pending or not adaptive:
         return pending or None
     table = rate_table(campaign, target, n_resamples=999)
     widths = dict(zip(table["experiment"], table["precision_reached"]))
@@ -42,7 +56,8 @@ def more(campaign: Campaign, target: str, ids: list[str], control: str, p, seed,
             dur.setdefault(e["experiment"], []).append(e.get("duration_s") or 0.0)
     dur.setdefault(control, [0.0])  # (a campaign without control brackets)
     decision = adaptive_step(campaign, widths, dur, rounds, control=control,
-                             precision=p.precision, budget_s=p.budget,
+                             precision=p.precision,
+                             budget_s=campaign.adaptive.get("rate_budget_s", p.budget),
                              min_rounds=min_rounds, max_rounds=MAX_ROUNDS,
                              spent_s=sum(e.get("duration_s") or 0 for e in entries.values()),
                              prefix="rate_")
@@ -50,3 +65,31 @@ def more(campaign: Campaign, target: str, ids: list[str], control: str, p, seed,
         return None
     # a later round: the experiments still short of the target and the control, no A/A
     return round_runs(decision.experiments[1:], control, rounds[-1] + 1, seed, aa=False)
+
+
+def _predict(campaign: Campaign, target: str, ids: list[str], control: str, p,
+             min_rounds: int) -> dict:
+    """The campaign's prediction (:mod:`analysis.ratemethod.promise`): before round 1,
+    then once :data:`~analysis.ratemethod.promise.REFINE_AFTER` rounds are done, each
+    recorded with the budget it sets (``rate_budget_s``) and its words
+    (``rate_prediction_lines``: the progress line prints them). A prediction that cannot
+    be made says why in its record; it never stops the measurement."""
+    record = dict(campaign.adaptive.get("rate_prediction") or {})
+    done = {e["params"]["round"] for e in campaign.run_records(target).values()
+            if e.get("status") == "done" and e.get("params", {}).get("kind") == BRACKET_KIND}
+    if "start" not in record:
+        key, make = "start", promise.at_start
+    elif "refined" not in record and set(range(promise.REFINE_AFTER)) <= done:
+        key, make = "refined", promise.after_rounds
+    else:
+        return record
+    try:
+        record[key] = make(campaign, target, ids, control, p, min_rounds)
+    except (ValueError, KeyError, OSError) as exc:  # a prediction never stops a campaign
+        record[key] = {"when": key, "error": f"{type(exc).__name__}: {exc}"}
+    new = record[key]
+    budget = new.get("effective_budget_s", campaign.adaptive.get("rate_budget_s", p.budget))
+    campaign.record_adaptive({**campaign.adaptive, "rate_prediction": record,
+                              "rate_budget_s": budget,
+                              "rate_prediction_lines": promise.lines(new)})
+    return record

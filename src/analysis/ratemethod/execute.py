@@ -72,8 +72,11 @@ DESIGN = "bracket"
 #: a block's value: its time per iteration in the machine's fast state
 #: (:func:`analysis.ratemethod.meter.block_values`); ``ns_per_iter`` is every window's
 VALUE = "fast_ns_per_iter"
-#: runs: a counting run, a bracket (A B A in one meter), an earlier design's block
-COUNT_KIND, BRACKET_KIND, KIND = "rate-count", "rate-bracket", "rate"
+#: runs: a counting run, a bracket (A B A in one meter), an earlier design's block, the
+#: host check (the meter untraced before round 1: :mod:`analysis.ratemethod.predict`)
+COUNT_KIND, BRACKET_KIND, KIND, HOST_KIND = "rate-count", "rate-bracket", "rate", "rate-host"
+#: the host check's windows (10 s of the untraced loop) and its run's id
+HOST_WINDOWS, HOST_RUN = 200, "rhost"
 AA = "aa-control"  # the A/A slot's label in tables: the control measured as an experiment
 #: A traced block whose windows are mostly outside the fast state varies by itself: the
 #: probe's cost, not the machine (benchmark 1's 18, printf per event: a median 26-45 % of
@@ -97,6 +100,9 @@ def meter_argv(meter: str, loop: list[str], kind: str, q: dict, params: dict) ->
     bracket's signalled windows."""
     if kind == COUNT_KIND:
         return [meter, *loop, "-n", str(int(params["iterations"]))]
+    if kind == HOST_KIND:  # the timed mode: WARMUP_MS WINDOW_MS WINDOWS, no tracer
+        return [meter, *loop, str(int(q["rate_warmup_ms"])), str(int(q["rate_window_ms"])),
+                str(int(params["windows"]))]
     return [meter, *loop, "-s", str(int(q["rate_warmup_ms"])), str(int(q["rate_window_ms"]))]
 
 
@@ -130,8 +136,19 @@ def round_runs(experiments: list[str], control: str, r: int, seed, aa: bool = Tr
     return out
 
 
+def host_run(control: str) -> RunSpec:
+    """The host check: the meter untraced for :data:`HOST_WINDOWS` windows, before round 1
+    (what the prediction of :mod:`analysis.ratemethod.predict` starts from)."""
+    return RunSpec(HOST_RUN, control, {"kind": HOST_KIND, "windows": HOST_WINDOWS})
+
+
+def opening_runs(ids: list[str], control: str) -> list[RunSpec]:
+    """What runs before round 1: the host check, then a counting run per experiment."""
+    return [host_run(control), *counting_runs(ids)]
+
+
 def first_runs(ids: list[str], control: str, rounds: int, seed) -> list[RunSpec]:
-    runs = counting_runs(ids)
+    runs = opening_runs(ids, control)
     for r in range(rounds):
         runs += round_runs(ids, control, r, seed)
     return runs
@@ -145,6 +162,8 @@ def bracket(q: dict) -> tuple[float, float, float]:
 def timeout(kind: str, q: dict, params: dict) -> float:
     if kind == COUNT_KIND:
         return 60.0 + params["iterations"] * 50e-6
+    if kind == HOST_KIND:
+        return 60.0 + 2 * params["windows"] * q["rate_window_ms"] / 1000
     return 60.0 + 5 * (q["rate_warmup_ms"] / 1000 + sum(bracket(q)))
 
 
@@ -154,6 +173,13 @@ def check_run(kind: str, staging: Path, name: str, transport_name: str) -> dict:
     text = (staging / "workload.stdout").read_text()
     if kind == COUNT_KIND:
         return {}
+    if kind == HOST_KIND:
+        try:
+            w = ratemeter.parse_windows(text, staging / "workload.stdout")
+        except ValueError as exc:
+            raise TargetError(f"{transport_name}: rate host check {name}: {exc}") from exc
+        return {"host_windows": int(len(w)),
+                "host_ns_per_iter": float(w["ns"].sum() / w["iterations"].sum())}
     try:
         parts = ratemeter.bracket_blocks(text, staging / "workload.stdout")
     except ValueError as exc:
@@ -176,19 +202,21 @@ def make_execute(scripts: Callable, argv: Callable, q: dict, fallback, *, tracer
     meter)`` -> more of its :class:`TracerSpec` (``decoy``, ``target_pid``, ``command``);
     ``after(run, kind, staging, info)`` checks a finished run (raising refuses it)."""
     from analysis.tracing.lifecycle import TracerSpec, traced_execute
-    from analysis.tracing.tracers import needs_target_pid, parse_count
+    from analysis.tracing.tracers import needs_target_pid
 
     built: dict[str, tuple[str, str]] = {}
 
     def execute(transport, run: RunSpec, staging: Path) -> dict:
         kind = run.params.get("kind")
-        if kind not in (BRACKET_KIND, COUNT_KIND):
+        if kind not in (BRACKET_KIND, COUNT_KIND, HOST_KIND):
             return fallback(transport, run, staging)
         if transport.name not in built:
-            path = build_meter(transport)
-            built[transport.name] = (path, build_summary(workload_build(transport,
-                                                                        "rate-meter")))
+            built[transport.name] = (build_meter(transport), build_summary(
+                workload_build(transport, "rate-meter")))
         meter, made_with = built[transport.name]
+        if kind == HOST_KIND:  # the meter alone, pinned as in the brackets
+            return _host_check(transport, run, staging, argv(meter, kind, run), q,
+                               tracer_cpu) | {"meter_build": made_with}
         tracer, script = scripts(transport, meter, run, kind)
         # a script of one process (DTrace's pid$target) is given the meter's pid; a counting
         # meter then waits until the tracer attached (-g) and counts exactly its iterations
@@ -205,14 +233,31 @@ def make_execute(scripts: Callable, argv: Callable, q: dict, fallback, *, tracer
         info["tracer_output_lost"] = bool(info.get("stop_killed"))
         info["meter_build"] = made_with  # e.g. "cc (Debian 12.2.0-14) 12.2.0; sdt=yes"
         if kind == COUNT_KIND:
-            events = parse_count((staging / "tracer.stdout").read_text())
-            if info["tracer_output_lost"] or not events:
-                raise TargetError(f"{transport.name}: the rate count of {run.experiment} was "
-                                  "lost; the run will be repeated")
-            info["events"] = events
+            info["events"] = _events(staging, info, transport.name, run.experiment)
         info.update(check_run(kind, staging, run.run_id, transport.name))
         if after:
             info.update(after(run, kind, staging, info) or {})
         return info
 
     return execute
+
+
+def _host_check(transport, run: RunSpec, staging: Path, workload: list[str], q: dict,
+                tracer_cpu) -> dict:
+    """The host check's run: the meter untraced, no tracer (kind ``none``)."""
+    from analysis.tracing.lifecycle import TracerSpec, traced_execute
+    info = traced_execute(TracerSpec("none", tracer_cpu=tracer_cpu), workload,
+                          workload_timeout=timeout(HOST_KIND, q, run.params))(
+                              transport, run, staging)
+    info.update(check_run(HOST_KIND, staging, run.run_id, transport.name))
+    return info
+
+
+def _events(staging: Path, info: dict, transport_name: str, experiment: str) -> int:
+    """A counting run's events (refused, to be repeated, when the count was lost)."""
+    from analysis.tracing.tracers import parse_count
+    events = parse_count((staging / "tracer.stdout").read_text())
+    if info["tracer_output_lost"] or not events:
+        raise TargetError(f"{transport_name}: the rate count of {experiment} was lost; the "
+                          "run will be repeated")
+    return events

@@ -29,8 +29,8 @@ def test_a_cpu_bound_neighbour_is_named_with_the_blocks_it_cost(tmp_path, short_
     spin = subprocess.Popen([sys.executable, "-c", _SPIN])
     try:
         result = run_benchmark("dd", "local", experiments=[4], method="rate", rounds=2,
-                               precision=0.001, budget="15 s", data_dir=tmp_path,
-                               campaign="noisy", progress=False)
+                               precision=0.001, budget="15 s", budget_cap=None,
+                               data_dir=tmp_path, campaign="noisy", progress=False)
     finally:
         spin.kill()
         spin.wait(timeout=10)
@@ -43,6 +43,17 @@ def test_a_cpu_bound_neighbour_is_named_with_the_blocks_it_cost(tmp_path, short_
     assert "blocks it cost:" in text and "% of the meter's blocks preempted" in text, text
     assert "close the other work named above" in text, text
     assert lines[-1].startswith("rate method"), lines[-1]  # the verdict stays last
+    # the host check ran before the counting runs, and the prediction made before round 1
+    # (from it) and after round 2 stand beside what was reached, which leads the verdict
+    prediction = rep.campaign.adaptive["rate_prediction"]
+    assert prediction["start"]["noise_source"] == "the host check (200 windows untraced)"
+    assert prediction["refined"]["when"] == "after round 2"
+    assert prediction["start"]["effective_budget_s"] == 15  # no budget_cap: not extended
+    assert lines[-4].startswith("precision reached: median +-"), lines[-4:]
+    assert lines[-3].startswith("predicted before round 1: median +-"), lines[-3]
+    assert lines[-2].startswith("predicted after round 2: median +-"), lines[-2]
+    host = rep.campaign.run_dir("local", "rhost") / "workload.stdout"
+    assert sum(x.startswith("w ") for x in host.read_text().splitlines()) == 200
     # every scan is in the manifest, the neighbour in the one at the start
     scans = shortfall.scans(rep.campaign, "local")
     assert scans[0]["when"] == "at the start" and NAME in scans[0]["busy_procs"], scans

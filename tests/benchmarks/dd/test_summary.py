@@ -41,10 +41,10 @@ def test_the_summary_ends_naming_the_method_and_whether_every_experiment_met_the
                                              "experiment within +-20% (2 of 2)")
     out.values["table"].loc[2, ["precision_reached", "target_met"]] = [0.31, False]
     assert summary(out).splitlines()[-1] == (
-        "hyperfine method (whole dd processes): NOT every experiment within +-20%: 1 of 2; "
-        "short: 18-per-event +-31.0%")
+        "hyperfine method (whole dd processes): 1 of 2 within +-20%; the others at the "
+        "precision reached: 18-per-event +-31.0%")
     out.values["table"].loc[1, "precision_reached"] = float("nan")  # no CI: short too
-    assert "1 of 2" not in summary(out) and "0 of 2; short: 04-tracepoint-entry (no CI), " \
+    assert "1 of 2" not in summary(out) and "0 of 2 within +-20%; the others at the precision reached: 04-tracepoint-entry (no CI), " \
         "18-per-event +-31.0%" in summary(out)
     out.values["adaptive"] = {}
     assert summary(out).splitlines()[-1] == ("hyperfine method (whole dd processes): 2 "

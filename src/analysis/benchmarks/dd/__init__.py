@@ -59,8 +59,8 @@ _PID_HYPERFINE = ("DTrace's pid provider traces one process given by its pid (-p
 #: no method: it runs the default, or the method given. quick: every experiment within
 #: +-10 % within 4 minutes of measurement (docs/benchmarks/dd.md: how it was chosen).
 PRESETS = {"quick": {"method": "rate", "rate_loop": "read+write", "run_s": 0.25,
-                     "precision": 0.1, "budget": "4 min"},
-           "thesis": {"run_s": 0.5, "precision": 0.02, "budget": "1 h"}}
+                     "precision": 0.1, "budget": "4 min", "budget_cap": "12 min"},
+           "thesis": {"run_s": 0.5, "precision": 0.02, "budget": "1 h", "budget_cap": None}}
 
 
 @register
@@ -98,6 +98,10 @@ class DD(Benchmark):
               precision.parse_precision),
         Param("budget", PRESETS["quick"]["budget"], "wall time the whole campaign may use, "
               "e.g. '10 min' (None: no limit)",
+              "duration", precision.parse_budget),
+        Param("budget_cap", PRESETS["quick"]["budget_cap"], "the rate method: the longest "
+              "the budget is extended to when the prediction (before round 1, again after "
+              "round 2) says the precision needs more, e.g. '12 min' (None: never extended)",
               "duration", precision.parse_budget),
         Param.choice("bpf_stats", "auto", "auto: where the kernel allows it, each bpftrace "
                      "experiment also runs a timed block per round with "
@@ -171,8 +175,9 @@ class DD(Benchmark):
         else:
             runs = _rounds.counting_and_rounds({e: p.count for e in ids}, CONTROL,
                                                p.rounds, campaign, stats=with_stats)
-        if method == "rate":
-            runs = _rm.first_runs(ids, CONTROL, p.rounds, campaign)
+        if method == "rate":  # with a target or budget, the rounds follow a prediction
+            runs = (_rm.opening_runs(ids, CONTROL) if p.precision is not None or
+                    p.budget is not None else _rm.first_runs(ids, CONTROL, p.rounds, campaign))
         elif method == "both":  # without a count the rate rounds wait for the calibration
             runs = _by_round((_rm.first_runs(ids, CONTROL, p.rounds, campaign)
                               if p.count else _rm.counting_runs(ids)) + runs)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from analysis import plots
 from analysis import ratemethod as _rm
+from analysis.ratemethod import promise as _promise
 from analysis.benchmarks.dd import rate_report as _rr
 from analysis.benchmarks.dd import rate_tables as _rt
 from analysis.benchmarks.dd import rounds as _rounds
@@ -182,13 +183,17 @@ def verdict(out) -> list[str]:
             lines.append(f"{who}: {len(rows)} experiments, no precision target (fixed rounds)")
             continue
         width = rows["precision_reached"].astype(float)
+        if name == "rate":  # the precision reached first, beside what was predicted
+            lines += _promise.reached_lines(
+                (out.values.get("adaptive") or {}).get("rate_prediction"),
+                dict(zip(rows["experiment"], width)), goal)
         short = rows[~(width <= goal)]  # NaN: no CI, short
         if not len(short):
             lines.append(f"{who}: every experiment within +-{goal:.0%} ({len(rows)} of "
                          f"{len(rows)})")
             continue
-        lines.append(f"{who}: NOT every experiment within +-{goal:.0%}: {len(rows) - len(short)} "
-                     f"of {len(rows)}; short: " + ", ".join(
+        lines.append(f"{who}: {len(rows) - len(short)} of {len(rows)} within +-{goal:.0%}; "
+                     f"the others at the precision reached: " + ", ".join(
                          f"{e} +-{w:.1%}" if math.isfinite(w) else f"{e} (no CI)"
                          for e, w in zip(short["experiment"], short["precision_reached"])))
     return lines

@@ -117,8 +117,22 @@ def explain(out, target: str | None = None) -> list[str]:
     todo = []
     if seen:
         todo.append("close the other work named above and run again")
-    todo += ["give it more time (budget=, e.g. \"10 min\")",
+    needs = _needed(out.values.get("adaptive") or {})
+    todo += [f"give it more time (budget=, e.g. \"{needs}\"; the prediction after round 2 "
+             f"said +-{goal:.0%} needs about that)" if needs else
+             "give it more time (budget=, e.g. \"10 min\")",
              f"or ask for less (precision=, e.g. {min(goal * 2, 0.5):g})"]
     why = [f"why not every experiment reached ±{goal:.0%}:", *(f"  {x}" for x in lines),
            "  what to do: " + "; ".join(todo)]
     return why
+
+
+def _needed(adaptive: dict) -> str | None:
+    """What the campaign's last prediction said the target needs, as a budget to ask for
+    (``"7 min"``), when it said so in finite time."""
+    pred = adaptive.get("rate_prediction") or {}
+    last = pred.get("refined") or pred.get("start") or {}
+    needs = [v for v in (last.get("needs_s") or {}).values()]
+    if not needs or any(v is None for v in needs):
+        return None
+    return f"{math.ceil(max(needs) / 60)} min"

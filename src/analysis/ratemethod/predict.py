@@ -1,0 +1,288 @@
+"""What a rate campaign can promise on this host: the precision its budget buys and the
+budget its target needs, predicted before its first round and again after its second.
+
+The noise model
+---------------
+An experiment's bracket difference (traced - untraced, ns per iteration; its cost per
+iteration ``c``) spreads from bracket to bracket by ``sigma_x`` with
+
+    sigma_x^2 = sigma_ref^2 + tau^2 + (rho * c)^2
+
+``sigma_ref``: the reference brackets' spread (the control's script: the host's own
+block-to-block noise); ``tau``: what an attached probe adds whatever its cost (on the
+noisy host of 29 Nov 2026 a syscall tracepoint's brackets spread by 47 ns against the
+control's 10 ns); ``rho``: the probe's own variation from one tracer session to the next,
+as a share of its cost (uprobes, stacks). Spreads are robust (1.4826 x the median absolute
+deviation): the rank CI, like them, hardly moves for one bracket far off.
+
+The 95 % CI half-width of the Hodges-Lehmann shift of ``n`` brackets against ``m``
+reference brackets (:func:`half_width`) is that of the difference of two means times
+``sqrt(pi / 3)`` (the shift's asymptotic efficiency for normal noise), with Student's
+t for few brackets; the precision is that over ``c``. Rounds follow the precision rule
+(:class:`analysis.stats.precision.Rule`): every experiment in each of the first
+``min_rounds`` rounds (with the A/A slot, a second reference bracket), then only those
+short of the target, the widest first, while the budget lasts (:func:`schedule`).
+
+Where the numbers come from
+---------------------------
+* **Before round 1** (:func:`host_noise`): an untraced run of the meter (the campaign's
+  ``rhost`` run, about 10 s) cut into pseudo-brackets of the design's geometry at every
+  window offset gives ``sigma_ref``, the loop's speed and its block-to-block variation;
+  ``tau`` and ``rho`` are guessed from them (:data:`TAU_PER_REF`, :data:`RHO_PER_CV`);
+  the costs are the counting runs' here, or the published ones where larger.
+* **After round 2** (:func:`fit` on the campaign's own brackets): all three spreads and
+  every cost measured here.
+
+Everything here is a pure function of numbers (numpy and scipy): the tests replay
+recorded campaigns through it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import chi2, t as student_t
+
+__all__ = ["Geometry", "Noise", "PRIOR", "fit", "half_width", "host_noise", "robust_sd",
+           "schedule"]
+
+#: the probe's own spreads where nothing tells them (a host check without windows)
+PRIOR = {"tau_ns": 10.0, "rho": 0.01}
+#: before round 1 the probe's own spreads are assumed from the host check: tau this many
+#: times the reference's spread, rho this share of the untraced blocks' variation. Fitted
+#: by eye to three recorded demos (fits after round 2: the noisy host of 29 Nov 2026 tau
+#: 38 ns against a reference's 10 ns, rho 0.11-0.3 with blocks +-11 %; 6 Dec 2026 tau 6 ns
+#: against 4-9 ns, rho 0.005-0.02 with blocks +-2 %): a rough first guess, replaced after
+#: round 2
+TAU_PER_REF, RHO_PER_CV = 2.0, 0.5
+#: a pseudo-bracket's windows: untraced, tracer starting (left out), traced, tracer
+#: stopping (left out), untraced; the gaps as the design's median attach (0.12 s) and stop
+#: (0.23 s) with the window across each mark lost (campaign of 29 Nov 2026)
+GAPS = (3, 6)
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """A bracket in windows: ``untraced`` before and after, ``traced``, the two gaps."""
+
+    untraced: int
+    traced: int
+    gaps: tuple[int, int] = GAPS
+
+    @classmethod
+    def of(cls, untraced_s: float, traced_s: float, window_ms: float) -> Geometry:
+        return cls(max(1, round(untraced_s * 1000 / window_ms)),
+                   max(1, round(traced_s * 1000 / window_ms)))
+
+    @property
+    def span(self) -> int:
+        return 2 * self.untraced + self.traced + sum(self.gaps)
+
+
+@dataclass(frozen=True)
+class Noise:
+    """A host's noise as the model takes it (ns per iteration), and where it came from."""
+
+    base_ns: float  # the untraced iteration
+    block_cv: float  # block-to-block variation of the untraced loop, relative
+    sigma_ref_ns: float
+    tau_ns: float
+    rho: float
+    source: str
+    #: the share of brackets a CI can use (the rest ran across a change of the machine's
+    #: speed state, or wholly in its slow state: :func:`analysis.ratemethod.meter.speed_states`)
+    kept: float = 1.0
+
+    def sigma_x(self, cost_ns: float) -> float:
+        return math.sqrt(self.sigma_ref_ns ** 2 + self.tau_ns ** 2
+                         + (self.rho * cost_ns) ** 2)
+
+
+def robust_sd(values) -> float:
+    """1.4826 x the median absolute deviation (the sd for normal noise); NaN for < 2."""
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v)]
+    if v.size < 2:
+        return math.nan
+    return float(1.4826 * np.median(np.abs(v - np.median(v))))
+
+
+def _fast(ns: np.ndarray, iterations: np.ndarray) -> float:
+    """A block's time per iteration in its fast state (as
+    :func:`analysis.ratemethod.meter.fast_state`)."""
+    from analysis.ratemethod.meter import fast_state
+    return fast_state(ns, iterations)[1]
+
+
+def host_noise(ns, iterations, geometry: Geometry, *, source: str = "") -> Noise:
+    """The host's noise from an untraced run's windows (``ns``, ``iterations`` per window):
+    every offset of a pseudo-bracket (``geometry``), its difference traced-slot minus the
+    mean of its untraced slots, each slot in its fast state; ``sigma_ref`` their robust
+    spread; ``block_cv`` half the 10th-90th percentile range of untraced blocks' values
+    over their median (two speed states show in it; a robust sd would hide the rarer one);
+    ``kept`` the share of pseudo-brackets whose untraced slots both ran in the fast state,
+    where the blocks fall into two states. Raises ValueError when the run is shorter than
+    two brackets."""
+    ns, it = np.asarray(ns, float), np.asarray(iterations, float)
+    g = geometry
+    if ns.size < 2 * g.span:
+        raise ValueError(f"{ns.size} windows: a host check needs at least {2 * g.span}")
+    from analysis.ratemethod.meter import speed_states
+    a, b = g.untraced, g.traced
+    diffs, untraced = [], []
+    for i in range(ns.size - g.span + 1):
+        j = i + a + g.gaps[0]
+        k = j + b + g.gaps[1]
+        before, after = _fast(ns[i:i + a], it[i:i + a]), _fast(ns[k:k + a], it[k:k + a])
+        diffs.append(_fast(ns[j:j + b], it[j:j + b]) - (before + after) / 2)
+        untraced.append((before, after))
+    blocks = np.array([_fast(ns[i:i + a], it[i:i + a]) for i in range(0, ns.size - a + 1, a)])
+    base = float(np.median(blocks))
+    states = speed_states(blocks)
+    kept = 1.0
+    if states["two_states"]:
+        kept = float(np.mean([max(x, y) <= states["threshold_ns"] for x, y in untraced]))
+    p10, p90 = np.percentile(blocks, [10, 90])
+    cv, sigma_ref = float((p90 - p10) / 2 / base), robust_sd(diffs)
+    return Noise(base_ns=base, block_cv=cv, sigma_ref_ns=sigma_ref,
+                 tau_ns=TAU_PER_REF * sigma_ref, rho=RHO_PER_CV * cv,
+                 source=source or f"an untraced run of {ns.size} windows", kept=kept)
+
+
+def fit(diffs: Mapping[str, Sequence[float]], reference: Sequence[float], base_ns: float,
+        *, block_cv: float = math.nan, source: str = "", kept: float = 1.0
+        ) -> tuple[Noise, dict[str, float]]:
+    """The model fitted to brackets: ``diffs`` per experiment (ns per iteration, two or
+    more each), ``reference`` the reference brackets' (the control's and the A/A slot's).
+    Returns the noise and each experiment's cost per iteration (the median of its
+    brackets minus the references').
+
+    ``sigma_ref`` is the references' robust spread. Each experiment's own variance beyond
+    it, ``v = s^2 - sigma_ref^2`` (``s^2`` its brackets' variance, divided by the median of
+    chi-square over its degrees of freedom: with few brackets the variance's median, not
+    its mean, is the typical value), is explained by ``tau^2`` (the median ``v`` of the
+    experiments costing less than the loop's own iteration) and ``rho^2 c^2`` (the median
+    of ``(v - tau^2) / c^2`` of the others)."""
+    ref = np.asarray(reference, float)
+    sigma_ref = robust_sd(ref) if ref.size >= 3 else float(np.std(ref, ddof=1))
+    centre = float(np.median(ref)) if ref.size else 0.0
+    costs, cheap, dear = {}, [], []
+    for name, x in diffs.items():
+        x = np.asarray(x, float)
+        x = x[np.isfinite(x)]
+        if x.size < 2:
+            continue
+        c = float(np.median(x)) - centre
+        costs[name] = c
+        s2 = float(np.var(x, ddof=1)) / (chi2.ppf(0.5, x.size - 1) / (x.size - 1))
+        (cheap if abs(c) < base_ns else dear).append((s2 - sigma_ref ** 2, c))
+    tau2 = max(0.0, float(np.median([v for v, _ in cheap]))) if cheap else PRIOR["tau_ns"] ** 2
+    rho2 = (max(0.0, float(np.median([(v - tau2) / c ** 2 for v, c in dear])))
+            if dear else PRIOR["rho"] ** 2)
+    noise = Noise(base_ns=base_ns, block_cv=block_cv, sigma_ref_ns=sigma_ref,
+                  tau_ns=math.sqrt(tau2), rho=math.sqrt(rho2),
+                  source=source or f"{sum(len(v) for v in diffs.values())} brackets",
+                  kept=kept)
+    return noise, costs
+
+
+def half_width(n: float, m: float, sigma_x: float, sigma_ref: float,
+               confidence: float = 0.95) -> float:
+    """The expected half-width (ns per iteration) of the rank CI of the shift of ``n``
+    brackets against ``m`` reference brackets (infinite below two of either; a share of
+    brackets kept makes them fractional)."""
+    if n < 2 or m < 2:
+        return math.inf
+    q = student_t.ppf(0.5 + confidence / 2, n + m - 2)
+    return float(q * math.sqrt(math.pi / 3) * math.sqrt(sigma_x ** 2 / n + sigma_ref ** 2 / m))
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """Per experiment: the precision expected when the budget ends (``at_budget``), its
+    brackets then, and the time from the campaign's start its target needs
+    (``needs_s``; infinite: not within ``max_rounds``)."""
+
+    at_budget: dict[str, float]
+    brackets: dict[str, int]
+    needs_s: dict[str, float]
+    rounds: int
+    end_s: float
+
+    def met(self, target: float) -> int:
+        return sum(v <= target for v in self.at_budget.values())
+
+    def all_by_s(self) -> float:
+        return max(self.needs_s.values(), default=0.0)
+
+
+def schedule(noise: Noise, costs: Mapping[str, float], bracket_s: Mapping[str, float], *,
+             target: float | None, budget_s: float | None, min_rounds: int,
+             spent_s: float = 0.0, done: Mapping[str, int] | None = None,
+             reference_done: int = 0, rounds_done: int = 0,
+             max_rounds: int = 200) -> Forecast:
+    """The precision rule's rounds simulated on the model: ``costs`` per experiment (ns per
+    iteration), ``bracket_s`` each one's bracket in seconds (``"control"``: a reference
+    bracket's), ``done``/``reference_done``/``rounds_done`` what has run, ``spent_s`` the
+    time spent. A round holds the control's bracket, the A/A slot's in the first
+    ``min_rounds`` rounds, and every experiment then, afterwards those short of
+    ``target``; the budget stops it as the rule does (the next round's control and widest
+    experiment must fit). Then the same rounds go on without a budget until every
+    experiment meets the target (``needs_s``)."""
+    n = {x: int((done or {}).get(x, 0)) for x in costs}
+    m, r, t = int(reference_done), int(rounds_done), float(spent_s)
+    ctl = bracket_s.get("control", float(np.mean(list(bracket_s.values()) or [2.0])))
+
+    def widths() -> dict[str, float]:
+        return {x: _precision(noise, costs[x], n[x], m) for x in costs}
+
+    ended: tuple | None = None  # (widths, brackets, time, rounds) when the budget ran out
+    needs: dict[str, float] = {}
+    while r < max_rounds:
+        width = widths()
+        needs.update({x: t for x, w in width.items() if target is not None and w <= target
+                      and x not in needs})
+        short = sorted((x for x in costs if r < min_rounds or target is None
+                        or width[x] > target), key=lambda x: (-width[x], x))
+        if r >= min_rounds and not short:
+            break
+        if ended is None and budget_s is not None and r >= min_rounds:
+            fits = _fitting(short, budget_s - t - ctl, bracket_s, ctl)
+            if not fits:
+                ended = (width, dict(n), t, r)
+                if target is None:
+                    break
+            short = fits or short
+        refs = 2 if r < min_rounds else 1
+        for x in short:
+            n[x] += 1
+        m, r = m + refs, r + 1
+        t += refs * ctl + sum(bracket_s.get(x, ctl) for x in short)
+    at_budget, brackets, end_s, rounds_at_end = ended or (widths(), dict(n), t, r)
+    final = widths()
+    for x in costs:
+        needs.setdefault(x, math.inf if final[x] > (target or math.inf) else t)
+    return Forecast(at_budget, brackets, needs, rounds_at_end, end_s)
+
+
+def _precision(noise: Noise, cost: float, n: int, m: int) -> float:
+    """The relative half-width after ``n`` brackets against ``m`` reference ones."""
+    c = abs(cost)
+    h = half_width(n * noise.kept, m * noise.kept, noise.sigma_x(c), noise.sigma_ref_ns)
+    return h / c if c > 0 else math.inf
+
+
+def _fitting(order: list[str], left_s: float, bracket_s: Mapping[str, float], ctl: float
+             ) -> list[str]:
+    """The rule's round under a budget: the longest prefix of ``order`` that fits in
+    ``left_s`` seconds (after the control's bracket)."""
+    fits = []
+    for x in order:
+        left_s -= bracket_s.get(x, ctl)
+        if left_s < 0:
+            break
+        fits.append(x)
+    return fits

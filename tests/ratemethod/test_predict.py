@@ -1,0 +1,148 @@
+"""The rate method's prediction (analysis.ratemethod.predict and .promise): its parts
+against independent computations, and recorded campaigns replayed through it (numpy and
+scipy alone: no tracer, no target)."""
+
+from __future__ import annotations
+
+import math
+import tarfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from analysis.campaign import Campaign
+from analysis.ratemethod import meter as ratemeter
+from analysis.ratemethod import predict, promise
+from analysis.ratemethod.table import rate_table
+
+CAMPAIGNS = Path(__file__).resolve().parents[2] / "docs" / "_data" / "campaigns"
+#: the recorded demos: the noisy host of 29 Nov 2026 and a calmer one of 6 Dec 2026
+RECORDED = ("demo-20261129-043609", "demo-20261206-025312")
+
+
+def unpack(name: str, root: Path) -> Campaign:
+    with tarfile.open(CAMPAIGNS / f"{name}.tar.xz") as tar:
+        kw = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+        tar.extractall(root / "raw" / name, **kw)
+    return Campaign.open(name, data_dir=root)
+
+
+def test_the_half_width_is_the_rank_cis_own_on_normal_noise():
+    """The model's half-width against the lab's rank CI (shift_ci) computed on draws:
+    the median simulated half-width within 12 % of the formula, few and many brackets."""
+    rng = np.random.default_rng(7)
+    for n, m, sx, sr in ((5, 10, 30.0, 10.0), (8, 16, 12.0, 12.0), (20, 25, 5.0, 9.0)):
+        halves = []
+        for _ in range(300):
+            _, lo, hi = ratemeter.shift_ci(rng.normal(0, sx, n), rng.normal(0, sr, m))
+            halves.append((hi - lo) / 2)
+        simulated = float(np.median(halves))
+        assert predict.half_width(n, m, sx, sr) == pytest.approx(simulated, rel=0.12), (n, m)
+    assert predict.half_width(1, 10, 1.0, 1.0) == math.inf
+
+
+def test_the_host_check_cuts_pseudo_brackets_as_the_design_does():
+    """Windows whose speed drifts slowly (every window of a block in its fast state): each
+    pseudo-bracket's difference is plain means of its slots, recomputed here by hand."""
+    rng = np.random.default_rng(3)
+    level = 400 + np.cumsum(rng.normal(0, 0.4, 240))  # ns per iteration, a slow walk
+    iterations = np.full(240, 1000.0)
+    ns = level * iterations
+    g = predict.Geometry.of(0.3, 0.6, 50)
+    assert (g.untraced, g.traced, g.span) == (6, 12, 33)
+    noise = predict.host_noise(ns, iterations, g)
+    d = []
+    for i in range(240 - g.span + 1):
+        a1 = level[i:i + 6].mean()
+        b = level[i + 9:i + 21].mean()
+        a2 = level[i + 27:i + 33].mean()
+        d.append(b - (a1 + a2) / 2)
+    d = np.array(d)
+    assert noise.sigma_ref_ns == pytest.approx(1.4826 * np.median(np.abs(d - np.median(d))),
+                                               rel=1e-9)
+    blocks = level[:240].reshape(40, 6).mean(axis=1)
+    assert noise.base_ns == pytest.approx(np.median(blocks), rel=1e-9)
+    with pytest.raises(ValueError, match="at least 66"):
+        predict.host_noise(ns[:60], iterations[:60], g)
+
+
+def test_the_fit_finds_the_spreads_it_was_drawn_with():
+    """Brackets drawn from the model (reference 12 ns, a probe 30 ns and 8 % of its cost)
+    give back those spreads within 30 %, and each cost within its noise."""
+    rng = np.random.default_rng(11)
+    costs = {f"c{i}": c for i, c in enumerate([80, 120, 150, 200, 250, 300, 350, 400])}
+    costs.update({f"d{i}": c for i, c in enumerate([900, 1500, 2500, 5000, 8000, 9000])})
+    diffs = {x: rng.normal(c, math.sqrt(12 ** 2 + 30 ** 2 + (0.08 * c) ** 2), 12)
+             for x, c in costs.items()}
+    noise, fitted = predict.fit(diffs, rng.normal(0, 12, 40), 420.0)
+    assert noise.sigma_ref_ns == pytest.approx(12, rel=0.3)
+    assert noise.tau_ns == pytest.approx(30, rel=0.3)
+    assert noise.rho == pytest.approx(0.08, rel=0.3)
+    for x, c in costs.items():
+        assert abs(fitted[x] - c) < 4 * noise.sigma_x(c) / math.sqrt(12)
+
+
+def test_the_schedule_follows_the_rule():
+    """Every experiment in the first rounds, then only those short of the target; the
+    budget stops it; with no target the rounds go on to the budget."""
+    noise = predict.Noise(400, 0.05, 10.0, 0.0, 0.0, "test")
+    seconds = {"control": 2.0, "cheap": 2.0, "dear": 2.0}
+    f = predict.schedule(noise, {"cheap": 50.0, "dear": 5000.0}, seconds, target=0.1,
+                         budget_s=60.0, min_rounds=3)
+    assert f.brackets["dear"] == 3  # met after the first rounds: no more
+    assert f.brackets["cheap"] > 3
+    assert f.end_s <= 60.0
+    # the independent count: 3 rounds of control, A/A and both (8 s each), then rounds of
+    # the control and cheap (4 s) while the next one fits
+    assert f.brackets["cheap"] == 3 + int((60 - 24) // 4)
+    h = predict.half_width(f.brackets["cheap"], 3 * 2 + (f.brackets["cheap"] - 3), 10, 10)
+    assert f.at_budget["cheap"] == pytest.approx(h / 50)
+    # dear meets the target with its second bracket (one gives no CI): after two rounds
+    assert predict.half_width(2, 4, 10, 10) / 5000 <= 0.1
+    assert f.needs_s["dear"] == pytest.approx(16.0)
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_a_recorded_campaign_replayed_ends_near_what_round_2_predicted(name, tmp_path):
+    """The prediction after round 2 from a recorded demo's own brackets (its budget, 4 min,
+    no extension) against what the demo reached: the median precision within a factor
+    1.5, and the count within +-10 % within 3 of the 16 experiments."""
+    camp = unpack(name, tmp_path)
+    ids = [r["experiment"] for r in camp.parameters["plan"]]
+    p = SimpleNamespace(precision=0.1, budget=240.0, budget_cap=None)
+    rec = promise.after_rounds(camp, "local", ids, "01-control", p, 5)
+    reached = rate_table(camp, "local").set_index("experiment")
+    reached = reached.drop(index=["01-control", "aa-control"])["precision_reached"]
+    predicted = np.median([v for v in rec["at_end"].values() if v is not None])
+    assert 1 / 1.5 <= float(np.median(reached)) / predicted <= 1.5, (predicted, reached)
+    assert abs(rec["met_at_end"] - int((reached <= 0.1).sum())) <= 3
+    words = promise.lines(rec)
+    assert words[0].startswith("prediction after round 2: a reference bracket spreads by")
+    assert any(w.startswith("in 4:00 expect ") for w in words)
+
+
+def test_the_budget_is_extended_to_what_the_target_needs_up_to_the_cap():
+    noise = predict.Noise(400, 0.05, 20.0, 20.0, 0.0, "test")
+    costs = {"04": 150.0, "06": 9000.0}
+    seconds = {"control": 2.0, "04": 2.0, "06": 2.0}
+    base = dict(noise=noise, costs=costs, seconds=seconds, min_rounds=5, spent=10.0,
+                cost_source="test", done={}, refs=0, rounds_done=0)
+
+    def record(budget, cap):
+        p = SimpleNamespace(precision=0.1, budget=budget, budget_cap=cap)
+        return promise._record("start", p=p, **base)
+
+    enough = record(3600.0, None)
+    needed = enough["needs_s"]["04"]
+    assert 60 < needed < 3600 and enough["effective_budget_s"] == 3600.0
+    short = record(60.0, 3600.0)
+    assert short["effective_budget_s"] == math.ceil(needed * 1.05)
+    assert short["met_at_end"] == 2
+    assert any(w.startswith("budget extended to") for w in promise.lines(short))
+    cap = (60.0 + needed) / 2  # more than the budget, less than the target needs
+    capped = record(60.0, cap)
+    assert capped["effective_budget_s"] == cap and capped["met_at_end"] == 1
+    assert any("the rest reported at the precision reached" in w
+               for w in promise.lines(capped))
