@@ -211,6 +211,7 @@ class Forecast:
     needs_s: dict[str, float]
     rounds: int
     end_s: float
+    min_rounds_s: float = math.nan  # when the rule's first rounds (every experiment) end
 
     def met(self, target: float) -> int:
         return sum(v <= target for v in self.at_budget.values())
@@ -241,7 +242,10 @@ def schedule(noise: Noise, costs: Mapping[str, float], bracket_s: Mapping[str, f
 
     ended: tuple | None = None  # (widths, brackets, time, rounds) when the budget ran out
     needs: dict[str, float] = {}
+    first_s = t if r >= min_rounds else math.nan
     while r < max_rounds:
+        if r == min_rounds:
+            first_s = t
         width = widths()
         needs.update({x: t for x, w in width.items() if target is not None and w <= target
                       and x not in needs})
@@ -265,7 +269,7 @@ def schedule(noise: Noise, costs: Mapping[str, float], bracket_s: Mapping[str, f
     final = widths()
     for x in costs:
         needs.setdefault(x, math.inf if final[x] > (target or math.inf) else t)
-    return Forecast(at_budget, brackets, needs, rounds_at_end, end_s)
+    return Forecast(at_budget, brackets, needs, rounds_at_end, end_s, first_s)
 
 
 def _precision(noise: Noise, cost: float, n: int, m: int) -> float:

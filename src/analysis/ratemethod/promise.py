@@ -173,6 +173,7 @@ def _record(when: str, noise: predict.Noise, costs: dict, seconds: dict, p, min_
             "at_budget": {x: _num(v) for x, v in given.at_budget.items()},
             "at_end": {x: _num(v) for x, v in end.at_budget.items()},
             "needs_s": {x: _num(v) for x, v in given.needs_s.items()},
+            "min_rounds": min_rounds, "min_rounds_s": _num(given.min_rounds_s),
             "met_at_end": end.met(target) if target is not None else None,
             "experiments": len(costs),
             "median_at_end": float(np.median(finite)) if finite else None}
@@ -222,8 +223,12 @@ def lines(record: dict) -> list[str]:
     slowest = max(needs, key=lambda x: needs[x] if needs[x] is not None else math.inf,
                   default=None)
     if slowest is not None:
+        first = record.get("min_rounds_s")
+        rule = (f"; the rule's first {record['min_rounds']} rounds end about {_mmss(first)}"
+                if first is not None and needs[slowest] is not None
+                and first > needs[slowest] else "")
         out.append(f"{t} on every experiment needs about {_mmss(needs[slowest])} "
-                   f"(the last: {slowest})")
+                   f"(the last: {slowest}){rule}")
     eff, cap = record["effective_budget_s"], record["cap_s"]
     if eff != budget:
         ends = (f"; expect {record['met_at_end']} of {record['experiments']} within {t} "
