@@ -81,6 +81,12 @@ def date_text(rec: dict) -> str:
     return f"{date.fromisoformat(rec['date']):%-d %b %Y}"
 
 
+def _predicted(made: dict) -> str:
+    """A prediction of the record as the summary words it: median and count."""
+    return (f"a median ±{made['median'] * 100:.1f} %, {made['met']} of "
+            f"{made['experiments']} within the target")
+
+
 def value(rec: dict, key: str) -> str:
     """The text a ``{measured}`` key renders as (KeyError when the record lacks it)."""
     if "." in key:
@@ -101,6 +107,11 @@ def value(rec: dict, key: str) -> str:
         "passed": lambda: f"{rec['passed']:,}",
         "skipped": lambda: f"{rec['skipped']:,}",
         "failed": lambda: f"{rec['failed']:,}",
+        "predicted_start": lambda: _predicted(rec["prediction"]["start"]),
+        "predicted_refined": lambda: _predicted(rec["prediction"]["refined"]),
+        "reached": lambda: (f"a median ±{rec['reached']['median'] * 100:.1f} %, "
+                            f"{rec['reached']['met']} of {len(rec['experiments']) - 2} "
+                            "within the target"),
         "date": lambda: date_text(rec),
         "host": lambda: host_text(rec),
     }

@@ -58,6 +58,9 @@ PRIOR = {"tau_ns": 10.0, "rho": 0.01}
 #: against 4-9 ns, rho 0.005-0.02 with blocks +-2 %): a rough first guess, replaced after
 #: round 2
 TAU_PER_REF, RHO_PER_CV = 2.0, 0.5
+#: what the host check's reference spread weighs against the campaign's reference brackets
+#: when they are pooled (its 200 windows hold about six brackets' span)
+HOST_BRACKETS = 6
 #: a pseudo-bracket's windows: untraced, tracer starting (left out), traced, tracer
 #: stopping (left out), untraced; the gaps as the design's median attach (0.12 s) and stop
 #: (0.23 s) with the window across each mark lost (campaign of 29 Nov 2026)
@@ -153,14 +156,16 @@ def host_noise(ns, iterations, geometry: Geometry, *, source: str = "") -> Noise
 
 
 def fit(diffs: Mapping[str, Sequence[float]], reference: Sequence[float], base_ns: float,
-        *, block_cv: float = math.nan, source: str = "", kept: float = 1.0
-        ) -> tuple[Noise, dict[str, float]]:
+        *, block_cv: float = math.nan, source: str = "", kept: float = 1.0,
+        host: Noise | None = None) -> tuple[Noise, dict[str, float]]:
     """The model fitted to brackets: ``diffs`` per experiment (ns per iteration, two or
     more each), ``reference`` the reference brackets' (the control's and the A/A slot's).
     Returns the noise and each experiment's cost per iteration (the median of its
     brackets minus the references').
 
-    ``sigma_ref`` is the references' robust spread. Each experiment's own variance beyond
+    ``sigma_ref`` is the references' robust spread, pooled with the host check's
+    (``host``, weighing :data:`HOST_BRACKETS` brackets) where there is one: after two rounds
+    there are only four references. Each experiment's own variance beyond
     it, ``v = s^2 - sigma_ref^2`` (``s^2`` its brackets' variance, divided by the median of
     chi-square over its degrees of freedom: with few brackets the variance's median, not
     its mean, is the typical value), is explained by ``tau^2`` (the median ``v`` of the
@@ -168,6 +173,9 @@ def fit(diffs: Mapping[str, Sequence[float]], reference: Sequence[float], base_n
     of ``(v - tau^2) / c^2`` of the others)."""
     ref = np.asarray(reference, float)
     sigma_ref = robust_sd(ref) if ref.size >= 3 else float(np.std(ref, ddof=1))
+    if host is not None and math.isfinite(host.sigma_ref_ns):  # few references: pooled
+        sigma_ref = math.sqrt((HOST_BRACKETS * host.sigma_ref_ns ** 2
+                               + ref.size * sigma_ref ** 2) / (HOST_BRACKETS + ref.size))
     centre = float(np.median(ref)) if ref.size else 0.0
     costs, cheap, dear = {}, [], []
     for name, x in diffs.items():

@@ -124,7 +124,8 @@ def after_rounds(campaign: Campaign, target: str, ids, control: str, p, min_roun
     noise, costs = predict.fit(diffs, refs, base,
                                block_cv=start.block_cv if start else math.nan,
                                source=f"the brackets of rounds 1-{rounds}",
-                               kept=len(d) / len(early) if len(early) else 1.0)
+                               kept=len(d) / len(early) if len(early) else 1.0,
+                               host=start)
     for x, v in diffs.items():  # one bracket only: its value is the cost
         if x not in costs and len(v):
             costs[x] = float(v[0] - np.median(refs))

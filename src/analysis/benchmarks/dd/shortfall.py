@@ -117,7 +117,8 @@ def explain(out, target: str | None = None) -> list[str]:
     todo = []
     if seen:
         todo.append("close the other work named above and run again")
-    needs = _needed(out.values.get("adaptive") or {})
+    needs = _needed(out.values.get("adaptive") or {},
+                    (out.values.get("adaptive") or {}).get("budget_s"))
     todo += [f"give it more time (budget=, e.g. \"{needs}\"; the prediction after round 2 "
              f"said +-{goal:.0%} needs about that)" if needs else
              "give it more time (budget=, e.g. \"10 min\")",
@@ -127,12 +128,13 @@ def explain(out, target: str | None = None) -> list[str]:
     return why
 
 
-def _needed(adaptive: dict) -> str | None:
+def _needed(adaptive: dict, budget_s: float | None) -> str | None:
     """What the campaign's last prediction said the target needs, as a budget to ask for
-    (``"7 min"``), when it said so in finite time."""
+    (``"7 min"``), when it said so in finite time and more than the budget it had (a
+    prediction the campaign fell short of names no budget)."""
     pred = adaptive.get("rate_prediction") or {}
     last = pred.get("refined") or pred.get("start") or {}
     needs = [v for v in (last.get("needs_s") or {}).values()]
-    if not needs or any(v is None for v in needs):
+    if not needs or any(v is None for v in needs) or max(needs) <= (budget_s or 0):
         return None
     return f"{math.ceil(max(needs) / 60)} min"
