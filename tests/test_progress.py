@@ -182,7 +182,8 @@ def test_make_demos_notebook_writes_its_progress_to_the_terminal_not_the_noteboo
     summary = next(t for t in texts if "rate method (dd's read and write in a loop" in t)
     assert re.search(r"rate method \(dd's read and write in a loop, rate_loop='read\+write'\): "
                      r"(every experiment within \+-20% \(1 of 1\)|0 of 1 within \+-20%)", summary)
-    assert re.search(r"predicted before round 1: median \+-[\d.]+ %, [01] of 1 within", summary)
+    assert re.search(r"predicted before round 1: (median \+-[\d.]+ %, [01] of 1 within|no CI "
+                     r"in 0:45)", summary), summary
     # the files make demo's last line names: its report line, run as make runs it (with
     # this test's folders), prints them; every one exists and holds what it promises
     demo = _make_demo_lines(tmp_path, name)

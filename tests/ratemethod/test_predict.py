@@ -148,3 +148,18 @@ def test_the_budget_is_extended_to_what_the_target_needs_up_to_the_cap():
     assert capped["effective_budget_s"] == cap and capped["met_at_end"] == 1
     assert any("the rest reported at the precision reached" in w
                for w in promise.lines(capped))
+
+
+def test_the_summary_says_what_was_predicted_even_without_a_ci():
+    made = {"median_at_end": 0.05, "met_at_end": 2, "experiments": 2,
+            "effective_budget_s": 240.0}
+    lines = promise.reached_lines({"start": made, "refined": {**made, "median_at_end": None},
+                                   }, {"a": 0.04, "b": math.inf}, 0.1)
+    assert lines == ["precision reached: median +-4.0 %, 1 of 2 within +-10 %",
+                     "predicted before round 1: median +-5.0 %, 2 of 2 within +-10 % in 4:00 "
+                     "(reached / predicted median: 0.80)",
+                     "predicted after round 2: no CI in 4:00 (too few brackets expected in "
+                     "the CIs)"]
+    assert promise.reached_lines({"start": {"error": "no host check"}}, {"a": math.inf},
+                                 0.1)[1] == "predicted before round 1: nothing (no host check)"
+    assert promise.reached_lines(None, {"a": 0.1}, 0.1) == []

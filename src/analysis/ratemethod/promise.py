@@ -257,10 +257,18 @@ def reached_lines(prediction: dict | None, reached, target: float | None) -> lis
     med = float(np.median(finite)) if finite else math.nan
     met = sum(v <= target for v in values.values())
     t = f"+-{target * 100:g} %"
-    out = [f"precision reached: median +-{med * 100:.1f} %, {met} of {len(values)} within {t}"]
+    reached_text = f"median +-{med * 100:.1f} %" if finite else "no CI"
+    out = [f"precision reached: {reached_text}, {met} of {len(values)} within {t}"]
     for key, words in (("start", "before round 1"), ("refined", f"after round {REFINE_AFTER}")):
         rec = prediction.get(key)
-        if not rec or rec.get("error") or rec.get("median_at_end") is None:
+        if not rec:
+            continue
+        if rec.get("error"):
+            out.append(f"predicted {words}: nothing ({rec['error']})")
+            continue
+        if rec.get("median_at_end") is None:  # every CI expected unbounded
+            out.append(f"predicted {words}: no CI in {_mmss(rec['effective_budget_s'])} "
+                       "(too few brackets expected in the CIs)")
             continue
         ratio = med / rec["median_at_end"] if rec["median_at_end"] else math.nan
         out.append(f"predicted {words}: median +-{rec['median_at_end'] * 100:.1f} %, "

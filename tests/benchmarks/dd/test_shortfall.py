@@ -4,6 +4,7 @@ that met its target, or saw nothing else running, says nothing of the kind."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from types import SimpleNamespace
@@ -49,9 +50,10 @@ def test_a_cpu_bound_neighbour_is_named_with_the_blocks_it_cost(tmp_path, short_
     assert prediction["start"]["noise_source"] == "the host check (200 windows untraced)"
     assert prediction["refined"]["when"] == "after round 2"
     assert prediction["start"]["effective_budget_s"] == 15  # no budget_cap: not extended
-    assert lines[-4].startswith("precision reached: median +-"), lines[-4:]
-    assert lines[-3].startswith("predicted before round 1: median +-"), lines[-3]
-    assert lines[-2].startswith("predicted after round 2: median +-"), lines[-2]
+    # (the neighbour can leave the CI unbounded, and the prediction expect that too)
+    assert re.match(r"precision reached: (median \+-|no CI)", lines[-4]), lines[-4:]
+    assert re.match(r"predicted before round 1: (median \+-|no CI)", lines[-3]), lines[-3]
+    assert re.match(r"predicted after round 2: (median \+-|no CI)", lines[-2]), lines[-2]
     host = rep.campaign.run_dir("local", "rhost") / "workload.stdout"
     assert sum(x.startswith("w ") for x in host.read_text().splitlines()) == 200
     # every scan is in the manifest, the neighbour in the one at the start
