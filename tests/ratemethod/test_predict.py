@@ -163,3 +163,17 @@ def test_the_summary_says_what_was_predicted_even_without_a_ci():
     assert promise.reached_lines({"start": {"error": "no host check"}}, {"a": math.inf},
                                  0.1)[1] == "predicted before round 1: nothing (no host check)"
     assert promise.reached_lines(None, {"a": 0.1}, 0.1) == []
+
+
+def test_the_budget_a_campaign_needs_now_comes_from_the_cis_it_reached():
+    """An experiment at +-15 % after 6 brackets needs 6 x 1.5^2 = 13.5, so 14: 8 more
+    brackets of 2 s and 8 rounds of the control's 1 s, on top of 200 s spent, and a tenth."""
+    args = dict(target=0.1, spent_s=200.0, budget_s=240.0)
+    widths, brackets = {"04": 0.15, "06": 0.02}, {"04": 6, "06": 6}
+    seconds = {"04": 2.0, "06": 2.0, "control": 1.0}
+    assert predict.extension(widths, brackets, seconds, cap_s=720.0, **args) == \
+        math.ceil((200 + 8 * 2 + 8 * 1) * 1.1)
+    assert predict.extension(widths, brackets, seconds, cap_s=230.0, **args) == 240.0  # cap < budget
+    assert predict.extension(widths, brackets, seconds, cap_s=241.0, **args) == 241.0  # capped
+    assert predict.extension(widths, brackets, seconds, cap_s=None, **args) == 240.0
+    assert predict.extension({"04": 0.05}, brackets, seconds, cap_s=720.0, **args) == 240.0

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from analysis.campaign import Campaign, RunSpec
 from analysis.errors import ParameterError
-from analysis.ratemethod import promise
+from analysis.ratemethod import predict, promise
 from analysis.ratemethod.execute import (AA, BRACKET_KIND, DESIGN, HOST_KIND, MAX_ROUNDS,
                                          first_runs, round_runs)
 from analysis.ratemethod.table import rate_table
@@ -25,10 +25,7 @@ def more(campaign: Campaign, target: str, ids: list[str], control: str, p, seed,
                              "earlier design (every block its own run); it reports as it is, "
                              "but goes on only in a new campaign")
     entries = campaign.run_records(target)
-    planned = first_runs(ids, control, min_rounds, seed)
-    kinds = {e.get("params", {}).get("kind") for e in entries.values()}
-    if BRACKET_KIND in kinds and HOST_KIND not in kinds:  # made before the host check
-        planned = [r for r in planned if r.params.get("kind") != HOST_KIND]
+    planned = _planned(entries, ids, control, min_rounds, seed)
     known = {r.run_id for r in planned}
     later = [RunSpec(rid, e["experiment"], e["params"]) for rid, e in sorted(entries.items())
              if e.get("params", {}).get("kind") == BRACKET_KIND and rid not in known]
@@ -55,16 +52,26 @@ def more(campaign: Campaign, target: str, ids: list[str], control: str, p, seed,
         if not e["params"].get("aa"):
             dur.setdefault(e["experiment"], []).append(e.get("duration_s") or 0.0)
     dur.setdefault(control, [0.0])  # (a campaign without control brackets)
+    spent = sum(e.get("duration_s") or 0 for e in entries.values())
+    budget = _extended(campaign, table, dur, control, p, spent, len(rounds), min_rounds)
     decision = adaptive_step(campaign, widths, dur, rounds, control=control,
-                             precision=p.precision,
-                             budget_s=campaign.adaptive.get("rate_budget_s", p.budget),
-                             min_rounds=min_rounds, max_rounds=MAX_ROUNDS,
-                             spent_s=sum(e.get("duration_s") or 0 for e in entries.values()),
+                             precision=p.precision, budget_s=budget,
+                             min_rounds=min_rounds, max_rounds=MAX_ROUNDS, spent_s=spent,
                              prefix="rate_")
     if decision.experiments is None:
         return None
     # a later round: the experiments still short of the target and the control, no A/A
     return round_runs(decision.experiments[1:], control, rounds[-1] + 1, seed, aa=False)
+
+
+def _planned(entries: dict, ids: list[str], control: str, min_rounds: int, seed
+             ) -> list[RunSpec]:
+    """The campaign's first runs (a campaign made before the host check: without it)."""
+    planned = first_runs(ids, control, min_rounds, seed)
+    kinds = {e.get("params", {}).get("kind") for e in entries.values()}
+    if BRACKET_KIND in kinds and HOST_KIND not in kinds:
+        planned = [r for r in planned if r.params.get("kind") != HOST_KIND]
+    return planned
 
 
 def _predict(campaign: Campaign, target: str, ids: list[str], control: str, p,
@@ -93,3 +100,29 @@ def _predict(campaign: Campaign, target: str, ids: list[str], control: str, p,
                               "rate_budget_s": budget,
                               "rate_prediction_lines": promise.lines(new)})
     return record
+
+
+def _extended(campaign: Campaign, table, dur: dict, control: str, p, spent: float,
+              rounds_done: int, min_rounds: int) -> float | None:
+    """The budget for the rule's next decision: as predicted, or, once the first rounds are
+    done and what the campaign measured says its target needs more, extended to that (up
+    to ``budget_cap``; :func:`analysis.ratemethod.predict.extension`), recorded and said."""
+    budget = campaign.adaptive.get("rate_budget_s", p.budget)
+    cap = getattr(p, "budget_cap", None)
+    if p.precision is None or budget is None or cap is None or rounds_done < min_rounds:
+        return budget
+    rows = table[~table["experiment"].isin([control, AA])]
+    used = dict(zip(rows["experiment"], rows["pairs_used"]))
+    # a bracket left out of the CI (a change of speed state) costs its time all the same
+    seconds = {x: float(sum(dur.get(x, [0.0])) / max(1, used.get(x, 0) or 1)) for x in used}
+    seconds["control"] = float(sum(dur.get(control, [0.0])) / max(1, len(dur.get(control, []))))
+    new = predict.extension(dict(zip(rows["experiment"], rows["precision_reached"])), used,
+                            seconds, target=p.precision, spent_s=spent, budget_s=budget,
+                            cap_s=cap)
+    if new > budget:
+        line = (f"after round {rounds_done}, from the CIs reached: +-{p.precision * 100:g} % on "
+                f"every experiment needs about {promise.mmss(new / 1.1)}; budget extended to "
+                f"{promise.mmss(new)} (cap {promise.mmss(cap)})")
+        campaign.record_adaptive({**campaign.adaptive, "rate_budget_s": new,
+                                  "rate_prediction_lines": [line]})
+    return new

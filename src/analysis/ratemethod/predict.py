@@ -46,8 +46,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import chi2, t as student_t
 
-__all__ = ["Geometry", "Noise", "PRIOR", "fit", "half_width", "host_noise", "robust_sd",
-           "schedule"]
+__all__ = ["Geometry", "Noise", "PRIOR", "extension", "fit", "half_width", "host_noise",
+           "robust_sd", "schedule"]
 
 #: the probe's own spreads where nothing tells them (a host check without windows)
 PRIOR = {"tau_ns": 10.0, "rho": 0.01}
@@ -298,3 +298,27 @@ def _fitting(order: list[str], left_s: float, bracket_s: Mapping[str, float], ct
             break
         fits.append(x)
     return fits
+
+
+def extension(widths: Mapping[str, float], brackets: Mapping[str, int],
+              bracket_s: Mapping[str, float], *, target: float, spent_s: float,
+              budget_s: float, cap_s: float | None) -> float:
+    """The budget a campaign needs now, from what it measured (not from a model): each
+    experiment short of ``target`` (``widths``, the relative half-widths reached with
+    ``brackets`` brackets each) needs ``n (w / target)^2`` brackets (the CI narrows as
+    1 / sqrt(n)); the rounds that adds (every one with the control's bracket,
+    ``bracket_s["control"]``) on top of ``spent_s``, and a tenth more. Never less than
+    ``budget_s``, never more than ``cap_s`` (None: ``budget_s``)."""
+    if cap_s is None or cap_s <= budget_s:
+        return budget_s
+    ctl = bracket_s.get("control", float(np.mean(list(bracket_s.values()) or [2.0])))
+    extra, rounds = 0.0, 0
+    for x, w in widths.items():
+        if not w > target:  # met (NaN: no experiment to refine)
+            continue
+        n = max(1, int(brackets.get(x, 1)))
+        more = math.ceil(n * (w / target) ** 2) - n if math.isfinite(w) else n
+        extra += more * bracket_s.get(x, ctl)
+        rounds = max(rounds, more)
+    needed = spent_s + extra + rounds * ctl
+    return float(min(cap_s, max(budget_s, math.ceil(needed * 1.1))))

@@ -184,6 +184,11 @@ def _num(v: float) -> float | None:
     return None if not math.isfinite(v) else float(v)
 
 
+def mmss(seconds: float | None) -> str:
+    """``m:ss`` (a time in words where it is not finite)."""
+    return _mmss(seconds)
+
+
 def _mmss(seconds: float | None) -> str:
     if seconds is None or not math.isfinite(seconds):
         return "longer than the rule's rounds allow"
