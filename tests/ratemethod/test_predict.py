@@ -143,6 +143,11 @@ def test_the_budget_is_extended_to_what_the_target_needs_up_to_the_cap():
     assert short["effective_budget_s"] == math.ceil(needed * 1.05)
     assert short["met_at_end"] == 2
     assert any(w.startswith("budget extended to") for w in promise.lines(short))
+    hopeless = promise._record("start", p=SimpleNamespace(precision=0.1, budget=60.0,
+                                                          budget_cap=600.0),
+                               **{**base, "costs": {"04": 0.5}})  # never within max_rounds
+    assert hopeless["needs_s"]["04"] is None and hopeless["effective_budget_s"] == 600.0
+    assert any("longer than the rule's rounds allow" in w for w in promise.lines(hopeless))
     cap = (60.0 + needed) / 2  # more than the budget, less than the target needs
     capped = record(60.0, cap)
     assert capped["effective_budget_s"] == cap and capped["met_at_end"] == 1

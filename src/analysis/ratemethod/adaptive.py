@@ -92,7 +92,7 @@ def _predict(campaign: Campaign, target: str, ids: list[str], control: str, p,
         return record
     try:
         record[key] = make(campaign, target, ids, control, p, min_rounds)
-    except (ValueError, KeyError, OSError) as exc:  # a prediction never stops a campaign
+    except (ValueError, KeyError, OSError, ArithmeticError) as exc:  # never stops a campaign
         record[key] = {"when": key, "error": f"{type(exc).__name__}: {exc}"}
     new = record[key]
     budget = new.get("effective_budget_s", campaign.adaptive.get("rate_budget_s", p.budget))

@@ -161,7 +161,8 @@ def _record(when: str, noise: predict.Noise, costs: dict, seconds: dict, p, min_
     needs = given.all_by_s()
     effective = budget
     if target is not None and budget is not None and cap is not None and cap > budget:
-        effective = min(cap, math.ceil(needs * 1.05)) if needs > budget else budget
+        effective = budget if needs <= budget else (  # not within max_rounds: the cap
+            min(cap, math.ceil(needs * 1.05)) if math.isfinite(needs) else cap)
     end = given if effective == budget else predict.schedule(noise, costs, seconds,
                                                              budget_s=effective, **kw)
     finite = [v for v in end.at_budget.values() if math.isfinite(v)]
