@@ -112,6 +112,8 @@ def value(rec: dict, key: str) -> str:
         "reached": lambda: (f"a median ±{rec['reached']['median'] * 100:.1f} %, "
                             f"{rec['reached']['met']} of {len(rec['experiments']) - 2} "
                             "within the target"),
+        "budget_used": lambda: (f"{rec['adaptive']['spent_min']:.1f} min of a "
+                                f"{rec['adaptive']['budget_s'] / 60:.0f} min budget"),
         "date": lambda: date_text(rec),
         "host": lambda: host_text(rec),
     }

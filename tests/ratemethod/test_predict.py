@@ -18,10 +18,11 @@ from analysis.ratemethod import predict, promise
 from analysis.ratemethod.table import rate_table
 
 CAMPAIGNS = Path(__file__).resolve().parents[2] / "docs" / "_data" / "campaigns"
-#: the recorded demos: the noisy host of 29 Nov 2026, a calmer one of 6 Dec 2026, and two of
-#: 6 Dec with the host check (the second with a bursty neighbour on the tracer's CPU)
+#: the recorded demos: the noisy host of 29 Nov 2026, a calmer one of 6 Dec 2026, and three of
+#: 6 Dec with the host check (the second and third with a bursty neighbour on the tracer's
+#: CPU, the third extended from its CIs)
 RECORDED = ("demo-20261129-043609", "demo-20261206-025312", "demo-20261206-064032",
-            "demo-20261206-064529")
+            "demo-20261206-064529", "demo-20261206-071348")
 
 
 def unpack(name: str, root: Path) -> Campaign:
