@@ -25,6 +25,39 @@ def fixtures() -> Path:
     return FIXTURES
 
 
+def cli_in_process(*args: str, cwd: Path = ROOT,
+                   env: dict | None = None) -> subprocess.CompletedProcess:
+    """``python -m analysis ARGS`` run in this process: ``analysis.__main__.main`` with its
+    stdout, stderr and exit status captured, ``cwd`` and ``env`` (added to the environment)
+    in force meanwhile. What a process adds (the interpreter, its import of the package:
+    about 2 s each here) is tested where it matters, by tests that start one; a command's
+    own behaviour does not need a new interpreter per case."""
+    import contextlib
+    import io
+
+    import analysis.__main__ as cli
+
+    # text streams over bytes, as a process has (ansible, imported by some commands,
+    # reconfigures sys.stdout and sys.stderr and needs their buffer)
+    out, err = (io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+                for _ in range(2))
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    os.environ.update(env or {})
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = cli.main(list(args))
+            except SystemExit as exc:  # argparse: --help, a usage error
+                code = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(["python", "-m", "analysis", *args], code,
+                                       *(s.buffer.getvalue().decode() for s in (out, err)))
+
+
 # Tests that press Ctrl-C (os.kill(SIGINT)) need Python's own handler: a shell starts a
 # background job with SIGINT ignored, and Python then keeps it ignored (`make test &`).
 signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -247,6 +280,71 @@ def skips_by_reason(reports) -> list[tuple[int, str]]:
     """(count, reason) of these skipped reports, the most frequent first."""
     counts = Counter(_skip_reason(r) for r in reports)
     return sorted(((n, reason) for reason, n in counts.items()), key=lambda x: (-x[0], x[1]))
+
+
+# --------------------------------------------------------------------------- #
+# notebooks executed once per session, for the tests that only read what they made
+
+
+def _no_empty_column(executed: Path) -> None:
+    from notebook_outputs import all_missing_columns
+
+    empty = all_missing_columns(json.loads(executed.read_text()))
+    assert not empty, f"{executed.name} shows columns with no value: {empty}"
+
+
+def _execute(notebook: str, folder: Path, parameters: dict, **kwargs) -> Path:
+    import papermill
+
+    out = folder / "executed.ipynb"
+    papermill.execute_notebook(str(ROOT / "notebooks" / notebook), str(out),
+                               parameters=parameters, kernel_name="python3",
+                               progress_bar=False, **kwargs)
+    _no_empty_column(out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def published_notebook(tmp_path_factory):
+    """Notebook 0.1 executed once, from a folder that is not the project (the package must
+    find ``data/`` itself): its ``out``, its ``figures`` folder and the ``pngs`` it saved."""
+    from types import SimpleNamespace
+
+    folder = tmp_path_factory.mktemp("published")
+    saved = os.getcwd()
+    os.chdir(folder)
+    try:
+        out = _execute("0.1-published-results.ipynb", folder,
+                       {"figures_dir": str(folder / "figures")})
+    finally:
+        os.chdir(saved)
+    return SimpleNamespace(out=out, figures=folder / "figures",
+                           pngs=sorted((folder / "figures").glob("*.png")))
+
+
+@pytest.fixture(scope="session")
+def dd_notebook_full(tmp_path_factory):
+    """Notebook 1.0 run once on ``local`` with every experiment (small: 20,000 reads, 2 runs
+    of 2 rounds under hyperfine), leaving no tracer behind: its ``out``, ``data`` and
+    ``figures`` folders and the ``pngs`` it saved. Tests that read a full campaign share
+    it (tests/benchmarks/dd/test_dd.py, tests/notebooks/test_notebook_images.py)."""
+    from types import SimpleNamespace
+
+    for tool in ("bpftrace", "hyperfine", "pgrep"):
+        need_tool(tool)
+    folder = tmp_path_factory.mktemp("dd-full")
+    before = _tracers_alive()
+    out = _execute("1.0-dd-per-event-cost.ipynb", folder, {
+        "target": "local", "count": 20000, "runs": 2, "warmup": 0, "rounds": 2,
+        "method": "hyperfine", "precision": None, "budget": None,
+        "bpf_stats": "off",  # split: test_adaptive
+        "campaign": "ci-full", "data_dir": str(folder / "data"),
+        "figures_dir": str(folder / "figures")}, cwd=str(folder))
+    assert _tracers_alive() - before == set(), "a bpftrace process was left running"
+    inst, uprobes = _ftrace_state()
+    assert inst == [] and uprobes == [], f"ftrace state left behind: {inst} {uprobes}"
+    return SimpleNamespace(out=out, data=folder / "data", figures=folder / "figures",
+                           pngs=sorted((folder / "figures").glob("*.png")))
 
 
 @pytest.fixture(autouse=True)

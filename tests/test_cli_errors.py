@@ -11,12 +11,26 @@ import pytest
 
 import analysis.__main__ as cli
 from analysis.errors import ParameterError
-from conftest import ROOT
+from conftest import ROOT, cli_in_process
 
 
 def _cli(*args, cwd=ROOT) -> subprocess.CompletedProcess:
+    """The command in this process (conftest.cli_in_process); the tests that need the
+    entry point itself, ``python -m analysis`` as a process, use :func:`_process`."""
+    return cli_in_process(*args, cwd=cwd)
+
+
+def _process(*args, cwd=ROOT) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "analysis", *args], capture_output=True,
                           text=True, cwd=cwd, timeout=120)
+
+
+def test_the_entry_point_prints_one_line_and_exits_2():
+    r = _process("preflight", "user@host:99999")
+    assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr
+    assert len(r.stderr.splitlines()) == 1, r.stderr
+    assert r.stderr.startswith("error: parameter target='user@host:99999': invalid port "
+                               "'99999': a port is a number from 1 to 65535"), r.stderr
 
 
 @pytest.mark.parametrize("args,words", [
@@ -210,7 +224,7 @@ def test_an_unexpected_exception_shows_its_traceback():
 @pytest.mark.parametrize("where", ["before", "after"])
 def test_debug_shows_the_traceback(where):
     args = ["preflight", "user@host:99999"]
-    r = _cli(*(["--debug", *args] if where == "before" else [*args, "--debug"]))
+    r = _process(*(["--debug", *args] if where == "before" else [*args, "--debug"]))
     assert r.returncode != 0 and "Traceback" in r.stderr
 
 

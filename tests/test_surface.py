@@ -15,7 +15,7 @@ import sys
 import pytest
 
 import analysis
-from conftest import ROOT
+from conftest import ROOT, cli_in_process
 
 BEFORE = json.loads((ROOT / "tests" / "fixtures" / "surface" / "before-38.json").read_text())
 REMOVED = {"lesson"}
@@ -46,9 +46,13 @@ ADDED = {"clean"}
 
 
 def _help(*command: str) -> str:
-    env = dict(os.environ, COLUMNS="100")
-    argv = [sys.executable, "-m", "analysis", *command, "--help"]
-    out = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
+    """``python -m analysis COMMAND --help``: the top-level help from a process (the entry
+    point itself), a command's in this process (conftest.cli_in_process)."""
+    if not command:
+        out = subprocess.run([sys.executable, "-m", "analysis", "--help"], capture_output=True,
+                             text=True, env=dict(os.environ, COLUMNS="100"), timeout=60)
+    else:
+        out = cli_in_process(*command, "--help", env={"COLUMNS": "100"})
     assert out.returncode == 0, out.stderr
     return out.stdout
 

@@ -6,10 +6,9 @@ import json
 import subprocess
 import sys
 
-import papermill
 import pytest
 
-from conftest import ROOT, truncated_outputs
+from conftest import truncated_outputs
 
 
 def _images(executed: dict) -> int:
@@ -24,12 +23,8 @@ def _html(path) -> str:
 
 
 @pytest.mark.slow
-def test_published_results_shows_every_figure_it_saves(tmp_path):
-    out, figures = tmp_path / "published.ipynb", tmp_path / "figures"
-    papermill.execute_notebook(str(ROOT / "notebooks" / "0.1-published-results.ipynb"),
-                               str(out), parameters={"figures_dir": str(figures)},
-                               kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
-    saved = list(figures.glob("*.png"))
+def test_published_results_shows_every_figure_it_saves(published_notebook):
+    out, saved = published_notebook.out, published_notebook.pngs
     assert len(saved) == 4 and _images(json.loads(out.read_text())) == len(saved)
     html = _html(out)
     for noise in ("Warning", "PosixPath(", "CampaignResult("):
@@ -37,19 +32,8 @@ def test_published_results_shows_every_figure_it_saves(tmp_path):
 
 
 @pytest.mark.slow
-def test_dd_notebook_shows_every_figure_and_no_noise(tmp_path):
-    from conftest import need_tool
-
-    need_tool("bpftrace")
-    out, figures = tmp_path / "dd.ipynb", tmp_path / "figures"
-    papermill.execute_notebook(
-        str(ROOT / "notebooks" / "1.0-dd-per-event-cost.ipynb"), str(out),
-        parameters={"experiments": "4,5", "count": "20k", "runs": 2, "warmup": 0, "rounds": 2,
-                    "method": "hyperfine",
-                    "precision": None, "budget": None, "data_dir": str(tmp_path / "data"),
-                    "figures_dir": str(figures)},
-        kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
-    saved = list(figures.glob("*.png"))
+def test_dd_notebook_shows_every_figure_and_no_noise(dd_notebook_full):
+    out, saved = dd_notebook_full.out, dd_notebook_full.pngs
     assert len(saved) >= 2 and _images(json.loads(out.read_text())) == len(saved)
     html = _html(out)
     for noise in ("Warning", "PosixPath(", "CampaignResult("):

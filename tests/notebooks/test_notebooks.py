@@ -11,15 +11,9 @@ from conftest import ROOT, truncated_outputs
 
 
 @pytest.mark.slow
-def test_published_results_notebook_under_papermill_from_another_directory(tmp_path,
-                                                                           monkeypatch):
-    monkeypatch.chdir(tmp_path)  # not the project: the package must find data/ itself
-    out = tmp_path / "executed.ipynb"
-    figures = tmp_path / "figures"
-    papermill.execute_notebook(
-        str(ROOT / "notebooks" / "0.1-published-results.ipynb"), str(out),
-        parameters={"figures_dir": str(figures)}, kernel_name="python3", progress_bar=False,
-    )
+def test_published_results_notebook_under_papermill_from_another_directory(published_notebook):
+    # run from its own folder, not the project's: the package must find data/ itself
+    out, figures = published_notebook.out, published_notebook.figures
     names = {p.name for p in figures.iterdir()}
     for stem in ("published-dd-per-event-cost", "published-dd-slowdown",
                  "published-kernel-build-slowdown", "published-usdt-routine-duration"):

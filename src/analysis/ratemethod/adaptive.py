@@ -8,8 +8,15 @@ from __future__ import annotations
 from analysis.campaign import Campaign, RunSpec
 from analysis.errors import ParameterError
 from analysis.ratemethod import predict, promise
-from analysis.ratemethod.execute import (AA, BRACKET_KIND, DESIGN, HOST_KIND, MAX_ROUNDS,
-                                         first_runs, round_runs)
+from analysis.ratemethod.execute import (
+    AA,
+    BRACKET_KIND,
+    DESIGN,
+    HOST_KIND,
+    MAX_ROUNDS,
+    first_runs,
+    round_runs,
+)
 from analysis.ratemethod.table import rate_table
 from analysis.stats.adaptive import adaptive_step
 

@@ -44,7 +44,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import chi2, t as student_t
+from scipy.stats import chi2
+from scipy.stats import t as student_t
 
 __all__ = ["Geometry", "Noise", "PRIOR", "extension", "fit", "half_width", "host_noise",
            "robust_sd", "schedule"]

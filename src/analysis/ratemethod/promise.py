@@ -243,8 +243,8 @@ def lines(record: dict) -> list[str]:
                 if record["met_at_end"] < record["experiments"] else "")
         out.append(f"budget extended to {_mmss(eff)} (cap {_mmss(cap)}){ends}")
     elif cap is None and met < len(at):
-        out.append(f"no extension (no budget_cap): the rest is reported at the precision "
-                   f"reached")
+        out.append("no extension (no budget_cap): the rest is reported at the precision "
+                   "reached")
     if when == "start":
         out.append(f"(assumed until round {REFINE_AFTER}: a probe adds "
                    f"{record['tau_ns']:.0f} ns and {record['rho'] * 100:.0f} % of its cost to "

@@ -135,18 +135,8 @@ def _check_campaign(camp, target, count, experiments, data_dir, figures_dir):
 
 
 @pytest.mark.slow
-def test_notebook_full_bpftrace_suite_on_local(tmp_path, nothing_left_behind):
-    need_tool("bpftrace")
-    need_tool("hyperfine")
-    data, figures = tmp_path / "data", tmp_path / "figures"
-    out = tmp_path / "executed.ipynb"
-    papermill.execute_notebook(
-        str(ROOT / "notebooks" / "1.0-dd-per-event-cost.ipynb"), str(out),
-        parameters={"target": "local", "count": 20000, "runs": 2, "warmup": 0, "rounds": 2,
-                    "method": "hyperfine",
-                    "precision": None, "budget": None, "bpf_stats": "off",  # split: test_adaptive
-                    "campaign": "ci-full", "data_dir": str(data), "figures_dir": str(figures)},
-        kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
+def test_notebook_full_bpftrace_suite_on_local(dd_notebook_full):
+    data, figures = dd_notebook_full.data, dd_notebook_full.figures
     from analysis.campaign import Campaign
 
     camp = Campaign("ci-full", data_dir=data)

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 
 from analysis import plots
 from analysis import ratemethod as _rm
-from analysis.ratemethod import promise as _promise
 from analysis.benchmarks.dd import rate_report as _rr
 from analysis.benchmarks.dd import rate_tables as _rt
 from analysis.benchmarks.dd import rounds as _rounds
@@ -26,6 +25,7 @@ from analysis.benchmarks.dd.results import (
 )
 from analysis.benchmarks.report import Report, with_caveat, write_report
 from analysis.campaign import Campaign, open_for_report
+from analysis.ratemethod import promise as _promise
 
 
 @with_caveat
