@@ -222,7 +222,7 @@ def test_campaign_objects_and_run_results_are_accepted(fixtures, tmp_path):
 
 
 def test_usdt_cost_pairs_case_1_with_the_same_tracers_case_3_of_the_same_invocation():
-    from analysis.comparison.sources import usdt_from_invocations
+    from analysis.benchmarks.usdt.measures import usdt_from_invocations
 
     rows = [(0, "none", k, 10.0 + k) for k in range(2)]
     for t, base in (("bpftrace", 100.0), ("lttng", 50.0)):

@@ -6,7 +6,8 @@ import pytest
 from scipy import stats as st
 
 from analysis.comparison import verdicts
-from analysis.comparison.verdicts import Blocks, compare_blocks, decide
+from analysis.comparison.verdicts import compare_blocks, decide
+from analysis.stats.measures import Blocks
 from analysis.stats import welch_ci
 
 

@@ -164,6 +164,26 @@ class Benchmark:
         raise NotImplementedError."""
         raise NotImplementedError(f"{self.name} measures no per-event costs")
 
+    def measures(self, campaign: Campaign, target: str,
+                 method: str | None = None) -> dict:
+        """What ``compare`` compares of a finished campaign on ``target``: per row key a
+        :class:`~analysis.stats.measures.Measure` (its runs by round, its unit, what
+        identifies it); ``method`` picks one of the timing methods a campaign holds (None:
+        its first). A benchmark that cannot be compared yet keeps this one, which says so."""
+        can = ", ".join(n for n, b in registry().items() if b.comparable)
+        raise ParameterError("campaign", campaign.name, f"comparing {self.name} campaigns "
+                             f"is not supported yet (supported: {can})")
+
+    def paired_measures(self, a: Campaign, ta: str, b: Campaign, tb: str) -> tuple:
+        """Campaign A's and B's measures to pair row by row, and a sentence on what is
+        compared ("" here; dd's says which of its timing methods)."""
+        return self.measures(a, ta), self.measures(b, tb), ""
+
+    @property
+    def comparable(self) -> bool:
+        """Whether ``compare`` can compare its campaigns (it has its own ``measures``)."""
+        return type(self).measures is not Benchmark.measures
+
     def observer(self, target: str, p: Params):
         """What watches the runs as they finish when the caller gives no ``on_run`` (e.g. a
         figure that grows in the notebook): a callable ``(run, staging, info)``, or None."""
@@ -257,3 +277,17 @@ def for_campaign(camp: Campaign) -> Benchmark:
         raise DataFormatError(camp.manifest_path, "benchmark",
                               "names no benchmark (and no notebook of a known one)")
     return get(name)
+
+
+def script_digest(camp: Campaign, target: str, experiment: str,
+                  kinds: Sequence[str] | None = None) -> str | None:
+    """The SHA-256 of the tracer script (``.bt``, ``.d``) of ``experiment``'s first finished
+    run on ``target`` (of one of ``kinds``: e.g. its timed runs, not its counting run's):
+    what a comparison checks two campaigns ran alike."""
+    for entry in camp.run_records(target).values():
+        if entry.get("experiment") == experiment and entry.get("status") == "done" and (
+                kinds is None or entry.get("params", {}).get("kind") in kinds):
+            for name, digest in sorted((entry.get("files") or {}).items()):
+                if name.endswith((".bt", ".d")):
+                    return digest
+    return None

@@ -69,6 +69,9 @@ class Campaign(StagedRuns):
         self._lock = threading.RLock()
         self._flock = FileLock(self.folder / ".lock", "campaign", self.name)
         self.read_only = _read_only
+        #: the runs left out when its files were last verified against the manifest (None:
+        #: not verified in this process)
+        self.verified: tuple | None = None
         if _read_only:
             if not self.manifest_path.is_file():
                 raise CampaignNotFound(self.name, self.folder.parent)
@@ -287,6 +290,7 @@ class Campaign(StagedRuns):
                 if entry.get("status") == "done":
                     for problem in self.run_problems(target, run_id):
                         raise problem.error(self.name)
+        self.verified = tuple(sorted(skip))
 
     def record_target(self, target: str, info: dict) -> None:
         with self._lock:
@@ -312,6 +316,9 @@ def open_for_report(campaign, data_dir=None, skip: Sequence[str] = ()) -> Campai
     Raises :class:`CampaignNotFound` (nothing is created) or :class:`IntegrityError`
     (unless the run is in ``skip``, which leaves it out of every table).
     """
+    if isinstance(campaign, Campaign) and campaign.read_only and \
+            campaign.verified == tuple(sorted(set(skip))):
+        return campaign  # opened and verified so already (analysis.report): read once
     folder = campaign.folder if isinstance(campaign, Campaign) else None
     name = campaign.name if isinstance(campaign, Campaign) else campaign
     camp = Campaign.open(name, data_dir=folder.parent.parent if folder else data_dir)

@@ -23,46 +23,15 @@ median): wrong for these data, kept to show what it does.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 
 from analysis import stats
 from analysis.errors import ParameterError
+from analysis.stats.measures import Blocks
 
 SLOWER, FASTER, EQUIVALENT, INCONCLUSIVE = "B slower", "B faster", "equivalent", "inconclusive"
 UNITS = ("rounds", "runs")
-
-
-@dataclass(frozen=True)
-class Blocks:
-    """One measure of one campaign: per round, the runs of the block measured and those
-    of the reference block of the same round (the control; None for an absolute measure),
-    and the factor turning (block - reference) into the unit shown (e.g. ns per event)."""
-
-    rounds: list  # [(values, reference or None), ...] one pair per round
-    scale: float = 1.0
-
-    def round_values(self) -> np.ndarray:
-        return np.array([(np.median(x) - (np.median(y) if y is not None else 0.0)) * self.scale
-                         for x, y in self.rounds])
-
-    def run_values(self) -> np.ndarray:
-        return np.concatenate([(np.asarray(x) - (np.median(y) if y is not None else 0.0))
-                               * self.scale for x, y in self.rounds])
-
-    def bootstrap(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """``n`` bootstrap means over rounds: rounds resampled, then runs within blocks."""
-        per_round = np.empty((n, len(self.rounds)))
-        for i, (x, y) in enumerate(self.rounds):
-            x = np.asarray(x, float)
-            med = np.median(x[rng.integers(0, x.size, (n, x.size))], axis=1)
-            if y is not None:
-                y = np.asarray(y, float)
-                med = med - np.median(y[rng.integers(0, y.size, (n, y.size))], axis=1)
-            per_round[:, i] = med * self.scale
-        pick = rng.integers(0, len(self.rounds), (n, len(self.rounds)))
-        return np.take_along_axis(per_round, pick, axis=1).mean(axis=1)
 
 
 def compare_blocks(a: Blocks, b: Blocks, *, unit: str = "rounds", confidence: float = 0.95,

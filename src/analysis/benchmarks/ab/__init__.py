@@ -363,6 +363,10 @@ class AB(Benchmark):
     def execute(self, plan: Plan, p: Params, scratch: Path):
         return make_execute(plan.parameters, plan.state["script"], scratch)
 
+    def measures(self, campaign, target, method=None):
+        from analysis.benchmarks.ab.measures import ab_measures
+        return ab_measures(campaign, target)
+
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
         return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
                       **{**kwargs, "write": False})

@@ -246,6 +246,14 @@ class DD(Benchmark):
         return _rate.make_execute(plan.state["planned"], q, hyper, os_name=plan.state["os"],
                                   scratch=scratch)
 
+    def measures(self, campaign, target, method=None):
+        from analysis.benchmarks.dd.measures import measures
+        return measures(campaign, target, method)
+
+    def paired_measures(self, a, ta, b, tb):
+        from analysis.benchmarks.dd.measures import paired_measures
+        return paired_measures(a, ta, b, tb)
+
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
         return _report.report(campaign, data_dir=data_dir, figures_dir=figures_dir,
                               **{**kwargs, "write": False})

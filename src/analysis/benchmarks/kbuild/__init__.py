@@ -196,6 +196,10 @@ class KernelBuild(Benchmark):
         for target, transport in transports.items():
             campaign.record_target(target, {"kbuild_tree": finish_tree(transport, p.keep_tree)})
 
+    def measures(self, campaign, target, method=None):
+        from analysis.benchmarks.kbuild.measures import kbuild_measures
+        return kbuild_measures(campaign, target)
+
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
         return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
                       **{**kwargs, "write": False})

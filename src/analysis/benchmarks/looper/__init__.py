@@ -17,7 +17,6 @@ up to ``calls`` (0 for start-up), as the post's "100000000 confirms we traced al
 from __future__ import annotations
 
 import random
-import re
 import shlex
 from pathlib import Path
 
@@ -26,6 +25,7 @@ import pandas as pd
 
 from analysis import plots
 from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
+from analysis.benchmarks.looper.counts import RUN_MARK, check_counts, parse_counts
 from analysis.benchmarks.report import Report, with_caveat, write_report
 from analysis.campaign import Campaign, RunSpec, open_for_report
 from analysis.errors import ParameterError
@@ -43,7 +43,6 @@ GREGG_NAMES = {"none": "baseline", "startup": "dtrace_startup", "count": "pid_en
 #: a libc function looper never calls. The post used strncpy; glibc's strncpy is an IFUNC
 #: whose resolver runs once when looper starts (bpftrace counts 1), strfry never runs.
 BPFTRACE_NEVER_CALLED = "strfry"
-RUN_MARK = "__TRACELAB_RUN__"  # DTrace: printed by a BEGIN clause at the start of each run
 
 
 def bpftrace_program(config: str, looper: str) -> str:
@@ -91,41 +90,6 @@ def hyperfine_argv(timed: list[str], runs: int, warmup: int) -> list[str]:
     return ["hyperfine", "-N", "--style", "basic", "--output", "inherit", "--runs",
             str(int(runs)), "--warmup", str(int(warmup)), "--export-json",
             "{out}/hyperfine.json", shlex.join(timed)]
-
-
-_BPF_MAP = re.compile(r"^@calls(?:\[(.*)\])?:\s*(\d+)\s*$")
-_D_ROW = re.compile(r"^\s*(.*?)\s+(\d+)\s*$")
-
-
-def parse_counts(tracer: str, stdout: str) -> list[dict[str, int]]:
-    """Per tracer run (warm-up runs included, in order), what it counted: key -> count
-    (``""`` for an unkeyed count; bpftrace prints nothing for an empty map: {})."""
-    runs: list[dict[str, int]] = []
-    for line in stdout.splitlines():
-        if tracer == "bpftrace":
-            if line.startswith("Attaching "):
-                runs.append({})
-            elif runs and (m := _BPF_MAP.match(line)):
-                runs[-1][m.group(1) or ""] = int(m.group(2))
-        elif line.strip().endswith(RUN_MARK):  # "CPU ID :BEGIN MARK" without -q
-            runs.append({})
-        elif runs and line.strip().isdigit():
-            runs[-1][""] = int(line.strip())
-        elif runs and (m := _D_ROW.match(line)) and not line.startswith(("Benchmark", "  Time",
-                                                                         "  Range")):
-            runs[-1][m.group(1).strip()] = int(m.group(2))
-    return runs
-
-
-def check_counts(config: str, counted: list[dict[str, int]], calls: int, expected_runs: int
-                 ) -> dict:
-    """Did the tracer see every call (``calls`` per run; none for start-up) in every run?"""
-    want = 0 if config == "startup" else calls
-    totals = [sum(c.values()) for c in counted]
-    return {"counted": totals, "expected_per_run": want,
-            "counts_ok": len(totals) == expected_runs and all(t == want for t in totals),
-            "keys": sorted({k for c in counted for k in c}),
-            "empty_key_counts": [c.get("", 0) if config == "string-key" else 0 for c in counted]}
 
 
 def build_looper(transport) -> str:
@@ -213,6 +177,10 @@ class Looper(Benchmark):
         q = plan.parameters
         return make_execute(tracer=q["tracer"], calls=q["calls"], runs=q["runs"],
                             warmup=q["warmup"], cpu=q["cpu"], os_name=plan.state["os"])
+
+    def measures(self, campaign, target, method=None):
+        from analysis.benchmarks.looper.measures import looper_measures
+        return looper_measures(campaign, target)
 
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
         return report(campaign, data_dir=data_dir, figures_dir=figures_dir,

@@ -189,6 +189,10 @@ class Microbenchmark(Benchmark):
             return timed
         return _rate.make_execute(q, timed, scratch=scratch)
 
+    def measures(self, campaign, target, method=None):
+        from analysis.benchmarks.usdt.measures import usdt_measures
+        return usdt_measures(campaign, target)
+
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
         return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
                       **{**kwargs, "write": False})

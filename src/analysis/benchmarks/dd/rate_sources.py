@@ -28,9 +28,9 @@ import pandas as pd
 from analysis import ratemethod as rm
 from analysis.benchmarks.dd.experiments import CONTROL
 from analysis.campaign import Campaign
-from analysis.comparison.verdicts import Blocks
 from analysis.errors import NothingFinished
 from analysis.ratemethod import meter
+from analysis.stats.measures import Blocks
 
 #: the methods of benchmark 1, the rate method's first (a ``both`` campaign's default), and
 #: the kinds of their finished runs

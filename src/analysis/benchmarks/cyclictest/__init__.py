@@ -165,6 +165,10 @@ class Cyclictest(Benchmark):
                             histogram_us=q["histogram_us"], cpu=q["cpu"],
                             main_cpu=q["main_cpu"], scratch=scratch)
 
+    def measures(self, campaign, target, method=None):
+        from analysis.benchmarks.cyclictest.measures import cyclictest_measures
+        return cyclictest_measures(campaign, target)
+
     def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
         return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
                       **{**kwargs, "write": False})
