@@ -204,13 +204,13 @@ static inline void work(long n) {
 static void dummy_sleep(long us) { if (us > 0) { struct timespec ts = { us / 1000000, (us % 1000000) * 1000 }; nanosleep(&ts, NULL); } }
 
 /* ---------------- bracket emulation ---------------- */
-static pid_t g_bt;
+static pid_t g_bt; static double g_traced_s = 0.6; /* -T: seconds attached in -B */
 static void on_alarm(int s) { (void)s; kill(g_bt, SIGKILL); _exit(3); }
 struct marks { volatile uint64_t t_spawn, t_attached, t_stop, t_exited; volatile int done; };
 static void bracket(const char *script) {
     struct marks *M = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     memset((void *)M, 0, sizeof *M);
-    static uint64_t wt[200]; static long wi[200]; int nw = 0;
+    static uint64_t wt[2000]; static long wi[2000]; int nw = 0;
     pid_t ch = fork();
     if (ch == 0) {
         cpu_set_t cs; CPU_ZERO(&cs); CPU_SET(0, &cs); sched_setaffinity(0, sizeof cs, &cs);
@@ -225,11 +225,11 @@ static void bracket(const char *script) {
             execlp("bpftrace", "bpftrace", "-e", script, (char *)NULL); _exit(127);
         }
         close(pp[1]);
-        g_bt = bt; signal(SIGALRM, on_alarm); alarm(6);
+        g_bt = bt; signal(SIGALRM, on_alarm); alarm(6 + (unsigned)g_traced_s);
         FILE *f = fdopen(pp[0], "r"); char line[4096];
         while (fgets(line, sizeof line, f)) if (strstr(line, "__BPFTRACE_NOTIFY_PROBES_ATTACHED")) break;
         M->t_attached = now_ns();
-        usleep(600000);
+        usleep((useconds_t)(g_traced_s * 1e6));
         M->t_stop = now_ns();
         kill(bt, SIGINT);
         while (fgets(line, sizeof line, f)) ;
@@ -239,7 +239,7 @@ static void bracket(const char *script) {
         M->done = 1; _exit(0);
     }
     uint64_t t0 = now_ns(), tprev = t0; long it = 0;
-    while (!M->done && nw < 120) {
+    while (!M->done && nw < 2000) {
         work(32); it += 32;
         uint64_t t = now_ns();
         if (t - tprev >= 50000000ull) { wt[nw] = t; wi[nw] = it; nw++; it = 0; tprev = t; }
@@ -267,11 +267,11 @@ static int cmpd(const void *a, const void *b) { double x = *(double *)a, y = *(d
 int main(int argc, char **argv) {
     int pid = 0, kill_bt = 0, verify = 0; double slice_ms = 5, tsec = 20; long dummy_us = 0; const char *bscript = NULL;
     int o;
-    while ((o = getopt(argc, argv, "p:ks:t:wS:vB:H")) != -1) switch (o) {
+    while ((o = getopt(argc, argv, "p:ks:t:wS:vB:HT:")) != -1) switch (o) {
         case 'p': pid = atoi(optarg); break; case 'k': kill_bt = 1; break;
         case 's': slice_ms = atof(optarg); break; case 't': tsec = atof(optarg); break;
         case 'w': RW = 1; break; case 'S': dummy_us = atol(optarg); break;
-        case 'v': verify = 1; break; case 'B': bscript = optarg; break; case 'H': HELPER = 1; break;
+        case 'v': verify = 1; break; case 'B': bscript = optarg; break; case 'H': HELPER = 1; break; case 'T': g_traced_s = atof(optarg); break;
         default: fprintf(stderr, "bad args\n"); return 2; }
     setvbuf(stdout, NULL, _IOFBF, 1 << 20);
     fdz = open("/dev/zero", O_RDONLY); fdn = open("/dev/null", O_WRONLY);
