@@ -9,7 +9,8 @@ import shutil
 import pytest
 
 import analysis
-from analysis.campaign import Campaign, open_for_report
+from analysis.campaign import Campaign, open_for_report, reporting
+from analysis.errors import IntegrityError
 
 #: a recorded campaign of each benchmark that has one: (folder under tests/fixtures, name)
 RECORDED = [("ab/data/raw", "ab-fixture"), ("cyclictest/data/raw", "ct-fixture"),
@@ -39,13 +40,30 @@ def test_a_report_opens_and_verifies_its_campaign_once(fixtures, tmp_path, monke
     assert counted == {"open": 1, "verify": 1}
 
 
-def test_a_campaign_given_open_is_read_again_from_its_folder(fixtures, tmp_path):
-    """Only a campaign this process opened read-only and verified is taken as it is; one
-    given otherwise (e.g. a campaign object still being written) is opened and verified."""
+def test_a_campaign_is_taken_as_it_is_only_inside_the_report_that_verified_it(fixtures,
+                                                                             tmp_path):
+    """Outside a report, a campaign object is opened and verified again at every call (its
+    files may have changed since); inside, the one the report verified is handed on, for the
+    same runs left out only."""
     shutil.copytree(fixtures / "looper/data/raw/t1", tmp_path / "raw" / "t1")
-    camp = Campaign.open("t1", data_dir=tmp_path)
-    assert camp.verified is None
-    again = open_for_report(camp)
-    assert again is not camp and again.verified == ()
-    assert open_for_report(again) is again
-    assert open_for_report(again, skip=["r000"]) is not again
+    camp = open_for_report("t1", tmp_path)
+    assert open_for_report(camp) is not camp
+    with reporting(camp):
+        assert open_for_report(camp) is camp
+        assert open_for_report(camp, skip=["r000"]) is not camp
+        assert open_for_report("t1", tmp_path) is not camp  # by name: opened anew
+    assert open_for_report(camp) is not camp
+
+
+def test_a_file_changed_after_a_report_is_refused_by_the_next(fixtures, tmp_path):
+    """A report's campaign, reported again after a raw file changed, is verified again:
+    the change is refused, naming the file."""
+    shutil.copytree(fixtures / "looper/data/raw/t1", tmp_path / "raw" / "t1")
+    rep = analysis.report("t1", data_dir=tmp_path, write=False)
+    raw = next(p for p in sorted((tmp_path / "raw" / "t1").rglob("*"))
+               if p.is_file() and p.name != "manifest.json" and p.stat().st_size)
+    data = bytearray(raw.read_bytes())
+    data[0] ^= 1
+    raw.write_bytes(bytes(data))
+    with pytest.raises(IntegrityError, match=raw.name):
+        analysis.report(rep.campaign, write=False)

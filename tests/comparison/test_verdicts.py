@@ -7,8 +7,8 @@ from scipy import stats as st
 
 from analysis.comparison import verdicts
 from analysis.comparison.verdicts import compare_blocks, decide
-from analysis.stats.measures import Blocks
 from analysis.stats import welch_ci
+from analysis.stats.measures import Blocks
 
 
 def test_welch_ci_matches_scipy():

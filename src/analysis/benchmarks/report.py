@@ -21,7 +21,13 @@ import pandas as pd
 
 from analysis import plots
 from analysis.benchmarks.base import for_campaign
-from analysis.campaign import Campaign, CampaignResult, open_for_report, processed_dir
+from analysis.campaign import (
+    Campaign,
+    CampaignResult,
+    open_for_report,
+    processed_dir,
+    reporting,
+)
 from analysis.targets.preflight import TIMING_CAVEAT
 
 #: the kinds of output a report writes
@@ -131,8 +137,9 @@ def report(campaign, *, data_dir=None, figures_dir=None, write: bool = True,
     if isinstance(campaign, Campaign) and data_dir is None:
         data_dir = campaign.folder.parent.parent
     # opened and verified once here; the benchmark's report reads this same campaign
-    camp = open_for_report(campaign, data_dir, kwargs.get("skip_runs", ()))
-    with plots.timing_caveat(emulated_caveat(camp)):
+    skip = kwargs.get("skip_runs", ())
+    camp = open_for_report(campaign, data_dir, skip)
+    with reporting(camp, skip), plots.timing_caveat(emulated_caveat(camp)):
         out = for_campaign(camp).report(camp, data_dir=data_dir, figures_dir=figures_dir,
                                         **kwargs)
     if write:

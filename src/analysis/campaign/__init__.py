@@ -9,8 +9,9 @@ from __future__ import annotations
 from analysis.campaign.folders import MANIFEST, campaigns, new_campaign_id, target_slug
 from analysis.campaign.records import CampaignResult, Execute, Problem, RunRecord, RunSpec
 from analysis.campaign.runner import run_campaign
-from analysis.campaign.store import SCHEMA, Campaign, open_for_report, processed_dir
+from analysis.campaign.store import SCHEMA, Campaign, open_for_report, processed_dir, reporting
 
 __all__ = ["MANIFEST", "SCHEMA", "Campaign", "CampaignResult", "Execute", "Problem", "RunSpec",
-           "campaigns", "new_campaign_id", "open_for_report", "processed_dir", "target_slug",
+           "campaigns", "new_campaign_id", "open_for_report", "processed_dir", "reporting",
+           "target_slug",
            "run_campaign", "RunRecord"]

@@ -30,6 +30,8 @@ import shutil
 import sys
 import threading
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from analysis import paths
@@ -69,9 +71,6 @@ class Campaign(StagedRuns):
         self._lock = threading.RLock()
         self._flock = FileLock(self.folder / ".lock", "campaign", self.name)
         self.read_only = _read_only
-        #: the runs left out when its files were last verified against the manifest (None:
-        #: not verified in this process)
-        self.verified: tuple | None = None
         if _read_only:
             if not self.manifest_path.is_file():
                 raise CampaignNotFound(self.name, self.folder.parent)
@@ -290,7 +289,6 @@ class Campaign(StagedRuns):
                 if entry.get("status") == "done":
                     for problem in self.run_problems(target, run_id):
                         raise problem.error(self.name)
-        self.verified = tuple(sorted(skip))
 
     def record_target(self, target: str, info: dict) -> None:
         with self._lock:
@@ -309,6 +307,25 @@ def _differences(old: dict, new: dict) -> dict:
     return {k: (old.get(k), new.get(k)) for k in keys if old.get(k) != new.get(k)}
 
 
+#: the campaign a report under way opened and verified, and the runs it left out
+#: (:func:`reporting`); None outside a report
+_REPORTING: ContextVar[tuple | None] = ContextVar("reporting", default=None)
+
+
+@contextmanager
+def reporting(camp: Campaign, skip: Sequence[str] = ()) -> Iterator[Campaign]:
+    """While a report is built from ``camp`` (just opened and verified by
+    :func:`open_for_report` with ``skip``), :func:`open_for_report` hands that same campaign
+    to whoever asks for it with the same ``skip``: one report reads and verifies it once.
+    Outside, a campaign is opened and verified again at every call (its files may have
+    changed since)."""
+    token = _REPORTING.set((camp, tuple(sorted(set(skip)))))
+    try:
+        yield camp
+    finally:
+        _REPORTING.reset(token)
+
+
 def open_for_report(campaign, data_dir=None, skip: Sequence[str] = ()) -> Campaign:
     """A campaign (name or object) opened for reading, with every file it will be read
     from verified.
@@ -316,9 +333,9 @@ def open_for_report(campaign, data_dir=None, skip: Sequence[str] = ()) -> Campai
     Raises :class:`CampaignNotFound` (nothing is created) or :class:`IntegrityError`
     (unless the run is in ``skip``, which leaves it out of every table).
     """
-    if isinstance(campaign, Campaign) and campaign.read_only and \
-            campaign.verified == tuple(sorted(set(skip))):
-        return campaign  # opened and verified so already (analysis.report): read once
+    held = _REPORTING.get()
+    if held is not None and campaign is held[0] and held[1] == tuple(sorted(set(skip))):
+        return campaign  # the report under way opened and verified it so: read once
     folder = campaign.folder if isinstance(campaign, Campaign) else None
     name = campaign.name if isinstance(campaign, Campaign) else campaign
     camp = Campaign.open(name, data_dir=folder.parent.parent if folder else data_dir)
