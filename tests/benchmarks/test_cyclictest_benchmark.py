@@ -8,7 +8,7 @@ import numpy as np
 import papermill
 import pytest
 
-from analysis import stats
+from analysis import report, stats
 from analysis.benchmarks import cyclictest as latency
 from analysis.campaign import Campaign
 from conftest import FIXTURES, ROOT, need_header, need_tool
@@ -84,6 +84,6 @@ def test_a_recorded_campaign_writes_every_output_its_page_lists(tmp_path):
 
     shutil.copytree(FIXTURES / "cyclictest" / "data" / "raw" / "ct-fixture",
                     tmp_path / "raw" / "ct-fixture")
-    latency.report("ct-fixture", data_dir=tmp_path, figures_dir=tmp_path / "fig")
+    report("ct-fixture", data_dir=tmp_path, figures_dir=tmp_path / "fig")
     assert not missing_outputs("cyclictest", "ct-fixture", tmp_path, tmp_path / "fig",
                                target="local")

@@ -14,6 +14,7 @@ import pandas as pd
 import papermill
 import pytest
 
+from analysis import report
 from analysis.benchmarks import looper
 from analysis.benchmarks.looper import tracers as looper_tracers
 from analysis.campaign import RunSpec
@@ -208,5 +209,5 @@ def test_a_recorded_campaign_writes_every_output_its_page_lists(tmp_path):
     import shutil
 
     shutil.copytree(FIXTURES / "looper" / "data" / "raw" / "t1", tmp_path / "raw" / "t1")
-    looper.report("t1", data_dir=tmp_path, figures_dir=tmp_path / "fig")
+    report("t1", data_dir=tmp_path, figures_dir=tmp_path / "fig")
     assert not missing_outputs("looper", "t1", tmp_path, tmp_path / "fig")

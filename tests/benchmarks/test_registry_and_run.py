@@ -16,7 +16,7 @@ import analysis
 from analysis import benchmarks
 from analysis.__main__ import main
 from analysis.benchmarks import Benchmark, Param, Plan, Report, register
-from analysis.campaign import RunSpec, open_for_report
+from analysis.campaign import RunSpec
 from analysis.errors import ParameterError
 from analysis.regenerate import regenerate
 from analysis.tracing.lifecycle import TracerSpec, parse_meta, traced_execute
@@ -43,8 +43,7 @@ class Naps(Benchmark):
                           ftrace_filter='comm == "sleep"')
         return traced_execute(spec, ["sleep", "0.01"])
 
-    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs):
-        camp = open_for_report(campaign, data_dir)
+    def report(self, camp, **kwargs):
         rows = [{"run": r, "events": int(parse_meta((camp.run_dir(t, r) / "meta").read_text())
                                          ["ftrace_entries"])}
                 for t, runs in camp.manifest["runs"].items() for r in sorted(runs)]

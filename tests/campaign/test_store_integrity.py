@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from analysis import report
 from analysis.benchmarks import run_benchmark
 from analysis.benchmarks.dd import experiments as dd_experiments
-from analysis.benchmarks.dd.report import report
 from analysis.benchmarks.dd.results import load_events
 from analysis.campaign import Campaign, CampaignResult, RunSpec, run_campaign
 from analysis.errors import (

@@ -20,8 +20,8 @@ from pathlib import Path
 import paramiko
 import pytest
 
+from analysis import report
 from analysis.benchmarks import run_benchmark
-from analysis.benchmarks.dd.report import report
 from analysis.errors import TargetUnreachable, TransferError
 from analysis.storage import sha256_file
 from analysis.targets.ssh import SSHTransport

@@ -154,7 +154,11 @@ class Benchmark:
     def execute(self, plan: Plan, p: Params, scratch: Path) -> Execute:
         raise NotImplementedError
 
-    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs):
+    def report(self, camp: Campaign, **kwargs):
+        """Build the :class:`~analysis.benchmarks.report.Report` of ``camp``, a campaign
+        :func:`analysis.report` opened and verified (``kwargs``: this benchmark's report
+        options, e.g. ``target``); it writes nothing. Call :func:`analysis.report`, the one
+        door, rather than this: it opens, verifies, applies the caveat and writes."""
         raise NotImplementedError
 
     def costs(self, campaign, *, data_dir=None, target: str | None = None):

@@ -25,8 +25,8 @@ import pandas as pd
 
 from analysis import plots
 from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
-from analysis.benchmarks.report import Report, with_caveat, write_report
-from analysis.campaign import Campaign, RunSpec, open_for_report
+from analysis.benchmarks.report import Report
+from analysis.campaign import Campaign, RunSpec
 from analysis.errors import ParameterError
 from analysis.targets.deploy import deploy, remote_source
 from analysis.tracing.lifecycle import TracerSpec, traced_execute
@@ -192,9 +192,8 @@ class Ktrace(Benchmark):
     def execute(self, plan: Plan, p: Params, scratch: Path):
         return make_execute(plan.parameters)
 
-    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
-        return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
-                      **{**kwargs, "write": False})
+    def report(self, camp: Campaign, **kwargs) -> Report:
+        return build(camp, **kwargs)
 
 
 # --------------------------------------------------------------------------- #
@@ -220,11 +219,8 @@ def runs_table(camp: Campaign, target: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-@with_caveat
-def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=None,
-           write: bool = True, skip_runs=()) -> Report:
+def build(camp: Campaign, target: str | None = None) -> Report:
     """The runs, their medians next to the slides' numbers, from raw files alone."""
-    camp = open_for_report(campaign, data_dir, skip_runs)
     q = camp.parameters
     target = target or q.get("target") or (camp.target_names or [None])[0]
     runs = runs_table(camp, target) if target else pd.DataFrame(columns=COLUMNS)
@@ -251,7 +247,7 @@ def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=No
         out.table(f"{plots.figure_stem('ktrace', camp.name)}-table", printed, caption=(
             f"ktrace on {target}: medians of {len(runs)} runs (attach, cat, stop by "
             "SIGINT) next to the slides' `time` of the whole command"))
-    return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
+    return out
 
 
 def summary(table: pd.DataFrame, runs: pd.DataFrame) -> str:

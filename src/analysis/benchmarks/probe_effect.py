@@ -20,8 +20,8 @@ import pandas as pd
 
 from analysis import plots, rules
 from analysis.benchmarks.base import Benchmark, Param, Params, Plan, get, register
-from analysis.benchmarks.report import Report, with_caveat, write_report
-from analysis.campaign import CampaignResult, open_for_report
+from analysis.benchmarks.report import Report
+from analysis.campaign import Campaign
 from analysis.progress import in_kernel
 from analysis.stats.overhead import ROUND_CI
 
@@ -130,25 +130,18 @@ class ProbeEffect(Benchmark):
     def more(self, campaign, plan: Plan, p: Params):
         return get("dd").more(campaign, plan, p.dd)
 
-    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
-        return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
-                      **{**kwargs, "write": False})
+    def report(self, camp: Campaign, **kwargs) -> Report:
+        return build(camp, **kwargs)
 
     def costs(self, campaign, *, data_dir=None, target: str | None = None):
         return get("dd").costs(campaign, data_dir=data_dir, target=target)
 
 
-@with_caveat
-def report(campaign, *, data_dir=None, figures_dir=None, skip_runs=(),
-           write: bool = True) -> Report:
-    """From the raw files of a lesson campaign (a name or its result): per configuration
+def build(camp: Campaign) -> Report:
+    """From the raw files of a lesson campaign: per configuration
     the per-event cost and slowdown with 95 % CIs (``table``), the rules-of-thumb table
     and figure, the runs figure, the files written (``figures/lesson-<campaign>-*``)."""
-    if isinstance(campaign, CampaignResult):
-        data_dir = campaign.folder.parent.parent if data_dir is None else data_dir
-        campaign = campaign.campaign
-    camp = open_for_report(campaign, data_dir, skip_runs)
-    rep = get("dd").report(camp.name, data_dir=data_dir, write=False)
+    rep = get("dd").report(camp)  # the same campaign, as dd reports it
     target = camp.first_target()
     t = rep.values["table"]
     names = {r["experiment"]: label(r["experiment"], r["attach_point"]) for _, r in t.iterrows()}
@@ -181,7 +174,7 @@ def report(campaign, *, data_dir=None, figures_dir=None, skip_runs=(),
     out = Report(camp, {"table": table, "rules": _rules_text(thumb)}, summary=_summary(table))
     for name, fig in figs.items():
         out.figure(f"{stem}-{name}", fig, close=True)
-    return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
+    return out
 
 
 def _rules_text(thumb: pd.DataFrame) -> pd.DataFrame:

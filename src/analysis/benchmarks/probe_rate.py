@@ -22,9 +22,9 @@ import pandas as pd
 
 from analysis import _params, plots, rules
 from analysis.benchmarks.base import Benchmark, Param, Params, Plan, for_campaign, register
-from analysis.benchmarks.report import Report
+from analysis.benchmarks.report import Report, report
 from analysis.benchmarks.run import run_benchmark
-from analysis.campaign import Campaign, RunSpec, open_for_report
+from analysis.campaign import Campaign, RunSpec
 from analysis.errors import DataFormatError, ParameterError, TargetError
 from analysis.tracing.lifecycle import TracerSpec, traced_execute
 
@@ -141,8 +141,7 @@ class ProbeRate(Benchmark):
 
         return execute
 
-    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
-        camp = open_for_report(campaign, data_dir)
+    def report(self, camp: Campaign, **kwargs) -> Report:
         target = camp.first_target()
         events, window = parse_rate((camp.run_dir(target, "rate") / "tracer.stdout").read_text())
         q = camp.parameters
@@ -299,7 +298,7 @@ def price_probe(target: str = "local", probe: str = "tracepoint:syscalls:sys_ent
             "ssh_config": ssh_config, "progress": progress}
     result = run_benchmark("probe-rate", target, campaign=campaign, probe=probe,
                            duration=duration, **conn)
-    rate = ProbeRate().report(result.campaign, data_dir=result.folder.parent.parent).values["table"]
+    rate = report(result, write=False).values["table"]
     found = rules.costs(target, benchmark_of=for_campaign, data_dir=data_dir)  # every campaign's, once
     cost, note = _cost(found, ptype, action)
     if cost is None and measure:

@@ -4,14 +4,14 @@ A benchmark builds its report from a campaign's raw files as a :class:`Report`: 
 frames and values a notebook reads (``rep.values["table"]``, ``rep.summary``), and, in order,
 what is to be written (and which of it to open first): full tables (CSV + Parquet in
 ``data/processed/<campaign>/``), figures (PDF + PNG) and thesis tables (LaTeX + Markdown),
-each with provenance. It writes nothing itself: :func:`write_report` saves all of it, with
-the emulated-CPU caveat where a target's CPU is emulated, and :func:`report` does both for
-any campaign.
+each with provenance. It writes nothing itself: :func:`report`, the one door, opens and
+verifies the campaign once, has its benchmark build the report and writes it
+(:func:`write_report`), with the emulated-CPU caveat where a target's CPU is emulated.
 """
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,39 +127,27 @@ def write_report(rep: Report, *, data_dir=None, figures_dir=None) -> Report:
 
 
 def report(campaign, *, data_dir=None, figures_dir=None, write: bool = True,
-           **kwargs) -> Report:
+           skip_runs: Sequence[str] = (), **kwargs) -> Report:
     """Tables and figures of any campaign (a name, a :class:`Campaign` or the result of
-    :func:`run_benchmark`), rebuilt from its raw files by the benchmark that made it and
-    written by :func:`write_report` (``write=False``: built only, nothing written)."""
+    :func:`run_benchmark`), rebuilt from its raw files: the one door of every report. It
+    opens the campaign and verifies every file against the manifest once (``skip_runs``:
+    runs left out instead), has the benchmark that made it build its :class:`Report`
+    (``kwargs``: that benchmark's report options, e.g. ``target``, ``n_resamples``), and
+    writes it (``write=False``: built only, nothing written), all with the campaign's
+    emulated-CPU caveat in force: a figure of emulated timings drawn next to published
+    ones is labelled, not refused."""
     if isinstance(campaign, CampaignResult):
         data_dir = data_dir if data_dir is not None else campaign.folder.parent.parent
         campaign = campaign.campaign
     if isinstance(campaign, Campaign) and data_dir is None:
         data_dir = campaign.folder.parent.parent
-    # opened and verified once here; the benchmark's report reads this same campaign
-    skip = kwargs.get("skip_runs", ())
-    camp = open_for_report(campaign, data_dir, skip)
-    with reporting(camp, skip), plots.timing_caveat(emulated_caveat(camp)):
-        out = for_campaign(camp).report(camp, data_dir=data_dir, figures_dir=figures_dir,
-                                        **kwargs)
+    camp = open_for_report(campaign, data_dir, skip_runs)
+    with reporting(camp, skip_runs), plots.timing_caveat(emulated_caveat(camp)):
+        out = for_campaign(camp).report(camp, **kwargs)
     if write:
         write_report(out, data_dir=data_dir, figures_dir=figures_dir)
     plt.close("all")  # saved and returned: a notebook shows them with analysis.show()
     return out
-
-
-def with_caveat(fn):
-    """Decorates a benchmark's report function: it runs with its campaign's emulated-CPU
-    caveat in force, so a figure of emulated timings drawn next to published ones is
-    labelled, not refused, whichever public way reports it (the benchmark's own ``report``,
-    :func:`report`, the CLI)."""
-    @functools.wraps(fn)
-    def wrapper(campaign, *args, data_dir=None, **kwargs):
-        camp = campaign if isinstance(campaign, Campaign) else Campaign.open(
-            campaign, data_dir=data_dir)
-        with plots.timing_caveat(emulated_caveat(camp)):
-            return fn(campaign, *args, data_dir=data_dir, **kwargs)
-    return wrapper
 
 
 def emulated_caveat(camp: Campaign) -> str | None:

@@ -8,10 +8,10 @@ import json
 import numpy as np
 import pytest
 
+from analysis import report
 from analysis.benchmarks import dd, run_benchmark
 from analysis.benchmarks.dd import rounds as _ddplan
 from analysis.benchmarks.dd.experiments import CONTROL
-from analysis.benchmarks.dd.report import report
 from analysis.campaign import Campaign
 from analysis.errors import ParameterError
 from analysis.stats import precision

@@ -12,6 +12,7 @@ import pandas as pd
 import papermill
 import pytest
 
+from analysis import report
 from analysis.benchmarks import dd, run_benchmark
 from analysis.benchmarks.dd.experiments import (
     CONTROL,
@@ -24,7 +25,6 @@ from analysis.benchmarks.dd.experiments import (
     parse_events,
     plan_experiments,
 )
-from analysis.benchmarks.dd.report import report
 from analysis.campaign import Campaign
 from analysis.targets.preflight import Preflight
 from analysis.tracing.lifecycle import parse_meta
@@ -115,7 +115,7 @@ def _check_campaign(camp, target, count, experiments, data_dir, figures_dir):
         if entry["params"]["kind"] == "timed":
             assert "hyperfine.json" in entry["files"]
             assert parse_meta((folder / "meta").read_text())["status"] == "ok"
-    rep = report(camp, target, n_resamples=999, data_dir=data_dir, figures_dir=figures_dir)
+    rep = report(camp, target=target, n_resamples=999, data_dir=data_dir, figures_dir=figures_dir)
     table = rep.values["table"]
     for col in ("experiment", "attach_point", "substituted", "events", "runtime_s",
                 "per_event_ns", "per_event_ns_ci_low", "per_event_ns_ci_high", "slowdown"):
@@ -211,7 +211,7 @@ def test_report_rebuilds_from_raw_files_alone(tmp_path):
     result = run_benchmark("dd", "local", experiments=[4], count=5000, runs=2, warmup=0,
                            rounds=2, method="hyperfine", precision=None, budget=None,
                            campaign="rebuild", data_dir=tmp_path, progress=False)
-    first = report(result.campaign, "local", data_dir=tmp_path, figures_dir=tmp_path / "f1",
+    first = report(result.campaign, target="local", data_dir=tmp_path, figures_dir=tmp_path / "f1",
                    n_resamples=999)
     again = report(Campaign("rebuild", data_dir=tmp_path), data_dir=tmp_path,
                    figures_dir=tmp_path / "f2", n_resamples=999)

@@ -11,11 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import ratemethod
+from analysis import ratemethod, report
 from analysis.benchmarks import dd, run_benchmark
 from analysis.benchmarks.dd import rate, rate_report
 from analysis.benchmarks.dd.rate_tables import RATE_COLUMNS
-from analysis.benchmarks.dd.report import report
 from analysis.benchmarks.report import Report
 from analysis.campaign import Campaign
 from analysis.errors import ParameterError

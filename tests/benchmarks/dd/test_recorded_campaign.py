@@ -64,8 +64,8 @@ def test_a_campaign_recorded_before_the_restructuring_reports_the_same_tables(tm
     # and the thesis table's numbers against benchmark1.csv and the figure's bars
     assert not missing_outputs("dd", CAMPAIGN, tmp_path, figures,
                                conditions={"the hyperfine method"})
-    from analysis.benchmarks.dd.report import report
-    assert_thesis_outputs(report(CAMPAIGN, "local", data_dir=tmp_path, figures_dir=figures,
+    from analysis import report
+    assert_thesis_outputs(report(CAMPAIGN, target="local", data_dir=tmp_path, figures_dir=figures,
                                  n_resamples=199))
     # the raw files are read, never changed
     for f in (FIXTURE / "raw").rglob("*"):
@@ -110,7 +110,7 @@ def test_every_public_report_of_an_emulated_campaign_writes_with_the_caveat(tmp_
 
     from PIL import Image
 
-    from analysis.benchmarks.dd.report import report
+    from analysis import report
     from analysis.benchmarks.report import TIMING_CAVEAT
 
     shutil.copytree(FIXTURE / "raw", tmp_path / "raw")
@@ -120,7 +120,7 @@ def test_every_public_report_of_an_emulated_campaign_writes_with_the_caveat(tmp_
     manifest.write_text(json.dumps(doc, indent=2))
     stamp = f"local: {TIMING_CAVEAT}"
     figures = tmp_path / "figures"
-    rep = report(CAMPAIGN, "local", data_dir=tmp_path, figures_dir=figures, n_resamples=199)
+    rep = report(CAMPAIGN, target="local", data_dir=tmp_path, figures_dir=figures, n_resamples=199)
     assert rep.written
     stem = CAMPAIGN  # figure_stem: dd-fixture, never dd-dd-fixture
     assert stamp in (figures / f"{stem}-table.md").read_text()

@@ -12,9 +12,9 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
+from analysis import report
 from analysis.benchmarks import run_benchmark
 from analysis.benchmarks.dd import shortfall
-from analysis.benchmarks.dd.report import report
 from conftest import need_tool
 
 #: the neighbour's name (its comm), set by prctl so the scans see it as such

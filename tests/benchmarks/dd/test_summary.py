@@ -6,7 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from analysis.benchmarks.dd.report import report, summary
+from analysis import report
+from analysis.benchmarks.dd.report import summary
 from analysis.benchmarks.report import Report
 
 
@@ -60,7 +61,7 @@ def test_runtime_per_read_compares_across_experiments(tmp_path):
     from conftest import ROOT
 
     shutil.copytree(ROOT / "tests" / "fixtures" / "dd-campaign-v1" / "raw", tmp_path / "raw")
-    rep = report("dd-fixture", "local", data_dir=tmp_path, figures_dir=tmp_path / "f",
+    rep = report("dd-fixture", target="local", data_dir=tmp_path, figures_dir=tmp_path / "f",
                  n_resamples=199)
     t = rep.values["table"].set_index("experiment")
     runs = rep.values["runs"]

@@ -14,6 +14,7 @@ import pandas as pd
 import papermill
 import pytest
 
+from analysis import report
 from analysis.benchmarks import kbuild
 from analysis.benchmarks.kbuild import execute as kbuild_execute
 from analysis.benchmarks.kbuild import probes as K
@@ -281,8 +282,8 @@ def test_a_recorded_campaign_writes_every_output_its_page_lists(tmp_path):
 
     shutil.copytree(FIXTURES / "kbuild" / "data" / "raw" / "kb-fixture",
                     tmp_path / "raw" / "kb-fixture")
-    rep = kbuild.report("kb-fixture", data_dir=tmp_path, figures_dir=tmp_path / "fig",
-                        n_resamples=199)
+    rep = report("kb-fixture", data_dir=tmp_path, figures_dir=tmp_path / "fig",
+                 n_resamples=199)
     assert np.isfinite(rep.values["table"]["per_event_ns"].astype(float)).any()
     assert not missing_outputs("kbuild", "kb-fixture", tmp_path, tmp_path / "fig",
                                conditions={"a traced scenario's cost"})

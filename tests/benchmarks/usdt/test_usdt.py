@@ -10,6 +10,7 @@ import numpy as np
 import papermill
 import pytest
 
+from analysis import report
 from analysis.benchmarks import usdt
 from analysis.campaign import Campaign
 from analysis.loaders.samples import load_sample_ticks
@@ -58,7 +59,7 @@ def test_configurations_cover_cases_0_to_3_per_tracer():
 
 
 def _check(camp, target, data_dir, figures_dir, iterations):
-    rep = usdt.report(camp, target, data_dir=data_dir, figures_dir=figures_dir)
+    rep = report(camp, target=target, data_dir=data_dir, figures_dir=figures_dir)
     inv = rep.values["invocations"]
     for col in ("case", "tracer", "invocation", "events", "min_ns", "max_ns", "mean_ns", "sd_ns",
                 "median_ns", "p99_ns"):

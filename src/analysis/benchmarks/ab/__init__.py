@@ -25,11 +25,11 @@ import pandas as pd
 
 from analysis import _params, paths
 from analysis.benchmarks.ab.data import size_bytes
-from analysis.benchmarks.ab.report import report
+from analysis.benchmarks.ab.report import build
 from analysis.benchmarks.ab.workloads import ARMS, BY_NAME, SCRIPTS, TRACER_SUFFIX, WORKLOADS
 from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
 from analysis.benchmarks.report import Report
-from analysis.campaign import RunSpec
+from analysis.campaign import Campaign, RunSpec
 from analysis.errors import ParameterError, TargetError
 from analysis.targets.deploy import deploy, work_base
 from analysis.tracing.lifecycle import TracerSpec, traced_execute
@@ -367,6 +367,5 @@ class AB(Benchmark):
         from analysis.benchmarks.ab.measures import ab_measures
         return ab_measures(campaign, target)
 
-    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
-        return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
-                      **{**kwargs, "write": False})
+    def report(self, camp: Campaign, **kwargs) -> Report:
+        return build(camp, **kwargs)

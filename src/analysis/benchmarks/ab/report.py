@@ -3,15 +3,13 @@ preflights side by side, figures and tables (from the raw files alone)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import pandas as pd
 
 from analysis import plots, stats
 from analysis.benchmarks.ab.data import load_iterations, zstd_levels
-from analysis.benchmarks.report import Report, with_caveat, write_report
-from analysis.campaign import Campaign, open_for_report
+from analysis.benchmarks.report import Report
+from analysis.campaign import Campaign
 
 COMPARISON_COLUMNS = [
     "workload", "n_a", "n_b", "median_a_s", "median_b_s", "mean_a_s", "mean_b_s",
@@ -167,15 +165,11 @@ def summary(out: dict) -> str:
     return "\n".join(lines)
 
 
-@with_caveat
-def report(campaign, *, data_dir=None, figures_dir=None, confidence: float = 0.95,
-           n_resamples: int = 4999, write: bool = True,
-           skip_runs: Sequence[str] = ()) -> Report:
+def build(camp: Campaign, *, confidence: float = 0.95, n_resamples: int = 4999) -> Report:
     """Tables and figures of an A/B campaign, from its raw files alone (checked against
     the manifest first). Returns ``table`` (B against A per workload), ``iterations``,
     ``levels`` (zstd per level), ``preflight`` (both arms side by side; ``preflight_styled``
     highlights the differences), ``summary`` and the paths ``written``."""
-    camp = open_for_report(campaign, data_dir, skip_runs)
     q = camp.parameters
     it = load_iterations(camp)
     out = Report(camp, {"iterations": it, "levels": zstd_levels(camp), "labels": q["labels"],
@@ -188,7 +182,7 @@ def report(campaign, *, data_dir=None, figures_dir=None, confidence: float = 0.9
         .median() if len(lv) else pd.DataFrame()
     out.summary = summary(out)
     _outputs(out, camp, n_resamples)
-    return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
+    return out
 
 
 def _outputs(out: Report, camp, n_resamples: int) -> None:

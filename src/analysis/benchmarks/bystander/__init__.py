@@ -35,7 +35,7 @@ from analysis.benchmarks.bystander import figures as _figures
 from analysis.benchmarks.bystander import run as _run
 from analysis.benchmarks.bystander import table as _table
 from analysis.benchmarks.bystander.cases import BY_ID, GROUPS, TRACERS
-from analysis.benchmarks.report import Report, with_caveat, write_report
+from analysis.benchmarks.report import Report
 from analysis.campaign import Campaign, RunSpec, open_for_report
 from analysis.errors import ParameterError
 from analysis.stats import precision as _precision
@@ -197,9 +197,8 @@ class Bystander(Benchmark):
     def execute(self, plan: Plan, p: Params, scratch: Path):
         return _run.make_execute(plan.parameters, scratch)
 
-    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
-        return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
-                      **{**kwargs, "write": False})
+    def report(self, camp: Campaign, **kwargs) -> Report:
+        return build(camp, **kwargs)
 
     def costs(self, campaign, *, data_dir=None, target: str | None = None):
         """What a bystander pays per crossing, by probe type and filter (``action``:
@@ -218,14 +217,11 @@ class Bystander(Benchmark):
             "per_event_ns_ci_high": t["per_crossing_ns_ci_high"].to_numpy(float)})
 
 
-@with_caveat
-def report(camp: Campaign | str, target: str | None = None, *, data_dir=None,
-           figures_dir=None, write: bool = True, skip_runs=()) -> Report:
+def build(camp: Campaign, target: str | None = None) -> Report:
     """The cases' costs per crossing (``values["table"]``), the tracer's counts per bracket
     (``values["counts"]``), the figure (traced against bystander per case, log axis, the
     rule of thumb under it), a table for print and the summary lines; from raw files, every
     one checked against the manifest first; a mislabelled bystander case is refused."""
-    camp = open_for_report(camp, data_dir, skip_runs)
     target = target or camp.first_target()
     table = _table.case_table(camp, target)
     counts = _table.tracer_counts(camp, target)
@@ -241,7 +237,7 @@ def report(camp: Campaign | str, target: str | None = None, *, data_dir=None,
     frame, caption = print_table(table, target)
     out.table(f"{stem}-table", frame, floatfmt=",.1f", caption=caption)
     out.summary = "\n".join(summary_lines(table, camp))
-    return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
+    return out
 
 
 def print_table(table: pd.DataFrame, target: str) -> tuple[pd.DataFrame, str]:

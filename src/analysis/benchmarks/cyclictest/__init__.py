@@ -19,9 +19,9 @@ import pandas as pd
 
 from analysis import _params, plots, stats
 from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
-from analysis.benchmarks.report import Report, with_caveat, write_report
+from analysis.benchmarks.report import Report
 from analysis.benchmarks.run import run_benchmark
-from analysis.campaign import Campaign, RunSpec, open_for_report
+from analysis.campaign import Campaign, RunSpec
 from analysis.errors import TargetError
 from analysis.loaders.cyclictest import CyclictestRun, load_cyclictest
 from analysis.targets.deploy import build_workloads
@@ -169,9 +169,8 @@ class Cyclictest(Benchmark):
         from analysis.benchmarks.cyclictest.measures import cyclictest_measures
         return cyclictest_measures(campaign, target)
 
-    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
-        return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
-                      **{**kwargs, "write": False})
+    def report(self, camp: Campaign, **kwargs) -> Report:
+        return build(camp, **kwargs)
 
 
 def run_latency(targets=("local",), *, campaign: str | None = None, data_dir=None,
@@ -297,15 +296,12 @@ def box_stats(lat, cnt, label: str) -> dict:
             "fliers": [], "label": label}
 
 
-@with_caveat
-def report(camp: Campaign | str, *, data_dir=None, figures_dir=None, skip_runs=(),
-           write: bool = True) -> Report:
+def build(camp: Campaign) -> Report:
     """Tables and figures (3.3/3.4 box plots, 3.5 log-y histograms) from the raw files
     (every file checked against the manifest first; ``skip_runs`` leaves runs out).
 
     Full tables as CSV + Parquet in ``data/processed/<campaign>/``; for print, the
     percentiles (``-summary``) and the comparison with no tracing (``-tests``)."""
-    camp = open_for_report(camp, data_dir, skip_runs)
     runs = load_runs(camp)
     inv = per_invocation(camp)
     summ = summary(camp)
@@ -338,7 +334,7 @@ def report(camp: Campaign | str, *, data_dir=None, figures_dir=None, skip_runs=(
         out.figure(f"{stem}-targets", fig)
     for name, frame, caption in _print_tables(summ):
         out.table(f"{stem}-{name}", frame, floatfmt=",.1f", caption=caption)
-    return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
+    return out
 
 
 def _print_tables(summ: pd.DataFrame) -> list:

@@ -254,9 +254,8 @@ class DD(Benchmark):
         from analysis.benchmarks.dd.measures import paired_measures
         return paired_measures(a, ta, b, tb)
 
-    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
-        return _report.report(campaign, data_dir=data_dir, figures_dir=figures_dir,
-                              **{**kwargs, "write": False})
+    def report(self, camp: Campaign, **kwargs) -> Report:
+        return _report.build(camp, **kwargs)
 
     def costs(self, campaign, *, data_dir=None, target: str | None = None) -> pd.DataFrame:
         camp = open_for_report(campaign, data_dir)

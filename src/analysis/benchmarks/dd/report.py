@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 from analysis import plots
 from analysis import ratemethod as _rm
@@ -23,15 +22,12 @@ from analysis.benchmarks.dd.results import (
     tracer_times,
     with_published,
 )
-from analysis.benchmarks.report import Report, with_caveat, write_report
-from analysis.campaign import Campaign, open_for_report
+from analysis.benchmarks.report import Report
+from analysis.campaign import Campaign
 from analysis.ratemethod import promise as _promise
 
 
-@with_caveat
-def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None,
-           figures_dir=None, n_resamples: int = 4999, write: bool = True,
-           skip_runs: Sequence[str] = ()) -> Report:
+def build(camp: Campaign, target: str | None = None, *, n_resamples: int = 4999) -> Report:
     """Tables and figures of a benchmark-1 campaign, from its raw files alone.
 
     Returns ``table`` (median estimator with 95 % CIs, plus the published-style
@@ -41,12 +37,11 @@ def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None
     checked against the manifest first (:class:`~analysis.errors.IntegrityError`);
     ``skip_runs`` leaves named runs out instead.
     """
-    camp = open_for_report(campaign, data_dir, skip_runs)
     target = target or camp.first_target()
     planned = planned_from_manifest(camp)
     method = camp.parameters.get("method", "hyperfine")
     if method == "rate":
-        return _rate_report(camp, target, planned, n_resamples, data_dir, figures_dir, write)
+        return _rate_report(camp, target, planned, n_resamples)
     median = results_table(camp, target, planned, estimator="median", n_resamples=n_resamples)
     aa = median[median["experiment"] == _rounds.AA].reset_index(drop=True)
     median = median[median["experiment"] != _rounds.AA]
@@ -73,11 +68,10 @@ def report(campaign: Campaign | str, target: str | None = None, *, data_dir=None
     out.flags = [f"{e}: {f}" for e, fs in zip(table["experiment"], table["flags"]) for f in fs]
     _outputs(out, camp, target)
     _both_tracers(out, camp, target)
-    return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
+    return out
 
 
-def _rate_report(camp: Campaign, target: str, planned, n_resamples: int, data_dir,
-                 figures_dir, write: bool) -> Report:
+def _rate_report(camp: Campaign, target: str, planned, n_resamples: int) -> Report:
     """A rate-only campaign's report (:mod:`.rate_report`, :mod:`.rate_tables`): the
     processed tables (``benchmark1``: what the method measured; ``benchmark1-rate``: every
     column; ``rate_blocks``; ``tracer_times``), the thesis tables and the figures."""
@@ -113,7 +107,7 @@ def _rate_report(camp: Campaign, target: str, planned, n_resamples: int, data_di
         out.table(f"{stem}-{name}", frame, caption=caption, formats=formats)
     out.first = [f"{stem}-per-event-cost", f"{stem}-table"]
     _both_tracers(out, camp, target)
-    return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
+    return out
 
 
 def _both_tracers(out: Report, camp: Campaign, target: str) -> None:

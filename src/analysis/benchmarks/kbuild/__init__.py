@@ -37,9 +37,9 @@ from analysis import _params
 from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
 from analysis.benchmarks.kbuild import probes as K
 from analysis.benchmarks.kbuild.execute import finish_tree, make_execute
-from analysis.benchmarks.kbuild.report import report
+from analysis.benchmarks.kbuild.report import build
 from analysis.benchmarks.report import Report
-from analysis.campaign import RunSpec
+from analysis.campaign import Campaign, RunSpec
 from analysis.errors import ParameterError
 from analysis.tracing import tracers
 
@@ -200,9 +200,8 @@ class KernelBuild(Benchmark):
         from analysis.benchmarks.kbuild.measures import kbuild_measures
         return kbuild_measures(campaign, target)
 
-    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
-        return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
-                      **{**kwargs, "write": False})
+    def report(self, camp: Campaign, **kwargs) -> Report:
+        return build(camp, **kwargs)
 
 
 def status_frame(params: dict, state: dict, not_run: dict) -> pd.DataFrame:

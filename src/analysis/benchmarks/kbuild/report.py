@@ -9,18 +9,15 @@ import pandas as pd
 from analysis.benchmarks.kbuild import figures as kbuild_figures
 from analysis.benchmarks.kbuild import probes as K
 from analysis.benchmarks.kbuild.results import MIN_CI_RUNS, load_runs, results_table, tracer_frame
-from analysis.benchmarks.report import Report, with_caveat, write_report
-from analysis.campaign import open_for_report
+from analysis.benchmarks.report import Report
+from analysis.campaign import Campaign
 
-__all__ = ["report", "paper_tables", "summary", "tree_line"]
+__all__ = ["build", "paper_tables", "summary", "tree_line"]
 
 
-@with_caveat
-def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=None,
-           n_resamples: int = 4999, write: bool = True, skip_runs=()) -> Report:
+def build(camp: Campaign, target: str | None = None, *, n_resamples: int = 4999) -> Report:
     """Benchmark 2's tables (VI and VII next to the paper's, probe counts, activations,
     per-event costs) and figures, from raw files alone."""
-    camp = open_for_report(campaign, data_dir, skip_runs)
     target = target or camp.first_target()
     table = results_table(camp, target, n_resamples)
     out = Report(camp, {"table": table, "tracer_times": tracer_frame(camp, target),
@@ -29,7 +26,7 @@ def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=No
     out.values["table_vi"], out.values["table_vii"] = paper_tables(table, out.values["tracer"])
     out.summary = "\n".join(x for x in (summary(table), tree_line(camp, target)) if x)
     kbuild_figures.outputs(out, camp, target)
-    return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
+    return out
 
 
 def paper_tables(table: pd.DataFrame, tracer: str) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -26,8 +26,8 @@ import pandas as pd
 from analysis import plots
 from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
 from analysis.benchmarks.looper.counts import RUN_MARK, check_counts, parse_counts
-from analysis.benchmarks.report import Report, with_caveat, write_report
-from analysis.campaign import Campaign, RunSpec, open_for_report
+from analysis.benchmarks.report import Report, report
+from analysis.campaign import Campaign, RunSpec
 from analysis.errors import ParameterError
 from analysis.loaders.hyperfine import load_blocks
 from analysis.published import LOOPER_CALLS, looper_table
@@ -182,12 +182,11 @@ class Looper(Benchmark):
         from analysis.benchmarks.looper.measures import looper_measures
         return looper_measures(campaign, target)
 
-    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
-        return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
-                      **{**kwargs, "write": False})
+    def report(self, camp: Campaign, **kwargs) -> Report:
+        return build(camp, **kwargs)
 
     def costs(self, campaign, *, data_dir=None, target: str | None = None) -> pd.DataFrame:
-        out = report(campaign, target, data_dir=data_dir, write=False)  # CIs as reported
+        out = report(campaign, data_dir=data_dir, write=False, target=target)  # as reported
         t = out.values["table"][out.values["table"]["configuration"].isin(["count", "string-key"])]
         return pd.DataFrame({
             "experiment": t["configuration"].to_numpy(), "probe_type": "uprobe",
@@ -277,12 +276,9 @@ def with_gregg(table: pd.DataFrame, reference_dir=None) -> pd.DataFrame:
     return pd.concat([table.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
 
 
-@with_caveat
-def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=None,
-           n_resamples: int = 4999, write: bool = True, skip_runs=()) -> Report:
+def build(camp: Campaign, target: str | None = None, *, n_resamples: int = 4999) -> Report:
     """The looper table (ours next to Gregg's), the tracer's counts, the runs, and the
     figures, from raw files alone (every file checked against the manifest first)."""
-    camp = open_for_report(campaign, data_dir, skip_runs)
     target = target or camp.first_target()
     table = results_table(camp, target, n_resamples)
     out = Report(camp, {"table": table, "with_gregg": with_gregg(table),
@@ -290,7 +286,7 @@ def report(campaign, target: str | None = None, *, data_dir=None, figures_dir=No
                         "tracer": camp.parameters["tracer"]})
     out.summary = summary(out.values["table"], out.values["tracer"])
     _outputs(out, camp, target)
-    return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
+    return out
 
 
 #: what each tracer's probe on func is called in tables and figures

@@ -21,10 +21,10 @@ import pandas as pd
 
 from analysis import plots, ratemethod
 from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
-from analysis.benchmarks.report import Report, with_caveat, write_report
+from analysis.benchmarks.report import Report
 from analysis.benchmarks.run import run_benchmark
 from analysis.benchmarks.usdt import rate as _rate
-from analysis.campaign import Campaign, RunSpec, open_for_report
+from analysis.campaign import Campaign, RunSpec
 from analysis.errors import ParameterError
 from analysis.loaders.samples import summarize_samples
 from analysis.published import load_reference
@@ -193,9 +193,8 @@ class Microbenchmark(Benchmark):
         from analysis.benchmarks.usdt.measures import usdt_measures
         return usdt_measures(campaign, target)
 
-    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
-        return report(campaign, data_dir=data_dir, figures_dir=figures_dir,
-                      **{**kwargs, "write": False})
+    def report(self, camp: Campaign, **kwargs) -> Report:
+        return build(camp, **kwargs)
 
 
 def run_microbenchmark(target: str = "local", *, campaign: str | None = None, data_dir=None,
@@ -256,9 +255,7 @@ def with_thesis(t31: pd.DataFrame, reference_dir=None) -> pd.DataFrame:
     return t31.merge(ref, on=["case", "tracer"], how="left")
 
 
-@with_caveat
-def report(camp: Campaign | str, target: str | None = None, *, data_dir=None, figures_dir=None,
-           write: bool = True, skip_runs=()) -> Report:
+def build(camp: Campaign, target: str | None = None) -> Report:
     """Table 3.1, figures 3.1 (box plot, case 1) and 3.2 (frequency polygon, case 1), from raw
     (every file checked against the manifest first; ``skip_runs`` leaves runs out); with
     the rate method (``method="rate"`` or ``"both"``) its table, the machine's state and,
@@ -266,7 +263,6 @@ def report(camp: Campaign | str, target: str | None = None, *, data_dir=None, fi
 
     Full tables as CSV + Parquet in ``data/processed/<campaign>/``; for print, table 3.1
     (<= 7 columns) and its comparison with the thesis, and the rate method's costs."""
-    camp = open_for_report(camp, data_dir, skip_runs)
     target = target or camp.first_target()
     inv = invocation_table(camp, target)
     method = camp.parameters.get("method", "iterations")
@@ -279,7 +275,7 @@ def report(camp: Campaign | str, target: str | None = None, *, data_dir=None, fi
         _iterations_part(out, camp, target, inv, stem)
     if method != "iterations":
         _rate_part(out, camp, target, inv, stem)
-    return write_report(out, data_dir=data_dir, figures_dir=figures_dir) if write else out
+    return out
 
 
 def _iterations_part(out: Report, camp: Campaign, target: str, inv: pd.DataFrame,
