@@ -10,6 +10,7 @@ from pathlib import Path
 
 from analysis import paths, published
 from analysis.benchmarks import get, registry, report, run_benchmark
+from analysis.benchmarks.tools import needs_of
 from analysis.bundle import bundle, verify_bundle
 from analysis.bundle.cli import add_parsers as add_bundle_parsers
 from analysis.campaign import Campaign
@@ -63,7 +64,7 @@ def _benchmarks(args) -> int:
     nb_width = max(len(b.notebook) for b in known) + len("notebooks/.ipynb") + 1
     for b in known:
         print(f"{b.name:<{width}}{'notebooks/' + b.notebook + '.ipynb':<{nb_width}}"
-              f"needs: {', '.join(b.needs)}")
+              f"needs: {', '.join(b.needs_in_words())}")
     return 0
 
 
@@ -240,9 +241,9 @@ def _bootstrap(args) -> int:
     if args.target is None:
         raise ParameterError("target", None, "give a target (\"local\", user@host[:port] or "
                              "an ~/.ssh/config alias) or --inventory FILE")
-    bootstrap(args.target, dry_run=args.dry_run, trust_new_host_keys=args.trust_new_host_keys,
-              benchmarks=args.benchmark, tests=args.tests, ssh_config=args.ssh_config,
-              dtrace=args.dtrace, dtrace_source=args.dtrace_source)
+    bootstrap(args.target, benchmarks=needs_of(args.benchmark, args.tests), dry_run=args.dry_run,
+              trust_new_host_keys=args.trust_new_host_keys, tests=args.tests,
+              ssh_config=args.ssh_config, dtrace=args.dtrace, dtrace_source=args.dtrace_source)
     return 0
 
 
@@ -259,8 +260,8 @@ def _provision(args) -> int:
             raise ParameterError(name, value, f"--{name} is for one target, not with "
                                  "--inventory (ssh options go in the inventory's "
                                  "ansible_ssh_common_args)")
-    result = provision(args.inventory, limit=args.limit, benchmarks=args.benchmark,
-                       tests=args.tests, forks=args.forks,
+    result = provision(args.inventory, benchmarks=needs_of(args.benchmark, args.tests),
+                       limit=args.limit, tests=args.tests, forks=args.forks,
                        trust_new_host_keys=args.trust_new_host_keys, check=args.dry_run)
     print(result.summary())
     return 0 if result.ok else 1
