@@ -37,7 +37,9 @@ def test_every_public_name_resolves():
 GREW = {"bootstrap": {"--dtrace", "--dtrace-source", "--inventory", "--limit", "--forks"},
         "vm": {"--dtrace"}, "run": {"--inventory", "--limit", "--parallel"},
         # issue 49: the files make demo's last line names
-        "report": {"--open-first"}}
+        "report": {"--open-first"},
+        # issue 51: the README's table of benchmarks, generated from the registry
+        "benchmarks": {"--markdown"}}
 
 
 #: commands added after the move (issue 49: ``clean``, what the lab holds on a target): the

@@ -32,7 +32,7 @@ from analysis.targets.needs import Need, resolve
 _REGISTRY: dict[str, Benchmark] = {}
 #: the modules of this subpackage that hold no benchmark (the machinery); every other module
 #: or folder holds one (the structure test checks it)
-MACHINERY = ("base", "fleet", "run", "report", "tools")
+MACHINERY = ("base", "fleet", "listing", "run", "report", "tools")
 _DISCOVERED = False
 
 
