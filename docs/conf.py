@@ -23,6 +23,7 @@ extensions = [
     "sphinxarg.ext",           # reference/cli: generated from the argparse parser
     "params_table",            # {params-table}: notebook/benchmark parameters, generated
     "measured",                # {measured} / {published} / {setting}; no hand-typed numbers
+    "registry_tables",         # {benchmarks-table} / {notebooks-table}: from the registry
 ]
 
 myst_enable_extensions = ["colon_fence", "deflist", "fieldlist"]

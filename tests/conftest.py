@@ -69,10 +69,13 @@ INSTALLS_IT = "`make test` installs it, as root"
 
 def missing(name: str) -> str:
     """Why a test skips where ``name`` (a command or header) is missing: its package, and
-    that ``make test`` installs it (``KeyError`` for a name analysis.targets.bootstrap lacks)."""
+    that ``make test`` installs it (``KeyError`` for a name that neither bootstrap's tables
+    nor a registered benchmark's needs install)."""
+    from analysis.benchmarks.tools import needs_of
     from analysis.targets.bootstrap import package_of
+    from analysis.targets.needs import merged
 
-    return f"{name} is missing: package {package_of(name)} ({INSTALLS_IT})"
+    return f"{name} is missing: package {package_of(name, merged(needs_of()))} ({INSTALLS_IT})"
 
 
 def need_tool(name: str) -> str:
@@ -92,16 +95,6 @@ def need_header(header: str) -> None:
                            input=f"#include <{header}>\n", capture_output=True, timeout=60)
     if found.returncode != 0:
         pytest.skip(reason)
-
-
-def need_kernel_sources() -> None:
-    """Skip (naming the packages) where benchmark 2's kernel sources or tools are missing."""
-    from analysis.targets.bootstrap import KBUILD_SOURCES
-
-    for tool in ("make", "flex", "bison", "bc"):
-        need_tool(tool)
-    if not os.access(KBUILD_SOURCES, os.R_OK):
-        pytest.skip(missing(KBUILD_SOURCES))
 
 
 def fake_dtrace(tmp_path, monkeypatch, script: str) -> None:

@@ -10,6 +10,7 @@ import textwrap
 import pytest
 
 import analysis.__main__ as cli
+from analysis.benchmarks import registry
 from analysis.errors import ParameterError
 from conftest import ROOT, cli_in_process
 
@@ -97,6 +98,11 @@ def _undone(m, folder):
             entry["status"] = "failed"
 
 
+#: another benchmark than the fixture campaign's, and one whose campaigns cannot be compared
+OTHER = next(n for n in registry() if n != "dd")
+PLAIN = next(n for n, b in registry().items() if not b.comparable)
+
+
 @pytest.fixture(scope="module")
 def user_data(tmp_path_factory):
     """A data folder with the dd fixture campaign and copies a user may get wrong."""
@@ -104,8 +110,8 @@ def user_data(tmp_path_factory):
     raw = data / "raw"
     dd = FIXTURES / "dd-campaign-v1" / "raw" / "dd-fixture"
     _campaign(raw, "dd-fixture", dd)
-    _campaign(raw, "looper-c", dd, lambda m, f: m.update(benchmark="looper"))
-    _campaign(raw, "rate-c", dd, lambda m, f: m.update(benchmark="probe-rate"))
+    _campaign(raw, "other-c", dd, lambda m, f: m.update(benchmark=OTHER))
+    _campaign(raw, "plain-c", dd, lambda m, f: m.update(benchmark=PLAIN))
     _campaign(raw, "no-runs", dd, _no_runs)
     _campaign(raw, "undone", dd, _undone)
     _campaign(raw, "no-plan", dd, lambda m, f: m["parameters"].pop("plan"))
@@ -130,10 +136,10 @@ def user_data(tmp_path_factory):
     (["compare", "{d}/nodir", "dd-fixture"], "no campaign 'nodir' in {d} (no manifest.json)"),
     (["compare", "{d}/elsewhere/dd-fixture", "dd-fixture"],
      "parameter campaign='{d}/elsewhere/dd-fixture': a campaign folder lives in <data>/raw/"),
-    (["compare", "dd-fixture", "looper-c"], "dd-fixture is a dd campaign and looper-c a looper "
-                                            "one: only campaigns of one benchmark compare"),
-    (["compare", "rate-c", "rate-c"], "parameter campaign='rate-c': comparing probe-rate "
-                                      "campaigns is not supported yet"),
+    (["compare", "dd-fixture", "other-c"], f"dd-fixture is a dd campaign and other-c a {OTHER} "
+                                           "one: only campaigns of one benchmark compare"),
+    (["compare", "plain-c", "plain-c"], f"parameter campaign='plain-c': comparing {PLAIN} "
+                                        "campaigns is not supported yet"),
     (["compare", "dd-fixture", "no-runs"], "campaign no-runs has no runs"),
     (["bootstrap", "local", "--benchmark", "nosuch", "--dry-run"],
      "parameter benchmark='nosuch': unknown benchmark 'nosuch'; expected one of"),

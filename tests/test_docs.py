@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import analysis
+from analysis.benchmarks import listing
 from conftest import FIXTURES, ROOT
 
 DOCS = ROOT / "docs"
@@ -69,14 +70,43 @@ def test_readme_paths_exist_on_a_fresh_clone():
         assert (ROOT / name).exists()
 
 
-def test_readme_tables_name_real_notebooks_and_benchmarks():
+def test_readme_tables_name_every_notebook():
     text = _readme()
-    rows = re.findall(r"^\| `(\d\.\d-[\w-]+)` \| ([^|]*)\|", text, re.M)
+    rows = re.findall(r"^\| `([\w.-]+)` \| `?([^|`]*)`? \|", text, re.M)
+    stems = {n for n, _ in rows} | {nb for _, nb in rows}
     notebooks = {p.stem for p in (ROOT / "notebooks").glob("*.ipynb")}
-    assert {n for n, _ in rows} == notebooks, "one row per notebook"
-    registered = set(analysis.benchmarks.registry())
-    named = {b for _, cell in rows for b in re.findall(r"`([\w-]+)`", cell)}
-    assert named <= registered and registered <= named, (named, registered)
+    assert notebooks <= stems, f"notebooks not in the README: {sorted(notebooks - stems)}"
+
+
+def test_readme_benchmark_table_is_the_registrys():
+    """The README's table of benchmarks is generated (``python -m analysis benchmarks
+    --markdown README.md``): its block equals the registry's table, every registered
+    benchmark in it once."""
+    text = _readme()
+    assert text.count(listing.README_BEGIN) == 1 and text.count(listing.README_END) == 1
+    block = text.split(listing.README_BEGIN + "\n", 1)[1].split(listing.README_END, 1)[0]
+    assert block == listing.markdown_table() + "\n", (
+        "the README's table of benchmarks is not the registry's: run "
+        "`python -m analysis benchmarks --markdown README.md`")
+    named = re.findall(r"^\| `([\w-]+)` \|", block, re.M)
+    assert sorted(named) == sorted(analysis.benchmarks.registry())
+    assert listing.replace_block(text) == text
+
+
+def test_the_readme_block_is_regenerated_by_the_command_line(tmp_path, capsys):
+    from analysis.__main__ import main
+    from analysis.errors import ParameterError
+
+    stale = tmp_path / "README.md"
+    stale.write_text(f"# x\n\n{listing.README_BEGIN}\n| old |\n{listing.README_END}\n\nend\n")
+    assert main(["benchmarks", "--markdown", str(stale)]) == 0
+    assert stale.read_text() == f"# x\n\n{listing.README_BEGIN}\n{listing.markdown_table()}\n" \
+        f"{listing.README_END}\n\nend\n"
+    assert main(["benchmarks", "--markdown"]) == 0
+    assert capsys.readouterr().out.startswith(f"{stale}\n{listing.markdown_table()}")
+    with pytest.raises(ParameterError, match="no generated block in it"):
+        listing.replace_block("# no markers\n")
+    assert main(["benchmarks", "--markdown", str(tmp_path / "none.md")]) == 2
 
 
 def test_ci_builds_the_docs_then_runs_exactly_make_test():
@@ -111,14 +141,39 @@ def _toctree_pages() -> set[str]:
 
 def test_the_promised_pages_exist():
     pages = _toctree_pages()
-    for page in ("getting-started", "targets/remote", "targets/vm", "benchmarks/dd",
-                 "benchmarks/usdt", "benchmarks/cyclictest", "benchmarks/kbuild",
-                 "benchmarks/ktrace", "benchmarks/looper", "benchmarks/probe-effect",
-                 "benchmarks/probe-rate", "benchmarks/ab", "benchmarks/adding",
-                 "reference/api", "reference/cli", "reference/manifest", "reference/tsmp",
-                 "reference/statistics", "design", "notebooks"):
+    for page in ("getting-started", "targets/remote", "targets/vm", "benchmarks/index",
+                 "benchmarks/adding", "reference/api", "reference/cli", "reference/manifest",
+                 "reference/tsmp", "reference/statistics", "design", "notebooks"):
         assert page in pages, page
         assert (DOCS / f"{page}.md").is_file(), page
+
+
+def test_every_benchmark_has_its_page_in_the_generated_table_and_navigation():
+    """Each registered benchmark's page exists (docs/benchmarks/NAME.md); the table of
+    benchmarks/index and the toctree of their pages are generated from the registry
+    (``{benchmarks-table}``), and no page lists them by hand."""
+    assert "```{benchmarks-table}" in _page("benchmarks/index.md")
+    assert "```{notebooks-table}" in _page("notebooks.md")
+    ext = _registry_tables()
+    text = ext.benchmarks_markdown()
+    for name in analysis.benchmarks.registry():
+        assert (DOCS / "benchmarks" / f"{name}.md").is_file(), name
+        assert f"{{doc}}`{name} <{name}>`" in text and f"\n{name}\n" in text, name
+    rows, lacking = ext.notebook_rows([])
+    hosting = {b.notebook for b in analysis.benchmarks.registry().values()}
+    assert set(lacking) == {p.stem for p in (ROOT / "notebooks").glob("*.ipynb")} - hosting
+    assert len(rows) == 2 + len(hosting)
+
+
+def _registry_tables():
+    import sys
+
+    sys.path.insert(0, str(DOCS / "_ext"))
+    try:
+        import registry_tables
+    finally:
+        sys.path.remove(str(DOCS / "_ext"))
+    return registry_tables
 
 
 def test_getting_started_says_root_before_the_commands():
@@ -222,8 +277,6 @@ def test_published_pitfalls_and_rt_notes_are_kept():
     assert "10,240,000" in published and "1.024 times" in published and "swapped" in published
     vm = _page("targets/vm.md")
     assert "TRACELAB_VM_RT=1" in vm and "1,865 of 2,000" in vm
-    assert "TRACELAB_VM_RT=1" in _page("benchmarks/cyclictest.md") or \
-        "1,865 of 2,000" in _page("benchmarks/cyclictest.md")
 
 
 @pytest.mark.parametrize("page", ["reference/manifest.md", "reference/campaigns.md"])

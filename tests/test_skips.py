@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis.targets.bootstrap import APT, PROVIDED_BY, TESTS_APT, package_of
+from analysis.benchmarks.tools import needs_of
+from analysis.targets.bootstrap import PROVIDED_BY, TESTS_APT, package_of
+from analysis.targets.needs import merged
 from analysis.targets.vm import image as _vmimage
 from conftest import INSTALLS_IT, ROOT, missing, need_tool
 
@@ -71,11 +73,12 @@ def test_a_compiler_without_sys_sdt_h_skips_the_usdt_tests_naming_its_package(tm
 
 
 def test_every_package_a_skip_names_is_one_the_bootstrap_installs():
-    installed = {p for pkgs in APT.values() for p in pkgs} | {p for p, _ in TESTS_APT.values()}
+    needs = merged(needs_of())
+    installed = {p for n in needs for p in n.apt or ()} | {p for p, _ in TESTS_APT.values()}
     assert set(PROVIDED_BY.values()) <= installed
     for name in [*TESTS_APT, *PROVIDED_BY, "bpftrace", "hyperfine", "make", "flex"]:
-        assert package_of(name) in installed
-        assert missing(name) == f"{name} is missing: package {package_of(name)} ({INSTALLS_IT})"
+        assert package_of(name, needs) in installed
+        assert missing(name) == f"{name} is missing: package {package_of(name, needs)} ({INSTALLS_IT})"
     # the VM tooling's own hint names the same packages
     assert {tool: package_of(tool) for tool in _vmimage.HOST_TOOLS} == _vmimage.HOST_TOOLS
     with pytest.raises(KeyError, match="no apt package"):

@@ -2,8 +2,9 @@
 function-level imports alike); no import from a lower layer to a higher one (:data:`LAYERS`);
 at most 12 modules at the package's root and no private satellite of a sibling module; no
 module over 400 lines, no function over 50; no benchmark importing another, and every
-benchmark it runs declared in its ``uses``; no test importing a private name; and exactly
-the benchmarks we know of registered."""
+benchmark it runs declared in its ``uses``; no test importing a private name; and every
+module or folder of analysis.benchmarks but its machinery registering exactly one benchmark,
+the registry holding those and no other (no hand-kept list of them)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import ast
 from pathlib import Path
 
 from analysis import benchmarks
+from analysis.benchmarks.base import MACHINERY
 from conftest import ROOT
 
 SRC = ROOT / "src" / "analysis"
@@ -33,8 +35,6 @@ LAYERS = (
     ("comparison", "regenerate", "bundle"),
     ("__init__", "__main__"),
 )
-BENCHMARKS = {"ab", "bystander", "cyclictest", "dd", "kbuild", "ktrace", "looper", "probe-effect",
-              "probe-rate", "usdt"}
 
 
 def _modules() -> dict[str, Path]:
@@ -125,7 +125,7 @@ def test_no_import_goes_up_a_layer():
 
 
 def test_an_import_up_a_layer_is_found():
-    assert _layer("analysis.rules") < _layer("analysis.benchmarks.dd.report")
+    assert _layer("analysis.rules") < _layer("analysis.benchmarks.base")
     assert _layer("analysis.errors") == 0 and _layer("analysis") == len(LAYERS) - 1
 
 
@@ -208,8 +208,31 @@ def test_the_comparison_imports_no_benchmark():
     assert found == []
 
 
-def test_the_registry_holds_exactly_the_known_benchmarks():
-    assert set(benchmarks.registry()) == BENCHMARKS
+def _plugins() -> set[str]:
+    """The modules and folders of analysis.benchmarks that are not its machinery."""
+    folder = SRC / "benchmarks"
+    found = {f.stem for f in folder.glob("*.py")} | {
+        d.name for d in folder.iterdir() if (d / "__init__.py").is_file()}
+    return {n for n in found if not n.startswith("_") and n not in MACHINERY}
+
+
+def test_each_plugin_registers_exactly_one_benchmark_and_the_machinery_none():
+    """No hand-kept list: each module or folder of analysis.benchmarks but its machinery
+    (:data:`analysis.benchmarks.base.MACHINERY`, every name of which is a module there)
+    registers one benchmark, and the registry's benchmarks are those."""
+    homes: dict[str, list[str]] = {}
+    for name, bench in benchmarks.registry().items():
+        module = type(bench).__module__
+        if module.startswith("analysis.benchmarks."):  # not one a test registered
+            homes.setdefault(_home(module), []).append(name)
+    plugins = _plugins()
+    assert set(MACHINERY) <= {f.stem for f in (SRC / "benchmarks").glob("*.py")}
+    assert {h: n for h, n in homes.items() if h in MACHINERY} == {}, "machinery registers"
+    assert {p: homes.get(p, []) for p in plugins if len(homes.get(p, [])) != 1} == {}
+    assert set(homes) == plugins
+    assert sorted(n for names in homes.values() for n in names) == sorted(
+        n for n, b in benchmarks.registry().items()
+        if type(b).__module__.startswith("analysis.benchmarks."))
 
 
 
@@ -242,9 +265,10 @@ def test_every_benchmark_declares_the_benchmarks_it_runs():
 
 
 def test_a_benchmark_run_by_name_is_found(tmp_path):
+    a, b = list(benchmarks.registry())[:2]
     f = tmp_path / "m.py"
-    f.write_text('x = get("dd").plan()\nrun_benchmark("looper", "local")\nget(name)\n')
-    assert _named_benchmarks(f) == {"dd", "looper"}
+    f.write_text(f'x = get("{a}").plan()\nrun_benchmark("{b}", "local")\nget(name)\n')
+    assert _named_benchmarks(f) == {a, b}
 
 
 def _private_imports(path: Path) -> list[str]:
@@ -277,7 +301,7 @@ def test_a_private_import_is_found(tmp_path):
 #: test files at tests/ itself: the root modules', and the project's own (layout, docs,
 #: packaging, the conftest's skips, the public surface)
 ROOT_TESTS = {"test_cli_errors", "test_docs", "test_docs_examples", "test_docs_numbers",
-              "test_packaging",
+              "test_mentions", "test_packaging",
               "test_paths", "test_progress", "test_rules", "test_skips", "test_structure",
               "test_surface"}
 

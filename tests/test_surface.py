@@ -1,8 +1,8 @@
 """The public surface survives the restructuring of issue 38: ``analysis.__all__`` and every
 command's ``--help`` are those recorded before the move (``fixtures/surface/before-38.json``,
 written with ``COLUMNS=100`` by the code of commit 2e3d17f), but for one name removed on
-purpose: ``lesson``, an alias module of ``analysis.benchmarks.probe_effect`` (one door, one
-name: notebook 0.0 now calls ``analysis.run_benchmark("probe-effect", ...)``)."""
+purpose: ``lesson``, an alias module of the teaching notebook's benchmark (one door, one
+name: notebook 0.0 now runs it through ``analysis.run_benchmark``)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,9 @@ def test_every_public_name_resolves():
 GREW = {"bootstrap": {"--dtrace", "--dtrace-source", "--inventory", "--limit", "--forks"},
         "vm": {"--dtrace"}, "run": {"--inventory", "--limit", "--parallel"},
         # issue 49: the files make demo's last line names
-        "report": {"--open-first"}}
+        "report": {"--open-first"},
+        # issue 51: the README's table of benchmarks, generated from the registry
+        "benchmarks": {"--markdown"}}
 
 
 #: commands added after the move (issue 49: ``clean``, what the lab holds on a target): the

@@ -9,10 +9,12 @@ import time
 from pathlib import Path
 
 from analysis import paths, published
-from analysis.benchmarks import get, registry, report, run_benchmark
+from analysis.benchmarks import get, listing, registry, report, run_benchmark
+from analysis.benchmarks.tools import needs_of
 from analysis.bundle import bundle, verify_bundle
 from analysis.bundle.cli import add_parsers as add_bundle_parsers
 from analysis.campaign import Campaign
+from analysis.comparison import cli as compare_cli
 from analysis.comparison.fleet import fleet_report
 from analysis.errors import AnalysisError, ParameterError
 from analysis.loaders.samples import summarize_samples
@@ -52,6 +54,15 @@ def _figures_parser(sub) -> None:
 
 
 def _benchmarks(args) -> int:
+    if args.markdown is not None:  # the README's table
+        if args.name:
+            raise ParameterError("name", args.name, "--markdown lists every benchmark: give "
+                                 "no name with it")
+        if args.markdown == "-":
+            print(listing.markdown_table())
+        else:
+            print(listing.write_block(args.markdown))
+        return 0
     if args.name:  # one benchmark's parameters
         b = get(args.name)
         print(f"{b.name}: {b.description} (notebooks/{b.notebook}.ipynb)")
@@ -63,7 +74,7 @@ def _benchmarks(args) -> int:
     nb_width = max(len(b.notebook) for b in known) + len("notebooks/.ipynb") + 1
     for b in known:
         print(f"{b.name:<{width}}{'notebooks/' + b.notebook + '.ipynb':<{nb_width}}"
-              f"needs: {', '.join(b.needs)}")
+              f"needs: {', '.join(b.needs_in_words())}")
     return 0
 
 
@@ -71,6 +82,9 @@ def _benchmarks_parser(sub) -> None:
     bl = sub.add_parser("benchmarks", help="list the registered benchmarks (one line each), "
                         "or one benchmark's parameters")
     bl.add_argument("name", nargs="?", help="a benchmark: list its parameters")
+    bl.add_argument("--markdown", nargs="?", const="-", default=None, metavar="FILE",
+                    help="the README's table of benchmarks, from the registry: printed, or "
+                    "written into FILE between its markers (README.md)")
     bl.set_defaults(func=_benchmarks)
 
 
@@ -168,37 +182,6 @@ def _report_parser(sub) -> None:
     rep.set_defaults(func=_report)
 
 
-def _compare(args) -> int:
-    from analysis.comparison import compare
-
-    if len(args.campaigns) > 2:  # a series: every step between consecutive campaigns
-        from analysis.comparison import series
-
-        out = series(args.campaigns, data_dir=args.data_dir, figures_dir=args.figures_dir)
-    else:
-        out = compare(args.campaigns, margin=args.margin, data_dir=args.data_dir,
-                      unit=args.unit, figures_dir=args.figures_dir)
-    _print_paths(out.written)
-    print(out.summary, file=sys.stderr)
-    return 0
-
-
-def _compare_parser(sub) -> None:
-    c = sub.add_parser("compare", help="campaign B against campaign A: what differs "
-                       "(fingerprint), then per experiment slower / faster / equivalent / "
-                       "inconclusive, rounds as the unit")
-    c.add_argument("campaigns", nargs="+", metavar="CAMPAIGN",
-                   help="A then B: names in data/raw, or campaign folders (.../raw/<name>); "
-                   "three or more in time order: a series (each step compared, the trend)")
-    c.add_argument("--margin", default=None, help="equivalence margin: '5 ns' (in each "
-                   "measure's unit) or '3%%' of A (default: the larger A/A noise floor)")
-    c.add_argument("--unit", choices=["rounds", "runs"], default="rounds",
-                   help="unit of replication (runs: only to show what it gets wrong)")
-    _data_dir(c)
-    _figures_dir(c)
-    c.set_defaults(func=_compare)
-
-
 def _summarize(args) -> int:
     for file in args.files:
         s = summarize_samples(file)
@@ -240,9 +223,9 @@ def _bootstrap(args) -> int:
     if args.target is None:
         raise ParameterError("target", None, "give a target (\"local\", user@host[:port] or "
                              "an ~/.ssh/config alias) or --inventory FILE")
-    bootstrap(args.target, dry_run=args.dry_run, trust_new_host_keys=args.trust_new_host_keys,
-              benchmarks=args.benchmark, tests=args.tests, ssh_config=args.ssh_config,
-              dtrace=args.dtrace, dtrace_source=args.dtrace_source)
+    bootstrap(args.target, benchmarks=needs_of(args.benchmark, args.tests), dry_run=args.dry_run,
+              trust_new_host_keys=args.trust_new_host_keys, tests=args.tests,
+              ssh_config=args.ssh_config, dtrace=args.dtrace, dtrace_source=args.dtrace_source)
     return 0
 
 
@@ -259,8 +242,8 @@ def _provision(args) -> int:
             raise ParameterError(name, value, f"--{name} is for one target, not with "
                                  "--inventory (ssh options go in the inventory's "
                                  "ansible_ssh_common_args)")
-    result = provision(args.inventory, limit=args.limit, benchmarks=args.benchmark,
-                       tests=args.tests, forks=args.forks,
+    result = provision(args.inventory, benchmarks=needs_of(args.benchmark, args.tests),
+                       limit=args.limit, tests=args.tests, forks=args.forks,
                        trust_new_host_keys=args.trust_new_host_keys, check=args.dry_run)
     print(result.summary())
     return 0 if result.ok else 1
@@ -357,7 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for add in (_figures_parser, _benchmarks_parser, _run_parser, _report_parser,
                 _preflight_parser, _bootstrap_parser, clean_cli.add_parser, _verify_parser,
-                vm_cli.add_parser, _compare_parser):
+                vm_cli.add_parser, compare_cli.add_parser):
         add(sub)
     add_bundle_parsers(sub, _bundle, _verify_bundle)
     _summarize_parser(sub)

@@ -25,6 +25,11 @@ def test_box_stats_from_a_histogram_equal_numpy_on_the_expanded_data():
     assert b["whishi"] == 13.0  # 40 is beyond the fence: a flier, not a whisker
 
 
+def test_its_page_keeps_the_rt_notes():
+    page = (ROOT / "docs" / "benchmarks" / "cyclictest.md").read_text()
+    assert "TRACELAB_VM_RT=1" in page or "1,865 of 2,000" in page
+
+
 def test_cyclictest_command_is_the_thesis_one():
     argv = latency.cyclictest_argv(loops=10_000_000, interval_us=30, histogram_us=10_000,
                                    cpu=3, main_cpu=2, out="/x/c.json")

@@ -13,13 +13,16 @@ import pytest
 
 import analysis
 from analysis.benchmarks import get
-from analysis.benchmarks.tools import lacking
-from analysis.errors import MissingTools
-from analysis.targets import bootstrap
+from analysis.benchmarks.tools import lacking, needs_of
+from analysis.errors import MissingTools, ParameterError
 from analysis.targets.deploy import runs_base
+from analysis.targets.needs import CATALOGUE
 from analysis.targets.preflight import Preflight
 from analysis.targets.transport import LocalTransport
 from conftest import ROOT, need_tool
+
+#: benchmark 2's need of its own (the kernel sources), as it declares it
+KERNEL_SOURCES, = (n for n in get("kbuild").target_needs() if n.name not in CATALOGUE)
 
 
 def path_without(folder: Path, *names: str) -> str:
@@ -53,8 +56,7 @@ def _no_run_anywhere(data: Path, campaign: str) -> None:
 
 @pytest.mark.parametrize("bench, params, hidden, words", [
     ("dd", {"method": "both", "experiments": "4"}, ("hyperfine",), "hyperfine"),
-    ("kbuild", {"build_target": "init/version.o"}, ("flex",),
-     f"the kernel sources ({bootstrap.KBUILD_SOURCES}) and flex, bison, bc"),
+    ("kbuild", {"build_target": "init/version.o"}, ("flex",), KERNEL_SOURCES.words),
 ])
 def test_a_missing_tool_refuses_in_one_line_before_any_run(tmp_path, monkeypatch, own_lock,
                                                            bench, params, hidden, words):
@@ -71,8 +73,8 @@ def test_a_missing_tool_refuses_in_one_line_before_any_run(tmp_path, monkeypatch
     assert words in text
     assert f"`python -m analysis bootstrap local --benchmark {bench}` installs" in text
     assert err.value.command == f"python -m analysis bootstrap local --benchmark {bench}"
-    assert set(err.value.packages) >= set(bootstrap.APT[hidden[0] if bench == "dd"
-                                                       else "kbuild"])
+    need = CATALOGUE[hidden[0]] if bench == "dd" else KERNEL_SOURCES
+    assert set(err.value.packages) >= set(need.apt)
     _no_run_anywhere(tmp_path / "data", "refused")
 
 
@@ -152,9 +154,9 @@ def test_a_tool_some_experiments_need_is_not_required():
     assert rate is not None and rate.missing == ("a C compiler",)
     # bootstrap's command for dd where its list for dd has the compiler, else for every
     # benchmark: the command named always installs what is missing
-    only = "cc" in bootstrap.NEEDS["dd"]
+    only = CATALOGUE["cc"] in get("dd").target_needs()
     assert rate.command == "python -m analysis bootstrap local" + (" --benchmark dd" * only)
-    assert set(bootstrap.APT["cc"]) <= set(rate.packages)
+    assert set(CATALOGUE["cc"].apt) <= set(rate.packages)
 
 
 def test_what_a_campaign_requires_follows_its_parameters():
@@ -165,9 +167,7 @@ def test_what_a_campaign_requires_follows_its_parameters():
                        ["local"]) == ("dtrace", "hyperfine")
     assert dd.requires(dd.parse({"tracer": "both"}), "local", ["local"]) == (
         "bpftrace", "dtrace", "cc")
-    assert "kbuild" in kbuild.requires(kbuild.parse({}), "local", ["local"])
-    assert "kbuild" not in kbuild.requires(kbuild.parse({"sources": "/srv/linux.tar.xz"}),
-                                           "local", ["local"])
+    assert KERNEL_SOURCES.name in kbuild.requires(kbuild.parse({}), "local", ["local"])
     assert "bpftrace" not in usdt.requires(usdt.parse({}), "local", ["local"])
     assert "bpftrace" in usdt.requires(usdt.parse({"method": "rate"}), "local", ["local"])
     # A/B: bpftrace only on arm B's target (the last), and only for a .bt tracer script
@@ -176,8 +176,16 @@ def test_what_a_campaign_requires_follows_its_parameters():
     bt = p.tracer_script is not None and Path(p.tracer_script).suffix == ".bt"
     assert ab.requires(p, "a", ["a", "b"]) == ()
     assert ab.requires(p, "b", ["a", "b"]) == (("bpftrace",) if bt else ())
-    # every need named is one bootstrap knows
-    for name in ("dd", "kbuild", "usdt", "looper", "ktrace", "cyclictest", "probe-rate",
-                 "probe-effect"):
-        b = get(name)
-        assert set(b.requires(b.parse({}), "local", ["local"])) <= set(bootstrap.APT)
+
+
+def test_needs_of_is_the_registry_and_refuses_an_unknown_name_in_one_line():
+    every = needs_of()
+    assert list(every) == list(analysis.benchmarks.registry())
+    assert every == needs_of(tests=True) and list(needs_of("dd")) == ["dd"]
+    known = ", ".join(analysis.benchmarks.registry())
+    with pytest.raises(ParameterError, match=f"unknown benchmark 'nosuch'; expected one of {known}$"):
+        needs_of(["nosuch"])
+    with pytest.raises(ParameterError, match="no benchmark asked for"):
+        needs_of([])
+    with pytest.raises(ParameterError, match="the tests or for benchmarks, not both"):
+        needs_of(["dd"], tests=True)

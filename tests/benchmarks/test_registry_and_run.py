@@ -68,12 +68,14 @@ def _digests(*folders: Path) -> dict:
             for f in folders for p in sorted(f.rglob("*")) if p.is_file()}
 
 
-def test_the_three_benchmarks_are_registered_and_listed(capsys):
-    assert {"dd", "usdt", "cyclictest"} <= set(benchmarks.registry())
+def test_every_registered_benchmark_is_listed_with_its_notebook_and_needs(capsys):
+    known = benchmarks.registry()
     assert main(["benchmarks"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert {line.split()[0] for line in lines} >= {"dd", "usdt", "cyclictest"}
-    assert any("1.0-dd-per-event-cost.ipynb" in line and "needs:" in line for line in lines)
+    assert [line.split()[0] for line in lines] == list(known)
+    for line, b in zip(lines, known.values()):
+        assert f"notebooks/{b.notebook}.ipynb" in line
+        assert line.endswith("needs: " + ", ".join(b.needs_in_words()))
 
 
 def test_a_benchmark_plugs_in_from_the_test_suite(naps, tmp_path, capsys, nothing_left_behind):

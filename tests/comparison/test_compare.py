@@ -221,25 +221,6 @@ def test_campaign_objects_and_run_results_are_accepted(fixtures, tmp_path):
     assert (out.a, out.b) == ("a", "b") and len(out.table) == 3
 
 
-def test_usdt_cost_pairs_case_1_with_the_same_tracers_case_3_of_the_same_invocation():
-    from analysis.benchmarks.usdt.measures import usdt_from_invocations
-
-    rows = [(0, "none", k, 10.0 + k) for k in range(2)]
-    for t, base in (("bpftrace", 100.0), ("lttng", 50.0)):
-        rows += [(1, t, k, base + 1000 + 10 * k) for k in range(2)]
-        rows += [(2, t, k, 12.0) for k in range(2)]
-        rows += [(3, t, k, base + k) for k in range(2)]
-    inv = pd.DataFrame(rows, columns=["case", "tracer", "invocation", "mean_ns"])
-    m = usdt_from_invocations(inv, 1000)
-    assert set(m) == {"case0-none", *(f"case{c}-{t}" for c in (1, 2, 3)
-                                      for t in ("bpftrace", "lttng")),
-                      "cost-bpftrace", "cost-lttng"}
-    # per invocation k: (base + 1000 + 10 k) - (base + k) = 1000 + 9 k, whatever the base
-    for t in ("bpftrace", "lttng"):
-        assert list(m[f"cost-{t}"].blocks.round_values()) == [1000.0, 1009.0]
-    assert list(m["case1-lttng"].blocks.round_values()) == [1050.0, 1060.0]
-
-
 def test_tracers_and_busy_cpus_seen_between_rounds_are_named_first(fixtures, tmp_path):
     """The scans before each round (``foreign_tracers.between_rounds``): a tracer seen in B
     only and a CPU busy in B only are differing fingerprint rows ahead of the hardware and

@@ -214,13 +214,13 @@ def test_fuzz_damaged_real_files(tmp_path, source, cut, pos, byte):
     assert len(df) > 0
 
 
-@pytest.mark.parametrize("folder, campaign, benchmark, controls", [
-    ("dd-campaign-v1/raw", "dd-fixture", "dd", ["01-control"]),
+@pytest.mark.parametrize("folder, campaign, loader, controls", [
+    ("dd-campaign-v1/raw", "dd-fixture", "dd.results", ["01-control"]),
     ("looper/data/raw", "t1", "looper", ["none", "startup"]),
-    ("kbuild/data/raw", "kb-fixture", "kbuild", ["00"]),
+    ("kbuild/data/raw", "kb-fixture", "kbuild.results", ["00"]),
 ])
 def test_a_campaign_without_its_controls_runs_is_told_as_not_yet_far_enough(
-        tmp_path, folder, campaign, benchmark, controls):
+        tmp_path, folder, campaign, loader, controls):
     """Every benchmark timed by hyperfine measures each cost against its control(s); a
     campaign cut off before they ran (real recorded campaigns, their control runs taken
     out) is told as such by the shared loader, naming what did finish, not with the
@@ -231,8 +231,7 @@ def test_a_campaign_without_its_controls_runs_is_told_as_not_yet_far_enough(
     from analysis.campaign import Campaign
     from analysis.errors import CampaignError
     shutil.copytree(FIXTURES / folder / campaign, tmp_path / "raw" / campaign)
-    module = {"dd": "dd.results", "kbuild": "kbuild.results"}.get(benchmark, benchmark)
-    load_runs = importlib.import_module(f"analysis.benchmarks.{module}").load_runs
+    load_runs = importlib.import_module(f"analysis.benchmarks.{loader}").load_runs
     assert set(controls) <= set(load_runs(Campaign.open(campaign, data_dir=tmp_path),
                                           "local")["experiment"])
     path = tmp_path / "raw" / campaign / "manifest.json"

@@ -12,7 +12,6 @@ import pytest
 
 from analysis import benchmarks
 from analysis.benchmarks import run_benchmark
-from analysis.targets import bootstrap
 from conftest import ROOT
 
 NOTEBOOKS = {p.stem: p for p in sorted((ROOT / "notebooks").glob("*.ipynb"))}
@@ -110,13 +109,14 @@ def test_a_preset_sets_only_what_was_left_at_its_default():
     assert seeds.method == "hyperfine" and seeds.precision == 0.02
 
 
-@pytest.mark.parametrize("name", sorted(set(benchmarks.registry()) & set(bootstrap.NEEDS)))
+@pytest.mark.parametrize("name", sorted(benchmarks.registry()))
 def test_bootstrap_for_a_benchmark_installs_what_its_defaults_need(name):
     """``bootstrap local --benchmark NAME`` (``make demo``'s for dd) installs every tool the
     benchmark's registered defaults require: the quick preset's rate method builds its
     meter with a C compiler, so dd's needs hold one."""
     b = benchmarks.get(name)
     wanted = set(b.requires(b.parse({}), "local", ["local"]))
-    assert wanted <= set(bootstrap.NEEDS[name]), (
-        f"{name}'s defaults need {sorted(wanted - set(bootstrap.NEEDS[name]))}, which "
+    declared = {n.name for n in b.target_needs()}
+    assert wanted <= declared, (
+        f"{name}'s defaults need {sorted(wanted - declared)}, which "
         f"bootstrap --benchmark {name} does not install")

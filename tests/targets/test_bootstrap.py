@@ -1,12 +1,30 @@
-"""What bootstrap would install, decided from a preflight."""
+"""What bootstrap would install, decided from a preflight and the needs it is given (the
+targets layer knows no benchmark: these tests give it needs, the benchmarks' own tests give it
+theirs)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
+import pytest
+
 from analysis.targets.bootstrap import plan
+from analysis.targets.needs import CATALOGUE, Need, resolve
 from analysis.targets.preflight import Preflight
+
+#: every need of the catalogue a benchmark may ask bootstrap for (DTrace has its own door)
+SHARED = tuple(n for name, n in CATALOGUE.items() if name != "dtrace")
+
+
+def _asked(**benchmarks: str) -> dict:
+    """Benchmark name -> its needs, from space-separated catalogue names: what a caller of
+    the targets layer hands it (``analysis.benchmarks.tools.needs_of``)."""
+    return {b: resolve(names.split(), b) for b, names in benchmarks.items()}
+
+
+#: one benchmark asking for every shared need
+EVERY = {"every": SHARED}
 
 
 def _linux(**missing) -> Preflight:
@@ -23,12 +41,12 @@ def _linux(**missing) -> Preflight:
 
 
 def test_nothing_missing_installs_nothing():
-    p = plan(_linux(), "apt")
+    p = plan(_linux(), "apt", EVERY)
     assert p.packages == () and "nothing to install" in p.describe()
 
 
 def test_apt_packages_for_what_is_missing():
-    p = plan(_linux(bpftrace=1, cyclictest=1, lttng=1, sdt=1), "apt")
+    p = plan(_linux(bpftrace=1, cyclictest=1, lttng=1, sdt=1), "apt", EVERY)
     assert p.packages == ("bpftrace", "rt-tests", "lttng-tools", "liblttng-ust-dev",
                           "babeltrace2", "systemtap-sdt-dev")
     assert p.describe().startswith("box: will install with apt: bpftrace rt-tests")
@@ -38,13 +56,13 @@ def test_freebsd_says_what_has_no_package():
     # FAKE FreeBSD preflight lines (FreeBSD cannot run here)
     pf = Preflight.from_lines("bsd", "os=FreeBSD\ncpus=4\ntool.cc.path=/usr/bin/cc\n"
                               "tool.zstd.path=/usr/bin/zstd")
-    p = plan(pf, "pkg")
+    p = plan(pf, "pkg", EVERY)
     assert p.packages == ("hyperfine", "iperf3")
     assert p.unavailable == ()  # bpftrace, rt-tests, LTTng are not asked for on FreeBSD
 
 
-def test_apt_installs_the_ab_workloads_tools():
-    p = plan(_linux(zstd=1, iperf3=1), "apt")
+def test_apt_installs_the_workloads_tools():
+    p = plan(_linux(zstd=1, iperf3=1), "apt", EVERY)
     assert p.packages == ("zstd", "iperf3")
 
 
@@ -54,30 +72,17 @@ def test_an_unmounted_tracefs_without_mount_installs_mount_for_the_bpftrace_benc
     install; a benchmark without bpftrace is not asked."""
     bare = Preflight.from_lines("box", "\n".join(["os=Linux", "cap.tracefs=0", *(
         f"tool.{t}.path=/usr/bin/{t}" for t in ("bpftrace", "hyperfine", "cc"))]))
-    p = plan(bare, "apt", benchmarks=["dd"])
-    assert p.packages == ("mount",) and ("tracefs", "dd") in p.why
-    assert "box:   tracefs: for dd" in p.describe()
+    p = plan(bare, "apt", _asked(meter="bpftrace tracefs hyperfine cc"))
+    assert p.packages == ("mount",) and ("tracefs", "meter") in p.why
+    assert "box:   tracefs: for meter" in p.describe()
     mount = Preflight.from_lines("box", "os=Linux\ncap.tracefs=0\ntool.mount.path=/usr/bin/mount"
                                  "\ntool.bpftrace.path=/usr/bin/bpftrace")
-    assert plan(mount, "apt", benchmarks=["probe-rate"]).packages == ()
+    rate = _asked(rate="bpftrace tracefs")
+    assert plan(mount, "apt", rate).packages == ()
     mounted = Preflight.from_lines("box", "os=Linux\ncap.tracefs=1\n"
                                    "tool.bpftrace.path=/usr/bin/bpftrace")
-    assert plan(mounted, "apt", benchmarks=["probe-rate"]).packages == ()
-
-
-def test_dd_refuses_a_target_without_tracefs_naming_the_fix():
-    import pytest
-
-    from analysis.benchmarks import registry
-    from analysis.benchmarks.dd.experiments import NO_TRACEFS, plan_experiments
-
-    bare = Preflight.from_lines("box", "os=Linux\ncpus=2\ncap.tracefs=0\ncap.bpf=1\n"
-                                "cap.uprobes=1\ntool.bpftrace.path=/usr/bin/bpftrace")
-    assert {p.skipped for p in plan_experiments(bare)} == {NO_TRACEFS}
-    dd = registry()["dd"]
-    with pytest.raises(ValueError, match=r"box: the control cannot run \(tracefs is not "
-                       r"mounted here .*bootstrap box --benchmark dd` mounts it"):
-        dd.plan({"box": bare}, dd.parse({}), "c")
+    assert plan(mounted, "apt", rate).packages == ()
+    assert plan(bare, "apt", _asked(workloads="hyperfine cc")).packages == ()
 
 
 def test_cli_dry_run_on_this_machine():
@@ -87,73 +92,44 @@ def test_cli_dry_run_on_this_machine():
     assert out.stdout.startswith("local: ")
 
 
-def test_apt_installs_the_kernel_sources_for_benchmark_2():
-    p = plan(_linux(), "apt", kbuild=False)
-    assert p.packages == ("linux-source-6.1", "flex", "bison", "bc", "libelf-dev", "libssl-dev")
-    # FAKE FreeBSD preflight: /usr/src is not a package there, and is not asked for
-    pf = Preflight.from_lines("bsd", "os=FreeBSD\ncpus=4\ntool.cc.path=/usr/bin/cc\n"
-                              "tool.zstd.path=/usr/bin/zstd\ntool.hyperfine.path=/x\n"
-                              "tool.iperf3.path=/x")
-    assert plan(pf, "pkg", kbuild=False).packages == ()
+#: a need of a benchmark's own, told by a shell check: a file and a tool
+OWN = Need("own-files", "the own files (/etc/hostname) and sh", apt=("own-files", "flex"),
+           pkg=None, check="test -r /etc/hostname && command -v sh", linux_only=True)
 
 
-def test_kbuild_ready_on_this_machine_matches_the_files():
-    import os
-    import shutil
-
+def test_a_need_of_a_benchmarks_own_is_installed_where_its_check_fails_and_said_why():
+    asked = {"own": (*resolve(["bpftrace"], "own"), OWN), "other": resolve(["bpftrace"], "o")}
+    bare = _linux(bpftrace=1)
+    p = plan(bare, "apt", asked, {"own-files": False})
+    assert p.packages == ("bpftrace", "own-files", "flex")
+    assert ("bpftrace", "own, other") in p.why and ("own-files", "own") in p.why
+    assert plan(bare, "apt", asked, {"own-files": True}).packages == ("bpftrace",)
+    # FAKE FreeBSD preflight: a Linux-only need is not asked for there, nor checked
+    pf = Preflight.from_lines("bsd", "os=FreeBSD\ncpus=4")
+    assert plan(pf, "pkg", asked, {"own-files": False}).packages == ()
     from analysis.targets import connect
-    from analysis.targets.bootstrap import KBUILD_SOURCES, kbuild_ready
+    from analysis.targets.bootstrap import checked
 
-    want = os.access(KBUILD_SOURCES, os.R_OK) and all(shutil.which(t) for t in
-                                                       ("flex", "bison", "bc"))
     with connect("local") as transport:
-        assert kbuild_ready(transport) == bool(want)
+        assert checked(transport, _linux(), [OWN, CATALOGUE["cc"]]) == {"own-files": True}
+        gone = Need("gone", "gone", check="test -r /nonexistent/tracelab", linux_only=True)
+        assert checked(transport, _linux(), [gone]) == {"gone": False}
+        assert checked(transport, pf, [gone]) == {}  # not asked on FreeBSD
 
 
-def test_per_benchmark_installs_only_what_it_uses_and_says_why():
-    from analysis import benchmarks
-    from analysis.targets.bootstrap import NEEDS
+def test_a_need_is_declared_once_with_one_way_to_tell_its_presence():
+    with pytest.raises(ValueError, match="one of them"):
+        Need("x", "x", ("x",))
+    with pytest.raises(ValueError, match="not in analysis.targets.needs.CATALOGUE"):
+        resolve(["nosuch"], "b")
+    with pytest.raises(ValueError, match="do not redefine it"):
+        resolve([Need("cc", "my compiler", ("tcc",), check="true")], "b")
+    from analysis.targets.needs import merged
 
-    assert set(NEEDS) == set(benchmarks.registry())  # every benchmark says what it needs
-    bare = _linux(bpftrace=1, hyperfine=1, cyclictest=1, gcc=1, cc=1, zstd=1, iperf3=1,
-                  lttng=1, sdt=1)
-    demo = plan(bare, "apt", kbuild=False, benchmarks=["dd"])  # what `make demo` runs
-    assert demo.packages == ("bpftrace", "hyperfine", "gcc", "make")  # the rate meter is compiled
-    assert "linux-source-6.1" not in demo.packages and "flex" not in demo.packages
-    text = demo.describe()
-    assert "bpftrace: for dd" in text and "hyperfine: for dd" in text
-    kb = plan(bare, "apt", kbuild=False, benchmarks=["kbuild"])
-    assert "linux-source-6.1" in kb.packages and "kbuild: for kbuild" in kb.describe()
-    everything = plan(bare, "apt", kbuild=False)
-    assert set(demo.packages) | set(kb.packages) <= set(everything.packages)
-    import pytest
-
-    with pytest.raises(ValueError, match="unknown benchmark 'nosuch'"):
-        plan(bare, "apt", benchmarks=["nosuch"])
-
-
-def test_make_demo_installs_for_dd_only_and_ends_naming_the_campaign_and_files():
-    import shutil
-    from pathlib import Path
-
-    import pytest
-
-    from conftest import ROOT
-
-    if shutil.which("make") is None:
-        pytest.skip("make is not installed")
-    run = subprocess.run(["make", "--no-print-directory", "-n", "-C", str(ROOT), "-o",
-                          ".venv/.installed", f"BIN={Path(sys.executable).parent}",
-                          "DEMO_CAMPAIGN=demo-x", "demo"], capture_output=True, text=True,
-                         timeout=60)
-    assert run.returncode == 0, run.stderr
-    lines = run.stdout.replace("\\\n", " ").splitlines()
-    assert any("bootstrap local --benchmark dd" in line for line in lines)
-    last = lines[-1]
-    assert "campaign demo-x: open first build/notebooks/1.0-dd-per-event-cost.ipynb" in last
-    # the figure and the table are named by the report itself, from what it wrote (their
-    # existence and contents: test_progress's demo test)
-    assert "analysis report demo-x --open-first" in last and "$first" in last
+    with pytest.raises(ValueError, match="differs from another"):
+        merged({"a": (OWN,), "b": (Need("own-files", "other", check="true"),)})
+    order = [n.name for n in merged({"a": (OWN, CATALOGUE["cc"]), "b": resolve(["bpftrace"], "b")})]
+    assert order == ["bpftrace", "cc", "own-files"]  # the catalogue's order, then the own
 
 
 # --------------------------------------------------------------------------- #
@@ -163,23 +139,18 @@ def test_make_demo_installs_for_dd_only_and_ends_naming_the_campaign_and_files()
 def test_the_tests_plan_names_each_missing_commands_package_and_why():
     from analysis.targets.bootstrap import NO_RECOMMENDS, TESTS_APT
 
-    p = plan(_linux(bpftrace=1), "apt", tests=["sshd", "busybox", "qemu-system-x86_64"])
+    every = _asked(a="bpftrace hyperfine", b="bpftrace cc", c="zstd")
+    p = plan(_linux(bpftrace=1), "apt", every, tests=["sshd", "busybox", "qemu-system-x86_64"])
     assert p.packages == ("bpftrace", "openssh-server", "busybox", "qemu-system-x86")
     text = p.describe()
-    assert "bpftrace: for ab, bystander, cyclictest, dd" in text  # every benchmark's needs, too
+    assert "bpftrace: for a, b" in text  # the benchmarks' needs, too
     assert f"sshd: for the tests ({TESTS_APT['sshd'][1]})" in text
     assert "qemu-system-x86" in NO_RECOMMENDS and "openssh-server" not in NO_RECOMMENDS
-    assert plan(_linux(), "apt", tests=[]).packages == ()  # nothing missing: nothing to do
+    assert plan(_linux(), "apt", every, tests=[]).packages == ()  # nothing missing: nothing
     # FAKE FreeBSD preflight: the tests' packages are Debian's; said, not guessed
     pf = Preflight.from_lines("bsd", "os=FreeBSD\ncpus=4\ntool.cc.path=/usr/bin/cc\n"
                               "tool.zstd.path=/x\ntool.hyperfine.path=/x\ntool.iperf3.path=/x")
-    assert plan(pf, "pkg", tests=["busybox"]).unavailable == ("busybox",)
-    import pytest
-
-    from analysis.errors import ParameterError
-
-    with pytest.raises(ParameterError, match="the tests or for benchmarks, not both"):
-        plan(_linux(), "apt", benchmarks=["dd"], tests=[])
+    assert plan(pf, "pkg", every, tests=["busybox"]).unavailable == ("busybox",)
 
 
 def _path_without(folder, name: str) -> str:
@@ -259,7 +230,9 @@ def test_ci_run_has_no_package_list_of_its_own():
     """.ci/run is the docs and `make test`: the packages are in analysis.targets.bootstrap alone."""
     import re
 
-    from analysis.targets.bootstrap import APT, TESTS_APT
+    from analysis.benchmarks.tools import needs_of
+    from analysis.targets.bootstrap import TESTS_APT
+    from analysis.targets.needs import merged
     from conftest import ROOT
 
     text = (ROOT / ".ci" / "run").read_text()
@@ -270,6 +243,7 @@ def test_ci_run_has_no_package_list_of_its_own():
     assert [c for c in commands if c not in source] == [
         "set -euo pipefail", 'cd "$(dirname "$0")/.."', "export DEBIAN_FRONTEND=noninteractive",
         "make docs", "make test"]
-    packages = {p for pkgs in APT.values() for p in pkgs} | {p for p, _ in TESTS_APT.values()}
+    packages = {p for n in merged(needs_of()) for p in n.apt or ()} | {
+        p for p, _ in TESTS_APT.values()}
     named = [p for p in packages - {"make"} if re.search(rf"(?<![\w-]){re.escape(p)}(?![\w-])", text)]
     assert named == [], f".ci/run names packages: {named}"

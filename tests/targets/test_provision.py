@@ -15,13 +15,16 @@ import pytest
 import yaml
 
 from analysis.__main__ import main
+from analysis.benchmarks.tools import needs_of
 from analysis.errors import ParameterError
 from analysis.targets import bootstrap, loopback
+from analysis.targets.needs import CATALOGUE, merged
 from analysis.targets.provision import packages, provision
 from conftest import missing, need_sshd
 
-#: a benchmark whose tools are few (bpftrace), so a run is short
-SMALL = ["probe-rate"]
+#: what a benchmark whose tools are few asks for (bpftrace), so a run is short: the targets
+#: layer is handed needs, benchmark name -> its needs
+SMALL = {"small": (CATALOGUE["bpftrace"], CATALOGUE["tracefs"])}
 #: a package surely not on this machine, for check mode
 ABSENT = "sl"
 
@@ -104,11 +107,11 @@ def test_package_lists_come_from_bootstraps_tables():
     assert packages(SMALL) == {"apt_packages": ["bpftrace", "mount"],
                                "apt_packages_no_recommends": [],
                                "pkg_packages": []}
-    every = packages()
-    assert set(every["apt_packages"]) == {p for pkgs in bootstrap.APT.values() for p in pkgs}
-    assert set(every["pkg_packages"]) == {p for pkgs in bootstrap.PKG.values() if pkgs
-                                          for p in pkgs}
-    tests = packages(tests=True)
+    every = packages(needs_of())  # every benchmark's, as `bootstrap --inventory` asks
+    needs = merged(needs_of())
+    assert set(every["apt_packages"]) == {p for n in needs for p in n.apt or ()}
+    assert set(every["pkg_packages"]) == {p for n in needs for p in n.pkg or ()}
+    tests = packages(needs_of(), tests=True)
     assert set(tests["apt_packages_no_recommends"]) == set(bootstrap.NO_RECOMMENDS)
     assert "busybox" in tests["apt_packages"]
 
@@ -118,15 +121,13 @@ def test_bad_input_is_one_line_before_anything_runs(tmp_path):
     inv.write_text("all:\n  children:\n    lab:\n      hosts:\n        lab1:\n"
                    "          ansible_host: 127.0.0.2\n")
     with pytest.raises(ParameterError, match="no such file"):
-        provision(tmp_path / "nope.yml")
+        provision(tmp_path / "nope.yml", benchmarks=SMALL)
     with pytest.raises(ParameterError, match="matches no host"):
-        provision(inv, limit="nosuchgroup")
-    with pytest.raises(ParameterError, match="expected one of"):
-        provision(inv, benchmarks=["nosuchbenchmark"])
+        provision(inv, benchmarks=SMALL, limit="nosuchgroup")
+    with pytest.raises(ParameterError, match="no benchmark asked for"):
+        provision(inv, benchmarks={})
     with pytest.raises(ParameterError, match="forks"):
-        provision(inv, forks=0)
-    with pytest.raises(ParameterError, match="not both"):
-        provision(inv, benchmarks=SMALL, tests=True)
+        provision(inv, benchmarks=SMALL, forks=0)
 
 
 def test_cli_refuses_mixed_options_in_one_line(tmp_path, capsys):
@@ -136,6 +137,7 @@ def test_cli_refuses_mixed_options_in_one_line(tmp_path, capsys):
                  ["bootstrap", "--inventory", str(inv), "--dtrace"],
                  ["bootstrap", "--inventory", str(tmp_path / "nope.yml")],
                  ["bootstrap", "local", "--limit", "lab"],
+                 ["bootstrap", "--inventory", str(inv), "--benchmark", "nosuchbenchmark"],
                  ["bootstrap"]):
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
@@ -163,8 +165,9 @@ def test_each_host_gets_its_result_and_the_rest_go_on(lab, tmp_path, capsys):
     # idempotent, and the command line: a second time, the reachable hosts only, from the
     # same lab's dynamic inventory script
     script = _script(tmp_path / "lab.sh", lab)
+    few = next(b for b, needs in needs_of().items() if set(needs) <= set(SMALL["small"]))
     assert main(["bootstrap", "--inventory", str(script), "--limit", "lab:!lab3",
-                 "--benchmark", SMALL[0], "--forks", "2"]) == 0
+                 "--benchmark", few, "--forks", "2"]) == 0
     assert capsys.readouterr().out.splitlines() == ["lab1: ok, nothing to install",
                                                      "lab2: ok, nothing to install"]
 

@@ -27,10 +27,12 @@ from typing import Any, ClassVar
 from analysis import _params
 from analysis.campaign import Campaign, Execute, RunSpec
 from analysis.errors import DataFormatError, ParameterError
+from analysis.targets.needs import Need, resolve
 
 _REGISTRY: dict[str, Benchmark] = {}
-#: the modules of this subpackage that hold no benchmark
-_INFRASTRUCTURE = ("base", "run", "report", "tools")
+#: the modules of this subpackage that hold no benchmark (the machinery); every other module
+#: or folder holds one (the structure test checks it)
+MACHINERY = ("base", "fleet", "listing", "run", "report", "tools")
 _DISCOVERED = False
 
 
@@ -110,7 +112,14 @@ class Benchmark:
     name: ClassVar[str]
     notebook: ClassVar[str]
     description: ClassVar[str]
-    needs: ClassVar[tuple[str, ...]] = ()
+    #: what bootstrap installs for it: names of :data:`analysis.targets.needs.CATALOGUE`
+    #: (``bpftrace``, ``hyperfine``, ``cc``, ``tracefs``, ...) or a
+    #: :class:`~analysis.targets.needs.Need` of its own (packages per package manager, a
+    #: shell check of presence: benchmark 2's kernel sources)
+    needs: ClassVar[tuple[str | Need, ...]] = ()
+    #: what else it needs of a target that no package brings, in words (kernel features,
+    #: root): said after its needs' own words (``python -m analysis benchmarks``, the docs)
+    also_needs: ClassVar[tuple[str, ...]] = ()
     params: ClassVar[tuple[Param, ...]] = ()
     several_targets: ClassVar[bool] = False
     #: named sizes (``preset="quick"`` / ``"thesis"``), chosen by the ``preset`` parameter
@@ -118,7 +127,7 @@ class Benchmark:
     #: defaults; the first preset's values are those defaults (one source of defaults)
     presets: ClassVar[dict[str, dict]] = {}
 
-    #: what of :data:`analysis.targets.bootstrap.NEEDS` the benchmark can run without: its plan
+    #: what of its :attr:`needs` (by name) the benchmark can run without: its plan
     #: substitutes or skips (with the reason) the experiments that need it
     optional: ClassVar[tuple[str, ...]] = ()
 
@@ -131,16 +140,22 @@ class Benchmark:
         """Checks across parameters (after each one's own); returns them."""
         return p
 
-    def requires(self, p: Params, target: str, targets: Sequence[str]) -> tuple[str, ...]:
-        """What of :data:`analysis.targets.bootstrap.NEEDS` (its keys: ``bpftrace``, ``hyperfine``,
-        ``cc``, ``sdt``, ``kbuild``, ...) a campaign with the parameters ``p`` cannot run
-        without on ``target`` (one of ``targets``). :func:`~analysis.benchmarks.run.
-        run_benchmark` checks it after the preflight, before the campaign is created, and
-        refuses in one line naming bootstrap's command (:mod:`analysis.benchmarks.tools`).
-        Default: the benchmark's needs but its :attr:`optional` ones."""
-        from analysis.targets.bootstrap import NEEDS
+    def target_needs(self) -> tuple[Need, ...]:
+        """Its :attr:`needs` as :class:`~analysis.targets.needs.Need` objects (what bootstrap
+        and provisioning receive for it)."""
+        return resolve(self.needs, self.name)
 
-        return tuple(n for n in NEEDS.get(self.name, ()) if n not in self.optional)
+    def needs_in_words(self) -> tuple[str, ...]:
+        """What it needs of a target, for people: each need's words, then :attr:`also_needs`."""
+        return tuple(n.words for n in self.target_needs()) + self.also_needs
+
+    def requires(self, p: Params, target: str, targets: Sequence[str]) -> tuple[str, ...]:
+        """What (names of its needs, or ``dtrace``) a campaign with the parameters ``p``
+        cannot run without on ``target`` (one of ``targets``).
+        :func:`~analysis.benchmarks.run.run_benchmark` checks it after the preflight, before
+        the campaign is created, and refuses in one line naming bootstrap's command
+        (:mod:`analysis.benchmarks.tools`). Default: its needs but its :attr:`optional` ones."""
+        return tuple(n.name for n in self.target_needs() if n.name not in self.optional)
 
     def unmet(self, p: Params, transport) -> list[str]:
         """What else the target lacks for these parameters that bootstrap does not install
@@ -253,7 +268,7 @@ def _discover() -> None:
         return
     package = __name__.rsplit(".", 1)[0]
     for mod in pkgutil.iter_modules(importlib.import_module(package).__path__):
-        if not mod.name.startswith("_") and mod.name not in _INFRASTRUCTURE:
+        if not mod.name.startswith("_") and mod.name not in MACHINERY:
             importlib.import_module(f"{package}.{mod.name}")
     _DISCOVERED = True
 

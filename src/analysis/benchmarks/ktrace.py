@@ -153,7 +153,8 @@ class Ktrace(Benchmark):
     name = "ktrace"
     notebook = "3.0-kernel-build"
     description = "The smoking gun: attach/run/stop times with every function of a subsystem"
-    needs = ("bpftrace with kprobes (dtrace on FreeBSD)", "cat")
+    needs = ("bpftrace", "tracefs")
+    also_needs = ("kprobes (dtrace on FreeBSD)",)
     params = (
         Param.choice("tracer", "bpftrace", "bpftrace, or dtrace on FreeBSD", TRACERS),
         Param("functions", "vfs_*", "kernel functions probed (bpftrace kprobe/kretprobe "

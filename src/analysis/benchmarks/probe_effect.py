@@ -95,7 +95,8 @@ class ProbeEffect(Benchmark):
     notebook = "0.0-probe-effect"
     uses = ("dd",)
     description = "the probe effect in two minutes: dd with no tracer, a count, a printf"
-    needs = ("bpftrace", "hyperfine", "syscall tracepoints (or kprobes)")
+    needs = ("bpftrace", "tracefs", "hyperfine")
+    also_needs = ("syscall tracepoints (or kprobes)",)
     params = (
         Param("count", "200k", "dd's reads per run (dd-style: '200k' = 204,800)", "size"),
         Param.integer("runs", 3, "timed runs per block (hyperfine --runs)", 1),

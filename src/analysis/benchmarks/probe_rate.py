@@ -108,7 +108,7 @@ class ProbeRate(Benchmark):
     notebook = "4.1-probe-rate"
     uses = ("dd", "looper", "bystander")
     description = "a probe's live event rate (count only, no workload started)"
-    needs = ("bpftrace",)
+    needs = ("bpftrace", "tracefs")
     params = (
         Param("probe", "tracepoint:syscalls:sys_enter_openat", "a bpftrace probe, optionally "
               "with a /filter/", "probe", lambda v: parse_probe(v) and v.strip()),

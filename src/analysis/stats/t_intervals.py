@@ -46,7 +46,7 @@ def paired_ratio_ci(x, y, confidence: float = 0.95) -> tuple[float, tuple[float,
 
     The unit is the pair, not the run: runs inside one block share the machine's state
     (its speed mode, what else ran), so they are not independent, and a CI over runs is
-    too narrow (tests/benchmarks/ab/test_ab.py simulates A/A campaigns with both units). With
+    too narrow (the A/B comparison's tests simulate A/A campaigns with both units). With
     n pairs the t quantile has n - 1 degrees of freedom; the CI is NaN below 2 pairs.
     """
     x, y = _clean(x, "x"), _clean(y, "y")

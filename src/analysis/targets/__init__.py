@@ -3,6 +3,7 @@
 :mod:`.ssh`, :mod:`.ssh_transfer`: SSH; :mod:`.vm`: QEMU guests); :mod:`.locks` keeps one
 campaign per target; :mod:`.deploy` puts the remote scripts and workloads there;
 :mod:`.preflight` asks what it can do, :mod:`.foreign` which tracers are already on it,
+:mod:`.needs` says what a benchmark may need of it (the benchmarks declare theirs),
 :mod:`.bootstrap` installs what it lacks; :mod:`.loopback` starts sshd test targets on
 ``127.0.0.0/8``."""
 

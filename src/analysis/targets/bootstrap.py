@@ -1,6 +1,8 @@
 """Install what a target lacks, with its own package manager (apt, pkg).
 
-It says what it will install before it does anything, and installs nothing
+What each benchmark needs comes from its caller (benchmark name -> its
+:class:`~analysis.targets.needs.Need` objects, the benchmarks' own declarations: this layer
+knows no benchmark). It says what it will install before it does anything, and installs nothing
 when nothing is missing (so no root is needed then). ``tests=True`` (``make test``)
 also installs what only the test suite needs (:data:`TESTS_APT`). Its preflight mounts
 tracefs when it runs as root and nothing is mounted there; the plan says so.
@@ -8,65 +10,18 @@ tracefs when it runs as root and nothing is mounted there; the plan says so.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from analysis.errors import ParameterError, PrivilegeError
+from analysis.errors import PrivilegeError
 from analysis.targets import connect, dtrace_install
+from analysis.targets.needs import CATALOGUE, Need, merged
 from analysis.targets.preflight import Preflight, preflight
 from analysis.targets.transport import Transport
-
-# what -> package, per package manager; None = not available there
-APT = {
-    "bpftrace": ["bpftrace"],
-    "hyperfine": ["hyperfine"],
-    "cyclictest": ["rt-tests"],
-    "lttng": ["lttng-tools", "liblttng-ust-dev", "babeltrace2"],
-    "sdt": ["systemtap-sdt-dev"],
-    "cc": ["gcc", "make"],
-    "zstd": ["zstd"],  # the A/B comparison's compression workload
-    "iperf3": ["iperf3"],  # the A/B comparison's network workload
-    # benchmark 2 (analysis.benchmarks.kbuild): the kernel's sources and what building them needs
-    "kbuild": ["linux-source-6.1", "flex", "bison", "bc", "libelf-dev", "libssl-dev"],
-    # tracefs unmounted and no mount(8) to mount it with (a minimal root): the preflight
-    # mounts it once mount is there
-    "tracefs": ["mount"],
-}
-PKG = {  # FreeBSD: DTrace and cc are in base; no bpftrace, LTTng or rt-tests
-    "bpftrace": None,
-    "hyperfine": ["hyperfine"],
-    "cyclictest": None,
-    "lttng": None,
-    "sdt": None,
-    "cc": None,
-    "zstd": ["zstd"],  # in base since FreeBSD 12: asked for only where missing
-    "iperf3": ["iperf3"],
-    "kbuild": None,  # /usr/src comes with the base system's source distribution
-    "tracefs": None,  # Linux only
-}
-
-
-#: what benchmark 2 builds (Debian's package installs it there) and the tools it needs
-KBUILD_SOURCES = "/usr/src/linux-source-6.1.tar.xz"
 
 #: what bootstrap says when it mounted tracefs: it keeps it, and why
 TRACEFS_KEPT = ("mounted tracefs at {} (tracepoints and ftrace need it; it stays mounted, as "
                 "a booted Debian system mounts it: umount it to undo)")
-
-#: what each benchmark needs of the above (a test keeps it equal to the registry's names):
-#: ``bootstrap(benchmarks=[...])`` installs only that, when a benchmark is first needed
-NEEDS = {
-    "ab": ("hyperfine", "zstd", "iperf3", "bpftrace", "tracefs"),
-    "bystander": ("bpftrace", "tracefs", "cc"),
-    "cyclictest": ("cyclictest", "bpftrace", "tracefs", "lttng"),
-    "dd": ("bpftrace", "tracefs", "hyperfine", "cc"),
-    "kbuild": ("bpftrace", "tracefs", "hyperfine", "cc", "kbuild"),
-    "ktrace": ("bpftrace", "tracefs"),
-    "looper": ("bpftrace", "tracefs", "hyperfine", "cc"),
-    "probe-effect": ("bpftrace", "tracefs", "hyperfine"),
-    "probe-rate": ("bpftrace", "tracefs"),
-    "usdt": ("bpftrace", "tracefs", "lttng", "sdt", "cc"),
-}
 
 
 #: what only the test suite needs, beyond every benchmark's tools (``bootstrap --tests``, which
@@ -87,22 +42,24 @@ TESTS_APT = {
 #: installed without their recommends (QEMU's are a GUI stack)
 NO_RECOMMENDS = frozenset({"qemu-system-x86", "mmdebstrap", "e2fsprogs"})
 #: a command or header the tests look for -> its apt package, where the names differ
-#: (the rest of :data:`APT`'s packages are named after their command)
+#: (the rest of the needs' apt packages are named after their command)
 PROVIDED_BY = {"cc": "gcc", "gcc": "gcc", "cyclictest": "rt-tests", "lttng": "lttng-tools",
                "sys/sdt.h": "systemtap-sdt-dev", "lttng/tracef.h": "liblttng-ust-dev",
-               KBUILD_SOURCES: "linux-source-6.1", "ps": "procps", "nm": "binutils"}
+               "ps": "procps", "nm": "binutils"}
 
 
-def package_of(name: str) -> str:
+def package_of(name: str, needs: Iterable[Need] = ()) -> str:
     """The apt package that brings a command or header ``name`` (a test's skip message
-    names it); ``KeyError`` for a name that no table here installs."""
+    names it), of :data:`TESTS_APT`, the catalogue's needs and ``needs`` (the benchmarks'
+    own); ``KeyError`` for a name that none of them installs."""
     if name in TESTS_APT:
         return TESTS_APT[name][0]
     if name in PROVIDED_BY:
         return PROVIDED_BY[name]
-    if any(name in pkgs for pkgs in APT.values()):
+    if any(name in (n.apt or ()) for n in (*CATALOGUE.values(), *needs)):
         return name
-    raise KeyError(f"{name}: no apt package for it in analysis.targets.bootstrap (APT, TESTS_APT)")
+    raise KeyError(f"{name}: no apt package for it in analysis.targets.bootstrap's TESTS_APT "
+                   "nor in a need's (analysis.targets.needs)")
 
 
 @dataclass(frozen=True)
@@ -138,39 +95,35 @@ def package_manager(transport: Transport) -> str | None:
     return None
 
 
-def kbuild_ready(transport: Transport) -> bool:
-    """Are the kernel sources and the build's tools (flex, bison, bc) on the target?"""
-    check = 'test -r "$1" && command -v flex && command -v bison && command -v bc'
-    return transport.run(["sh", "-c", check, "sh", KBUILD_SOURCES], timeout=30,
-                         check=False).exit_status == 0
+def checked(transport: Transport, pf: Preflight, needs: Iterable[Need]) -> dict[str, bool]:
+    """What each of ``needs`` told by a shell check (:attr:`Need.check`, not by the
+    preflight) says on the target: name -> present. One remote command per such need
+    asked for on ``pf``'s system; none for the others."""
+    return {n.name: transport.run(["sh", "-c", n.check], timeout=30, check=False
+                                  ).exit_status == 0
+            for n in needs if n.check is not None and n.asked(pf)}
 
 
-def plan(pf: Preflight, manager: str | None, kbuild: bool = True, benchmarks=None,
+def plan(pf: Preflight, manager: str | None, benchmarks: Mapping[str, Sequence[Need]],
+         checks: Mapping[str, bool] | None = None,
          tests: Sequence[str] | None = None) -> BootstrapPlan:
-    """What to install (``kbuild``: False when benchmark 2's kernel sources or build
-    tools are missing); ``benchmarks``: only what those need (:data:`NEEDS`), None: every
-    benchmark's. ``tests``: for the test suite, every benchmark's needs and these commands
-    of :data:`TESTS_APT`, which the target lacks."""
-    if tests is not None and benchmarks is not None:
-        raise ParameterError("benchmarks", benchmarks, "the tests need every benchmark's "
-                             "tools: ask for the tests or for benchmarks, not both")
-    asked = sorted(NEEDS) if benchmarks is None else list(benchmarks)
-    unknown = [b for b in asked if b not in NEEDS]
-    if unknown:
-        raise ParameterError("benchmark", unknown[0], f"unknown benchmark {unknown[0]!r}; "
-                             f"expected one of {', '.join(NEEDS)}")
-    missing = _missing(pf, kbuild)
-    wanted = {w: ", ".join(b for b in asked if w in NEEDS[b]) for w in missing}
-    missing = [w for w in missing if wanted[w]]
-    table = {"apt": APT, "pkg": PKG}.get(manager or "", {})
+    """What to install for ``benchmarks`` (benchmark name -> its needs: what it asks for,
+    the caller's choice; ``analysis.benchmarks.tools.needs_of`` builds it) on the target of
+    preflight ``pf``, whose package manager is ``manager``; ``checks``: what the needs
+    told by a shell check said there (:func:`checked`). ``tests``: for the test suite, these
+    commands of :data:`TESTS_APT`, which the target lacks, too (the caller asks for every
+    benchmark's needs with them)."""
+    every = {n.name: n for n in merged(benchmarks)}
+    wanted = {w: ", ".join(b for b, needs in benchmarks.items() if n in needs)
+              for w, n in every.items() if n.missing(pf, checks or {})}
     packages, unavailable = [], []
-    for what in missing:
-        pkgs = table.get(what)
+    for what in wanted:
+        pkgs = every[what].packages(manager)
         if pkgs:
             packages += [p for p in pkgs if p not in packages]
         else:
             unavailable.append(what)
-    why = [(w, wanted[w]) for w in missing if w not in unavailable]
+    why = [(w, for_) for w, for_ in wanted.items() if w not in unavailable]
     for command in tests or ():
         package, reason = TESTS_APT[command]
         if manager != "apt":
@@ -185,31 +138,6 @@ def plan(pf: Preflight, manager: str | None, kbuild: bool = True, benchmarks=Non
                          mounted)
 
 
-def _missing(pf: Preflight, kbuild: bool) -> list[str]:
-    missing = []
-    if pf.tools.get("bpftrace") is None and pf.os == "Linux":
-        missing.append("bpftrace")
-    if pf.tools.get("hyperfine") is None:
-        missing.append("hyperfine")
-    if pf.tools.get("cyclictest") is None and pf.os == "Linux":
-        missing.append("cyclictest")
-    if pf.os == "Linux" and not pf.capabilities.get("lttng_ust"):
-        missing.append("lttng")
-    if pf.os == "Linux" and not pf.details.get("sdt_header"):
-        missing.append("sdt")
-    if pf.tools.get("cc") is None and pf.tools.get("gcc") is None:
-        missing.append("cc")
-    for tool in ("zstd", "iperf3"):
-        if pf.tools.get(tool) is None:
-            missing.append(tool)
-    if not kbuild and pf.os == "Linux":
-        missing.append("kbuild")
-    if pf.os == "Linux" and pf.capabilities.get("tracefs") is False \
-            and pf.tools.get("mount") is None:
-        missing.append("tracefs")
-    return missing
-
-
 def tests_missing(transport: Transport) -> list[str]:
     """The commands of :data:`TESTS_APT` that ``transport``'s machine lacks (sbin included)."""
     check = ('PATH="$PATH:/usr/sbin:/sbin"; for c; do case $c in python3-*) '
@@ -218,13 +146,14 @@ def tests_missing(transport: Transport) -> list[str]:
     return transport.run(["sh", "-c", check, "sh", *TESTS_APT], timeout=30).stdout.split()
 
 
-def bootstrap(target: str | Transport = "local", *, dry_run: bool = False, echo=print,
-              trust_new_host_keys: bool = False, ssh_config=None,
-              benchmarks=None, tests: bool = False, dtrace: bool = False,
+def bootstrap(target: str | Transport = "local", *, benchmarks: Mapping[str, Sequence[Need]],
+              dry_run: bool = False, echo=print, trust_new_host_keys: bool = False,
+              ssh_config=None, tests: bool = False, dtrace: bool = False,
               dtrace_source=None) -> BootstrapPlan:
-    """Install what ``target`` lacks (for ``benchmarks`` only, e.g. ``["dd"]``; None: for
-    every benchmark; ``tests``: for the test suite, every benchmark's tools and what only
-    the tests need); print the plan and why first. Returns the plan.
+    """Install what ``target`` lacks for ``benchmarks`` (benchmark name -> its needs, e.g.
+    ``analysis.benchmarks.tools.needs_of(["dd"])``: the caller says which benchmarks, this
+    layer knows none); ``tests``: also what only the test suite needs (the caller passes
+    every benchmark's needs with it); print the plan and why first. Returns the plan.
 
     ``dtrace``: also DTrace for Linux (:mod:`analysis.targets.dtrace_install`: the
     distribution's package, else a build of the pinned source, ``dtrace_source`` or
@@ -239,7 +168,8 @@ def bootstrap(target: str | Transport = "local", *, dry_run: bool = False, echo=
                         ssh_config=ssh_config) if own else target
     try:
         pf = preflight(transport)
-        p = plan(pf, package_manager(transport), kbuild_ready(transport), benchmarks,
+        p = plan(pf, package_manager(transport), benchmarks,
+                 checked(transport, pf, merged(benchmarks)),
                  tests_missing(transport) if tests else None)
         echo(p.describe())
         want_dtrace = _dtrace_wanted(pf, transport, dtrace, tests, archive, p.manager, echo)

@@ -4,9 +4,11 @@ tools, installed with its own package manager, several hosts at a time.
 :func:`provision` runs the playbook shipped with the project (``playbooks/provision.yml``)
 through ``ansible-runner`` over an Ansible inventory (INI, YAML, a directory of them, or an
 executable dynamic inventory script: whatever ansible reads), restricted by ``limit``. What
-each host is to have comes from :mod:`analysis.targets.bootstrap`'s tables (``NEEDS``:
-what each benchmark needs; ``APT``, ``PKG``: the packages that bring it; ``TESTS_APT`` with
-``tests=True``), so one-host ``bootstrap`` and a lab's provisioning install the same things.
+each host is to have is what its caller asks for, benchmark name -> its needs (each
+:class:`~analysis.targets.needs.Need` names its packages per package manager; the benchmarks
+declare them, ``analysis.benchmarks.tools.needs_of`` gathers them), and with ``tests=True``
+:mod:`analysis.targets.bootstrap`'s ``TESTS_APT``, so one-host ``bootstrap`` and a lab's
+provisioning install the same things.
 The playbook installs with apt on Debian and Ubuntu (``NO_RECOMMENDS`` without their
 recommends) and with ``pkg`` on FreeBSD, only what a host lacks: a host that has everything
 fetches nothing and reports ``changed=0``. A host may ask for more with the host variables
@@ -52,13 +54,14 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from analysis.errors import ParameterError, TargetError
 from analysis.targets import bootstrap
 from analysis.targets import inventory as _inventory
+from analysis.targets.needs import Need, merged
 
 #: the playbook :func:`provision` runs
 PLAYBOOK = Path(__file__).with_name("playbooks") / "provision.yml"
@@ -134,27 +137,19 @@ class ProvisionResult:
         return "\n".join(h.describe(self.check) for h in self.hosts.values())
 
 
-def packages(benchmarks: Iterable[str] | None = None, tests: bool = False) -> dict[str, list[str]]:
-    """The playbook's extra variables: the packages the ``benchmarks`` (None: every one of
-    ``bootstrap.NEEDS``) need, per package manager, ``tests``: also what only the test suite
-    needs (apt only, as bootstrap). ``apt_packages`` / ``apt_packages_no_recommends`` (those
-    of ``bootstrap.NO_RECOMMENDS``) / ``pkg_packages``."""
-    if isinstance(benchmarks, str):
-        benchmarks = [benchmarks]
-    if tests and benchmarks is not None:
-        raise ParameterError("benchmarks", list(benchmarks), "the tests need every benchmark's "
-                             "tools: ask for the tests or for benchmarks, not both")
-    asked = sorted(bootstrap.NEEDS) if benchmarks is None else list(benchmarks)
-    unknown = [b for b in asked if b not in bootstrap.NEEDS]
-    if unknown or not asked:  # worded as bootstrap words it
-        what = f"unknown benchmark {unknown[0]!r}" if unknown else "no benchmark asked for"
-        raise ParameterError("benchmark", unknown[0] if unknown else asked,
-                             f"{what}; expected one of {', '.join(bootstrap.NEEDS)}")
-    needs = list(dict.fromkeys(w for b in asked for w in bootstrap.NEEDS[b]))
-    apt = _union(bootstrap.APT.get(w) for w in needs)
+def packages(benchmarks: Mapping[str, Sequence[Need]],
+             tests: bool = False) -> dict[str, list[str]]:
+    """The playbook's extra variables: the packages the ``benchmarks`` (name -> its needs)
+    need, per package manager, ``tests``: also what only the test suite needs (apt only, as
+    bootstrap). ``apt_packages`` / ``apt_packages_no_recommends`` (those of
+    ``bootstrap.NO_RECOMMENDS``) / ``pkg_packages``."""
+    if not benchmarks:
+        raise ParameterError("benchmark", [], "no benchmark asked for")
+    needs = merged(benchmarks)
+    apt = _union(n.apt for n in needs)
     if tests:
         apt = _union([apt, [package for package, _ in bootstrap.TESTS_APT.values()]])
-    pkg = _union(bootstrap.PKG.get(w) for w in needs)
+    pkg = _union(n.pkg for n in needs)
     return {"apt_packages": [p for p in apt if p not in bootstrap.NO_RECOMMENDS],
             "apt_packages_no_recommends": [p for p in apt if p in bootstrap.NO_RECOMMENDS],
             "pkg_packages": pkg}
@@ -171,17 +166,17 @@ def ssh_args(trust_new_host_keys: bool = False) -> str:
     return f"-o StrictHostKeyChecking={policy} {ANSIBLE_SSH_DEFAULTS}"
 
 
-def provision(inventory: str | os.PathLike, *, limit: str | None = None,
-              benchmarks: Iterable[str] | None = None, tests: bool = False, forks: int = 10,
+def provision(inventory: str | os.PathLike, *, benchmarks: Mapping[str, Sequence[Need]],
+              limit: str | None = None, tests: bool = False, forks: int = 10,
               trust_new_host_keys: bool = False, check: bool = False,
               progress: bool = True) -> ProvisionResult:
     """Install what the hosts of ``inventory`` (restricted by ``limit``, an Ansible host
-    pattern) lack for ``benchmarks`` (None: every benchmark; ``tests``: what the test suite
-    needs too), ``forks`` hosts at a time; ``check``: only say what would be installed.
+    pattern) lack for ``benchmarks`` (name -> its needs; ``tests``: what the test suite needs
+    too), ``forks`` hosts at a time; ``check``: only say what would be installed.
     ``progress``: a line on stderr as each host changes, fails or is unreachable.
 
     Bad input (no such inventory file, one that does not parse, a limit that matches no host,
-    an unknown benchmark) is a :class:`~analysis.errors.ParameterError` before any host is
+    no benchmark) is a :class:`~analysis.errors.ParameterError` before any host is
     contacted. A host that fails is in the result with its reason; the others go on."""
     if isinstance(forks, bool) or not isinstance(forks, int) or forks < 1:
         raise ParameterError("forks", forks, "expected a whole number of hosts at a time, >= 1")

@@ -7,6 +7,7 @@ by hand from the raw files."""
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import numpy as np
@@ -24,7 +25,7 @@ from analysis.published import load_reference
 from analysis.targets import connect
 from analysis.tracing.lifecycle import traced_execute
 from analysis.tracing.tracers import parse_attached
-from conftest import FIXTURES, ROOT, fake_dtrace, need_kernel_sources, need_tool
+from conftest import FIXTURES, INSTALLS_IT, ROOT, fake_dtrace, need_tool
 from docs_outputs import missing_outputs
 
 NOTEBOOK = ROOT / "notebooks" / "3.0-kernel-build.ipynb"
@@ -167,6 +168,16 @@ def _by_hand(raw: dict, manifest: dict, target: str, n: str) -> float:
     acts = [e["info"]["activations"] for e in manifest["runs"][target].values()
             if e["experiment"] == n]
     return (np.median(times[n]) - np.median(times["00"])) / np.median(acts) * 1e9
+
+
+def need_kernel_sources() -> None:
+    """Skip (naming the packages) where benchmark 2's kernel sources or tools are missing."""
+    from analysis.benchmarks.kbuild.needs import KERNEL_SOURCES, SOURCES
+
+    for tool in ("make", "flex", "bison", "bc"):
+        need_tool(tool)
+    if not os.access(SOURCES, os.R_OK):
+        pytest.skip(f"{SOURCES} is missing: package {KERNEL_SOURCES.apt[0]} ({INSTALLS_IT})")
 
 
 def _run_notebook(tmp_path, params):

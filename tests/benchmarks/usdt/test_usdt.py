@@ -7,11 +7,13 @@ import re
 import subprocess
 
 import numpy as np
+import pandas as pd
 import papermill
 import pytest
 
 from analysis import report
 from analysis.benchmarks import usdt
+from analysis.benchmarks.usdt.measures import usdt_from_invocations
 from analysis.campaign import Campaign
 from analysis.loaders.samples import load_sample_ticks
 from analysis.tracing.elf import find_probe, usdt_probes
@@ -116,3 +118,20 @@ def test_over_ssh(tmp_path, sshd, nothing_left_behind):
     camp = Campaign("ci-usdt-ssh", data_dir=tmp_path / "data")
     assert camp.manifest["parameters"]["skipped"] == {}
     _check(camp, "lab", tmp_path / "data", tmp_path / "fig", 10000)
+
+
+def test_usdt_cost_pairs_case_1_with_the_same_tracers_case_3_of_the_same_invocation():
+    rows = [(0, "none", k, 10.0 + k) for k in range(2)]
+    for t, base in (("bpftrace", 100.0), ("lttng", 50.0)):
+        rows += [(1, t, k, base + 1000 + 10 * k) for k in range(2)]
+        rows += [(2, t, k, 12.0) for k in range(2)]
+        rows += [(3, t, k, base + k) for k in range(2)]
+    inv = pd.DataFrame(rows, columns=["case", "tracer", "invocation", "mean_ns"])
+    m = usdt_from_invocations(inv, 1000)
+    assert set(m) == {"case0-none", *(f"case{c}-{t}" for c in (1, 2, 3)
+                                      for t in ("bpftrace", "lttng")),
+                      "cost-bpftrace", "cost-lttng"}
+    # per invocation k: (base + 1000 + 10 k) - (base + k) = 1000 + 9 k, whatever the base
+    for t in ("bpftrace", "lttng"):
+        assert list(m[f"cost-{t}"].blocks.round_values()) == [1000.0, 1009.0]
+    assert list(m["case1-lttng"].blocks.round_values()) == [1050.0, 1060.0]

@@ -336,7 +336,8 @@ class AB(Benchmark):
     notebook = "5.0-ab-comparison"
     description = ("A/B comparison of two systems (or one without and with an always-on "
                    "tracer) on kernel build, iperf3, zstd and dd, ABBA (Jones)")
-    needs = ("hyperfine", "zstd", "iperf3", "make (kbuild)", "bpftrace or DTrace (tracer arm)")
+    needs = ("hyperfine", "zstd", "iperf3", "bpftrace", "tracefs")
+    also_needs = ("make for the kernel-build workload", "DTrace for a .d tracer arm")
     several_targets = True
     presets = PRESETS
     params = PARAMS

@@ -89,7 +89,8 @@ class Bystander(Benchmark):
     notebook = "7.0-bystander-cost"
     description = ("what a tracer costs the processes it does not trace (predicates, the "
                    "kernel's pid filter, idle probes), per crossing")
-    needs = ("bpftrace", "a C compiler (the rate meter)", "DTrace (optional)")
+    needs = ("bpftrace", "tracefs", "cc")
+    also_needs = ("DTrace (optional)",)
     optional = ()
     params = (
         Param.names("cases", None, "the cases to run (None: all; the controls of their "

@@ -127,7 +127,8 @@ class Cyclictest(Benchmark):
     name = "cyclictest"
     notebook = "2.1-cyclictest"
     description = "cyclictest wake-up latency under ftrace, bpftrace and LTTng (Letaief 3.4)"
-    needs = ("rt-tests (cyclictest)", "tracepoints", "uprobes", "bpftrace", "LTTng")
+    needs = ("cyclictest", "bpftrace", "tracefs", "lttng")
+    also_needs = ("tracepoints", "uprobes")
     optional = ("bpftrace", "lttng")  # configurations without them are skipped, with the reason
     several_targets = True
     params = (

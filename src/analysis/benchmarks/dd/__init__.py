@@ -70,8 +70,9 @@ class DD(Benchmark):
     name = "dd"
     notebook = "1.0-dd-per-event-cost"
     description = "Gregg's dd per-event cost under 18 bpftrace (or DTrace) scripts"
-    needs = ("bpftrace (or DTrace)", "hyperfine", "syscall tracepoints",
-             "kprobes or a stated substitute", "uprobes for 06/07")
+    needs = ("bpftrace", "tracefs", "hyperfine", "cc")
+    also_needs = ("syscall tracepoints", "kprobes or a stated substitute", "uprobes for 06/07",
+                  "DTrace instead of bpftrace (tracer=dtrace)")
     presets = PRESETS
     params = (
         Param.preset(PRESETS),

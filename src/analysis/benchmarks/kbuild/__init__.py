@@ -37,6 +37,7 @@ from analysis import _params
 from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
 from analysis.benchmarks.kbuild import probes as K
 from analysis.benchmarks.kbuild.execute import finish_tree, make_execute
+from analysis.benchmarks.kbuild.needs import KERNEL_SOURCES, NEEDS, SOURCES
 from analysis.benchmarks.kbuild.report import build
 from analysis.benchmarks.report import Report
 from analysis.campaign import Campaign, RunSpec
@@ -44,7 +45,6 @@ from analysis.errors import ParameterError
 from analysis.tracing import tracers
 
 TRACERS = ("bpftrace", "dtrace")
-SOURCES = "/usr/src/linux-source-6.1.tar.xz"
 #: the CI's tiny build: one object file after the build's preparation (seconds)
 TINY_TARGET = "init/version.o"
 
@@ -117,8 +117,8 @@ class KernelBuild(Benchmark):
     name = "kbuild"
     notebook = "3.0-kernel-build"
     description = "Benchmark 2: a kernel build under thousands of probes (CADETS scenarios)"
-    needs = ("bpftrace (dtrace on FreeBSD)", "hyperfine", "make, gcc, flex, bison, bc",
-             "kernel sources (bootstrap: linux-source-6.1)", "root (tmpfs mount)")
+    needs = NEEDS
+    also_needs = ("dtrace instead of bpftrace on FreeBSD", "root (tmpfs mount)")
     params = (
         Param.choice("tracer", "bpftrace", "bpftrace, or dtrace on FreeBSD", TRACERS),
         Param("scenarios", None, "CADETS scenario numbers (None = all ten; 0, the untraced "
@@ -145,7 +145,7 @@ class KernelBuild(Benchmark):
         ``sources``, Debian's kernel sources and their build tools (bootstrap installs
         them); other ``sources`` are :meth:`unmet`'s to check."""
         return ("hyperfine", "cc", *(("bpftrace",) if p.tracer == "bpftrace" else ()),
-                *(("kbuild",) if p.sources == SOURCES else ()))
+                *((KERNEL_SOURCES.name,) if p.sources == SOURCES else ()))
 
     def unmet(self, p: Params, transport) -> list[str]:
         """Sources other than the default: readable on the target, with flex, bison, bc."""

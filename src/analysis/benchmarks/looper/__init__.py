@@ -131,7 +131,8 @@ class Looper(Benchmark):
     name = "looper"
     notebook = "4.0-looper"
     description = "Gregg's pid-provider looper: per-probe cost of a user function probe"
-    needs = ("bpftrace with uprobes (or DTrace)", "hyperfine", "a C compiler")
+    needs = ("bpftrace", "tracefs", "hyperfine", "cc")
+    also_needs = ("uprobes (or DTrace)",)
     params = (
         Param.choice("tracer", "bpftrace", "bpftrace, or dtrace (FreeBSD's, or Oracle's on "
                      "Linux: its pid provider)", TRACERS),

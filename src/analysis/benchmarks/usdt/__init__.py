@@ -114,7 +114,8 @@ class Microbenchmark(Benchmark):
     name = "usdt"
     notebook = "2.0-usdt-microbenchmark"
     description = "Letaief's USDT microbenchmark: per-iteration probe cost, cases 0-3"
-    needs = ("gcc with sys/sdt.h", "uprobes (ftrace)", "bpftrace", "LTTng-UST")
+    needs = ("bpftrace", "tracefs", "lttng", "sdt", "cc")
+    also_needs = ("uprobes (ftrace)",)
     params = (
         Param.integer("iterations", 1_000_000, "timed iterations per invocation (the thesis: "
                       "10,000,000)", 1),
