@@ -140,6 +140,21 @@ def test_an_installed_plugin_runs_reports_and_compares(installed, tmp_path, noth
     assert set(found["benchmark"]) == {"sleeper"} and len(found) == 2
 
 
+def test_a_campaign_of_a_plugin_not_installed_says_so(tmp_path):
+    """Campaigns travel (a bundle, another machine's data/raw): reporting one whose
+    benchmark is not registered here names it in one line."""
+    raw = tmp_path / "raw" / "elsewhere"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "dd-campaign-v1" / "raw" / "dd-fixture", raw)
+    manifest = json.loads((raw / "manifest.json").read_text())
+    (raw / "manifest.json").write_text(json.dumps({**manifest, "campaign": "elsewhere",
+                                                   "benchmark": "sleeper"}))
+    out = cli_in_process("report", "elsewhere", "--data-dir", str(tmp_path))
+    assert out.returncode == 2
+    assert out.stderr.startswith("error: parameter benchmark='sleeper': campaign elsewhere was "
+                                 "made by it, and no benchmark of that name is registered here "
+                                 "(a plug-in's package not installed?); registered: ab, ")
+
+
 def test_a_notebook_s_parameters_are_checked_by_the_plugin_s_declaration(installed, tmp_path):
     """What a notebook passes to ``analysis.run_benchmark`` is checked before anything is
     created or contacted, against the plug-in's registered parameters."""

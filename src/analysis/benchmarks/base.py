@@ -287,7 +287,12 @@ def for_campaign(camp: Campaign) -> Benchmark:
     if name is None:
         raise DataFormatError(camp.manifest_path, "benchmark",
                               "names no benchmark (and no notebook of a known one)")
-    return get(name)
+    known = registry()
+    if name not in known:  # e.g. a plug-in's, whose package is not installed here
+        raise ParameterError("benchmark", name, f"campaign {camp.name} was made by it, and no "
+                             "benchmark of that name is registered here (a plug-in's package "
+                             f"not installed?); registered: {', '.join(known)}")
+    return known[name]
 
 
 def script_digest(camp: Campaign, target: str, experiment: str,
