@@ -53,6 +53,11 @@ def _figures_parser(sub) -> None:
     fig.set_defaults(func=_figures)
 
 
+def _home(b) -> str:
+    """Where a benchmark is run from: its notebook, or the plug-in it came from."""
+    return f"plug-in {b.origin}" if b.origin else f"notebooks/{b.notebook}.ipynb"
+
+
 def _benchmarks(args) -> int:
     if args.markdown is not None:  # the README's table
         if args.name:
@@ -65,15 +70,15 @@ def _benchmarks(args) -> int:
         return 0
     if args.name:  # one benchmark's parameters
         b = get(args.name)
-        print(f"{b.name}: {b.description} (notebooks/{b.notebook}.ipynb)")
+        print(f"{b.name}: {b.description} ({_home(b)})")
         for p in b.params:
             print(f"  {p.name}={p.default!r} ({p.kind}): {p.description}")
         return 0
     known = registry().values()
     width = max(len(b.name) for b in known) + 1
-    nb_width = max(len(b.notebook) for b in known) + len("notebooks/.ipynb") + 1
+    home_width = max(len(_home(b)) for b in known) + 1
     for b in known:
-        print(f"{b.name:<{width}}{'notebooks/' + b.notebook + '.ipynb':<{nb_width}}"
+        print(f"{b.name:<{width}}{_home(b):<{home_width}}"
               f"needs: {', '.join(b.needs_in_words())}")
     return 0
 

@@ -9,7 +9,9 @@ is handed down, never redone), plan, lock, run, write the manifest.
 :func:`report` dispatches on the benchmark recorded in a campaign's manifest.
 Notebooks, the command line (``python -m analysis run``) and ``make figures``
 all go through here (:mod:`.run`, :mod:`.report`). Benchmarks are found by importing
-the modules and folders of :mod:`analysis.benchmarks`: nothing keeps a list of them.
+the modules and folders of :mod:`analysis.benchmarks`, then the entry points other
+installed packages declare in the group ``analysis.benchmarks`` (:mod:`.plugins`):
+nothing keeps a list of them.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from analysis import _params
+from analysis.benchmarks import plugins
 from analysis.campaign import Campaign, Execute, RunSpec
 from analysis.errors import DataFormatError, ParameterError
 from analysis.targets.needs import Need, resolve
@@ -32,7 +35,7 @@ from analysis.targets.needs import Need, resolve
 _REGISTRY: dict[str, Benchmark] = {}
 #: the modules of this subpackage that hold no benchmark (the machinery); every other module
 #: or folder holds one (the structure test checks it)
-MACHINERY = ("base", "fleet", "listing", "run", "report", "tools")
+MACHINERY = ("base", "fleet", "listing", "plugins", "run", "report", "tools")
 _DISCOVERED = False
 
 
@@ -110,8 +113,12 @@ class Benchmark:
     ``register`` decorator."""
 
     name: ClassVar[str]
-    notebook: ClassVar[str]
     description: ClassVar[str]
+    #: its notebook's stem in ``notebooks/`` ("": none; a plug-in's are its own)
+    notebook: ClassVar[str] = ""
+    #: the distribution a plug-in benchmark came from (``tracelab-sleeper 0.1.0``), set
+    #: when its entry point is loaded (:mod:`.plugins`); None: one of this package's own
+    origin: str | None = None
     #: what bootstrap installs for it: names of :data:`analysis.targets.needs.CATALOGUE`
     #: (``bpftrace``, ``hyperfine``, ``cc``, ``tracefs``, ...) or a
     #: :class:`~analysis.targets.needs.Need` of its own (packages per package manager, a
@@ -262,7 +269,9 @@ def register(cls: type[Benchmark]) -> type[Benchmark]:
 
 
 def _discover() -> None:
-    """Import every module and folder of this subpackage (each registers its benchmark)."""
+    """Import every module and folder of this subpackage (each registers its benchmark),
+    then load the plug-ins' entry points (:func:`.plugins.load`: a name of the lab's own
+    is refused, a plug-in that does not load is a warning)."""
     global _DISCOVERED
     if _DISCOVERED:
         return
@@ -270,11 +279,13 @@ def _discover() -> None:
     for mod in pkgutil.iter_modules(importlib.import_module(package).__path__):
         if not mod.name.startswith("_") and mod.name not in MACHINERY:
             importlib.import_module(f"{package}.{mod.name}")
-    _DISCOVERED = True
+    _DISCOVERED = True  # before the plug-ins: one that asks for the registry sees the lab's
+    plugins.load(_REGISTRY, Benchmark)
 
 
 def registry() -> dict[str, Benchmark]:
-    """Every registered benchmark by name."""
+    """Every registered benchmark by name: this package's own and those of the installed
+    packages that declare entry points in the group ``analysis.benchmarks``."""
     _discover()
     return dict(sorted(_REGISTRY.items()))
 
@@ -295,7 +306,12 @@ def for_campaign(camp: Campaign) -> Benchmark:
     if name is None:
         raise DataFormatError(camp.manifest_path, "benchmark",
                               "names no benchmark (and no notebook of a known one)")
-    return get(name)
+    known = registry()
+    if name not in known:  # e.g. a plug-in's, whose package is not installed here
+        raise ParameterError("benchmark", name, f"campaign {camp.name} was made by it, and no "
+                             "benchmark of that name is registered here (a plug-in's package "
+                             f"not installed?); registered: {', '.join(known)}")
+    return known[name]
 
 
 def script_digest(camp: Campaign, target: str, experiment: str,

@@ -2,7 +2,9 @@
 
 The work directory is named after a hash of the folder's content, so a target
 that already holds the same content is not copied to again, and two versions
-of the project never mix their runners.
+of the project never mix their runners. Another folder (a plug-in benchmark's own
+remote files, docs/benchmarks/adding.md) is deployed the same way beside it,
+``deploy(transport, root)``, and never stands in for the lab's runner.
 """
 
 from __future__ import annotations
@@ -84,21 +86,24 @@ def runs_base(transport: Transport) -> str:
 
 
 def deploy(transport: Transport, root: Path | None = None) -> str:
-    """Make sure ``remote/`` is on the target; return the remote folder's path.
+    """Make sure ``remote/`` (or the folder ``root``) is on the target; return the remote
+    folder's path.
 
-    Skipped (one ``test -f``) when the same content is already there.
-    """
-    root = root or remote_source()
+    Skipped (one ``cat`` of its marker) when the same content is already there. ``root``:
+    another folder of files to run there, e.g. a plug-in benchmark's own (deployed as
+    ``remote-<hash>`` beside the lab's runner; :func:`deployed` still names the lab's)."""
+    own = root is None or Path(root).resolve() == remote_source().resolve()
+    root = remote_source() if root is None else Path(root)
     digest = tree_hash(root)
-    cached = getattr(transport, "_deployed", None)
+    cached = getattr(transport, "_deployed", None) if own else \
+        (getattr(transport, "_deployed_others", None) or {}).get(digest)
     if cached and cached[0] == digest:
         return cached[1]
     base = work_base(transport)
     target_dir = f"{base}/remote-{digest[:16]}"
     probe = transport.run(["cat", f"{target_dir}/{MARKER}"], timeout=30, check=False)
     if probe.exit_status == 0 and probe.stdout.strip() == digest:
-        transport._deployed = (digest, target_dir)
-        return target_dir
+        return _remember(transport, own, digest, target_dir)
     with tempfile.TemporaryDirectory() as tmp:
         tarball = Path(tmp) / "remote.tar"
         tarball.write_bytes(_tarball(root))
@@ -113,7 +118,17 @@ def deploy(transport: Transport, root: Path | None = None) -> str:
     transport.run(["rm", "-rf", target_dir], timeout=60)
     transport.run(["mv", staging, target_dir], timeout=30)
     transport.run(["rm", "-f", remote_tar], timeout=30)
-    transport._deployed = (digest, target_dir)
+    return _remember(transport, own, digest, target_dir)
+
+
+def _remember(transport: Transport, own: bool, digest: str, target_dir: str) -> str:
+    """Keep on the connection where the content ``digest`` is (the lab's runner as the one
+    :func:`deployed` names, another folder by its digest); ``target_dir``."""
+    if own:
+        transport._deployed = (digest, target_dir)
+    else:
+        others = getattr(transport, "_deployed_others", None) or {}
+        transport._deployed_others = {**others, digest: (digest, target_dir)}
     return target_dir
 
 

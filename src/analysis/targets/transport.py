@@ -75,6 +75,8 @@ class Transport:
     _privilege: tuple[str, ...] | None = None
     _work_base: str | None = None
     _deployed: tuple[str, str] | None = None
+    #: folders deployed beside the lab's runner (a plug-in's own): digest -> (digest, path)
+    _deployed_others: dict[str, tuple[str, str]] | None = None
 
     def run(self, argv: Sequence[str], *, timeout: float = 60.0, check: bool = True,
             env: Mapping[str, str] | None = None, cwd: str | None = None,
