@@ -93,7 +93,8 @@ def test_an_installed_plugin_runs_reports_and_compares(installed, tmp_path, noth
     listed = _cli("benchmarks")
     assert listed.returncode == 0, listed.stderr
     line = next(x for x in listed.stdout.splitlines() if x.split()[0] == "sleeper")
-    assert "plug-in tracelab-sleeper 0.1.0" in line and line.endswith("needs: tracefs")
+    assert "plug-in tracelab-sleeper 0.1.0" in line and line.endswith(
+        "needs: tracefs, the sleeper's nap data (a need no machine has)")
     assert {x.split()[0] for x in listed.stdout.splitlines()} >= {"dd", "usdt", "sleeper"}
     data, figures = tmp_path / "data", tmp_path / "figures"
     params = [a for k, v in SMALL.items() for a in ("--param", f"{k}={v}")]
@@ -178,17 +179,19 @@ def test_the_docs_tables_list_the_plugin_s_parameters(installed):
         "naps": ("sleeper", "naps")}
 
 
-@pytest.mark.xfail(strict=True, reason="needs branch")
 def test_bootstrap_installs_what_the_plugin_declares_it_needs(installed):
     """``bootstrap --benchmark sleeper`` reads the plug-in's own ``needs`` (no table of the
-    lab names it): it plans for it, and only what it needs."""
+    lab names it): its plan installs the package of the plug-in's own need (one no machine
+    has), for it, and nothing the plug-in does not need."""
     out = cli_in_process("bootstrap", "local", "--benchmark", "sleeper", "--dry-run")
     assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("local: ")
-    for line in out.stdout.splitlines():  # "local:   tracefs: for sleeper"
-        what, sep, for_ = line.removeprefix("local:").strip().partition(": for ")
-        if sep:
-            assert what in benchmarks.get("sleeper").needs and "sleeper" in for_, line
+    lines = out.stdout.splitlines()
+    plan = next(x for x in lines if x.startswith("local: will install with apt: "))
+    assert "tracelab-sleeper-nap-data" in plan.split(), out.stdout
+    assert "local:   nap-data: for sleeper" in lines, out.stdout
+    assert all(": for " not in x or x.endswith(": for sleeper") for x in lines), out.stdout
+    missing = cli_in_process("bootstrap", "local", "--benchmark", "no-such", "--dry-run")
+    assert missing.returncode == 2 and "sleeper" in missing.stderr  # listed among the known
 
 
 def _dist(site: Path, name: str, entry_points: str, modules: dict[str, str]) -> None:

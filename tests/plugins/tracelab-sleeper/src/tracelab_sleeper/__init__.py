@@ -19,11 +19,12 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from analysis.benchmarks import Benchmark, Param, Plan, Report
-from analysis.campaign import Campaign, RunSpec, open_for_report
+from analysis.campaign import Campaign, RunSpec
 from analysis.loaders.meta import parse_meta
 from analysis.stats.measures import Blocks, Measure
 from analysis.stats.overhead import overhead_table
 from analysis.targets.deploy import deploy
+from analysis.targets.needs import Need
 from analysis.tracing.lifecycle import TracerSpec, traced_execute
 
 #: this package's files for the target
@@ -32,6 +33,9 @@ EVENT = "syscalls/sys_enter_clock_nanosleep"
 TRACERS = {"untraced": TracerSpec("none"),
            "ftrace": TracerSpec("ftrace", ftrace_events=(EVENT,), ftrace_filter='comm == "sleep"')}
 CONTROL = "untraced"
+NAP_DATA = Need("nap-data", "the sleeper's nap data (a need no machine has)",
+                apt=("tracelab-sleeper-nap-data",), pkg=None,
+                check="test -e /nonexistent/tracelab-sleeper-nap-data")
 
 
 class Sleeper(Benchmark):
@@ -39,7 +43,9 @@ class Sleeper(Benchmark):
 
     name = "sleeper"
     description = "what an ftrace syscall event costs a loop of `sleep 0` (a plug-in)"
-    needs = ("tracefs",)
+    #: a need of the catalogue, and one of its own that no machine has (its package is
+    #: never installed: the tests only ask bootstrap for its plan, --dry-run)
+    needs = ("tracefs", NAP_DATA)
     params = (
         Param.integer("naps", 20, "`sleep 0` processes per run", 1, 100_000),
         Param.integer("runs", 2, "runs per configuration in each round", 1, 100),
@@ -65,8 +71,8 @@ class Sleeper(Benchmark):
 
         return execute
 
-    def report(self, campaign, *, data_dir=None, figures_dir=None, **kwargs) -> Report:
-        camp = open_for_report(campaign, data_dir)  # analysis.report's, already verified
+    def report(self, camp: Campaign, **kwargs) -> Report:
+        """Builds from ``camp``, opened and verified by ``analysis.report``."""
         runs = load_runs(camp)
         naps = camp.parameters["naps"]
         tables = {t: cost_table(runs[runs["target"] == t], naps) for t in camp.target_names}
