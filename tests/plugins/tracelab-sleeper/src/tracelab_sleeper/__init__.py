@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from analysis.benchmarks import Benchmark, Param, Plan, Report
-from analysis.campaign import Campaign, RunSpec
+from analysis.campaign import Campaign, RunSpec, open_for_report
 from analysis.loaders.meta import parse_meta
 from analysis.stats.measures import Blocks, Measure
 from analysis.stats.overhead import overhead_table
