@@ -1,7 +1,8 @@
 """The package's layout keeps its architecture: no import cycles (module-level and
 function-level imports alike); no import from a lower layer to a higher one (:data:`LAYERS`);
 at most 12 modules at the package's root and no private satellite of a sibling module; no
-module over 400 lines, no function over 50; no benchmark importing another, and every
+module over 400 lines, no function over 50, none taking more than 8 parameters but the
+public entry points (:data:`MANY_PARAMETERS`); no benchmark importing another, and every
 benchmark it runs declared in its ``uses``; no test importing a private name; and every
 module or folder of analysis.benchmarks but its machinery registering exactly one benchmark,
 the registry holding those and no other (no hand-kept list of them)."""
@@ -20,6 +21,28 @@ MAX_LINES = 400
 #: past this many lines a module is named in the warnings: time to split it by concept
 SPLIT_AT = 330
 MAX_FUNCTION_LINES = 50
+MAX_PARAMETERS = 8
+#: the functions that take more than MAX_PARAMETERS parameters (``self`` not counted), each
+#: with its reason: only public entry points, whose keyword parameters stay what users call
+#: them with (issue 51). Everything else takes its settings as one value:
+#: :class:`analysis.targets.ConnectOptions` (how targets are reached),
+#: :class:`analysis.benchmarks.base.RunOptions` (how a campaign runs), a
+#: :class:`~analysis.stats.precision.Rule`, ...
+MANY_PARAMETERS = {
+    "benchmarks/run.py:run_benchmark": "public entry point: analysis.run_benchmark",
+    "benchmarks/probe_rate.py:price_probe": "public entry point: analysis.price_probe",
+    "stats/overhead.py:overhead_table": "public entry point: analysis.overhead_table",
+    "plots/tables.py:export_table": "public entry point: analysis.export_table",
+    "targets/bootstrap.py:bootstrap": "public entry point: the bootstrap command's function",
+    "stats/estimates.py:cluster_bootstrap_ci": "public entry point: analysis.stats (the API "
+                                               "page documents its members)",
+    "plots/comparisons.py:runs_box": "public entry point: analysis.plots (the API page "
+                                     "documents its members), a figure's keywords",
+    "plots/comparisons.py:run_order_grid": "public entry point: analysis.plots, a figure's "
+                                           "keywords",
+    "plots/cost_bars.py:per_event_cost_bars": "public entry point: analysis.plots, a figure's "
+                                              "keywords",
+}
 MAX_ROOT_MODULES = 12
 #: the layers, lowest first: a module imports only from its own layer or a lower one (and
 #: within a layer without cycles). Each entry is a module or subpackage under ``analysis``.
@@ -176,6 +199,47 @@ def test_no_function_over_50_lines():
                 if n > MAX_FUNCTION_LINES:
                     long.append(f"{path.relative_to(SRC)}:{node.name} ({n} lines)")
     assert long == []
+
+
+def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """How many parameters a function takes: positional, keyword-only, ``*args`` and
+    ``**kwargs`` each count one; a method's ``self`` (or ``cls``) does not."""
+    a = node.args
+    names = [*a.posonlyargs, *a.args, *a.kwonlyargs]
+    own = 1 if names and names[0].arg in ("self", "cls") else 0
+    return len(names) - own + (a.vararg is not None) + (a.kwarg is not None)
+
+
+def _many_parameters(root: Path) -> dict[str, int]:
+    """``module.py:function`` -> its parameters, for every function of ``root`` taking more
+    than :data:`MAX_PARAMETERS`."""
+    many = {}
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                    (n := _parameters(node)) > MAX_PARAMETERS:
+                many[f"{path.relative_to(root).as_posix()}:{node.name}"] = n
+    return many
+
+
+def test_no_function_takes_more_than_8_parameters_but_the_public_entry_points():
+    many = _many_parameters(SRC)
+    assert sorted(set(many) - set(MANY_PARAMETERS)) == [], \
+        "pass settings that belong together as one value (a frozen dataclass)"
+    assert sorted(set(MANY_PARAMETERS) - set(many)) == [], \
+        "no longer over the limit: take it off MANY_PARAMETERS"
+    assert all(why.startswith("public entry point") for why in MANY_PARAMETERS.values())
+
+
+def test_a_function_with_too_many_parameters_is_found(tmp_path):
+    (tmp_path / "m.py").write_text(
+        "def few(a, b, *, c=1): ...\n"
+        "def nine(a, b, c, d, e, f, g, h, i): ...\n"
+        "def packed(a, b, c, d, e, f, g, *args, **kwargs): ...\n"
+        "class K:\n"
+        "    def method(self, a, b, c, d, e, f, g, h): ...\n"
+        "    def more(self, a, b, c, d, e, f, g, h, *, i=0): ...\n")
+    assert _many_parameters(tmp_path) == {"m.py:nine": 9, "m.py:packed": 9, "m.py:more": 9}
 
 
 def _home(name: str) -> str | None:

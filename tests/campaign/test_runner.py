@@ -11,7 +11,9 @@ import pytest
 
 from analysis.campaign import Campaign, RunSpec, run_campaign, target_slug
 from analysis.storage import sha256_file
-from analysis.targets.ssh import SSHTransport
+from analysis.targets import ConnectOptions
+from analysis.targets.locks import TargetLock
+from analysis.targets.preflight import preflight
 from analysis.tracing.lifecycle import TracerSpec, traced_execute
 from conftest import need_tool
 
@@ -125,15 +127,13 @@ def test_dropped_ssh_connection_then_resume_keeps_finished_runs_byte_identical(s
         return info
 
     camp = Campaign("unit-drop", data_dir=tmp_path)
+    lab = ConnectOptions(ssh_config=sshd.ssh_config)
 
-    def connector(target):
-        return SSHTransport(target, ssh_config=sshd.ssh_config)
-
-    res = run_campaign(camp, ["lab"], _plan(5), dropping, progress=False, connector=connector)
+    res = run_campaign(camp, ["lab"], _plan(5), dropping, progress=False, connection=lab)
     assert "lab" in res.unreachable and res.done["lab"] == ["r00-control", "r01-control"]
     kept = _files(camp.folder)
     assert len([k for k in kept if k.endswith("/meta")]) == 2
-    res = run_campaign(camp, ["lab"], _plan(5), execute, progress=False, connector=connector)
+    res = run_campaign(camp, ["lab"], _plan(5), execute, progress=False, connection=lab)
     assert res.complete
     assert res.skipped["lab"] == ["r00-control", "r01-control"]
     assert res.done["lab"] == ["r02-control", "r03-control", "r04-control"]
@@ -148,18 +148,34 @@ def test_dropped_ssh_connection_then_resume_keeps_finished_runs_byte_identical(s
 
 def test_two_targets_in_parallel(sshd, tmp_path):
     camp = Campaign("unit-two", data_dir=tmp_path)
-
-    def connector(target):
-        from analysis.targets.transport import LocalTransport
-
-        return LocalTransport() if target == "local" else SSHTransport(
-            target, ssh_config=sshd.ssh_config)
-
     res = run_campaign(camp, ["local", "lab"], _plan(2), traced_execute(TracerSpec("none"), DD),
-                       progress=False, connector=connector, preflight=False)
+                       progress=False, connection=ConnectOptions(ssh_config=sshd.ssh_config),
+                       preflight=False)
     assert res.complete and res.done == {"local": ["r00-control", "r01-control"],
                                          "lab": ["r00-control", "r01-control"]}
     assert (camp.folder / "lab" / "r00-control" / "meta").is_file()
+
+
+def test_the_callers_targets_keep_their_connection_preflight_and_lock(sshd, tmp_path):
+    """Targets the caller built, as the run path does (connected, preflighted and locked
+    once): the campaign records their preflight, runs under the lock they hold (taking it
+    again, for another group, would be refused) and leaves their connection open."""
+    tg = ConnectOptions(ssh_config=sshd.ssh_config).target("lab")
+    transport = tg.connect()
+    try:
+        tg.preflight = preflight(transport)
+        camp = Campaign("unit-given", data_dir=tmp_path)
+        lock = tg.hold(TargetLock(transport, camp.name).acquire())
+        res = run_campaign(camp, {"lab": tg}, _plan(2), traced_execute(TracerSpec("none"), DD),
+                           progress=False)
+        assert res.complete and res.done == {"lab": ["r00-control", "r01-control"]}, res
+        recorded = camp.target_records()["lab"]["preflight"]
+        assert recorded == json.loads(json.dumps(tg.preflight.as_dict()))
+        assert transport.lock_token == lock.token
+        assert transport.run(["true"]).exit_status == 0  # still open: the caller closes it
+        lock.release()
+    finally:
+        tg.close()
 
 
 EVIL = ["; touch /tmp/pwned-{pid}", "$(touch /tmp/pwned-{pid})", "a'b", 'a"b', "a b",

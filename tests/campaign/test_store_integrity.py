@@ -192,8 +192,8 @@ def test_a_counting_run_whose_tracer_was_killed_is_not_trusted(tmp_path, monkeyp
 
     planned = [p for p in dd_experiments.plan_experiments(_local_pf(), experiments=[4])]
     monkeypatch.setattr(dd_experiments, "traced_execute", killed)
-    execute = dd_experiments.make_execute(planned, count=100, runs=1, warmup=0, workload_cpu=None,
-                                          tracer_cpu=None, os_name="Linux", scratch=tmp_path / "s")
+    q = {"count": 100, "runs": 1, "warmup": 0, "workload_cpu": None, "tracer_cpu": None}
+    execute = dd_experiments.make_execute(planned, q, os_name="Linux", scratch=tmp_path / "s")
     staging = tmp_path / "st"
     staging.mkdir()
     with pytest.raises(Exception, match="count of 04-tracepoint-entry was lost"):

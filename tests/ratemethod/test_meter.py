@@ -211,7 +211,8 @@ def test_coverage_on_a_two_state_machine(cost_ns):
 def test_pairs_across_a_state_change_are_what_breaks_coverage():
     # the same machine without leaving out the pairs across a change: the CIs under-cover
     # (this is why the benchmark leaves them out and counts them)
-    kept = simulate.simulate_coverage(rounds=8, campaigns=1000, seed=7, leave_out_mixed=False)
+    kept = simulate.simulate_coverage(rounds=8, campaigns=1000, seed=7,
+                                      ci=simulate.BlockCI(leave_out_mixed=False))
     assert kept < 0.93
 
 
@@ -260,10 +261,11 @@ def test_the_control_slot_keeps_coverage_when_only_untraced_blocks_are_disturbed
     # blocks the A/A and every cost are then biased (here about -1.8 ns), and the CIs
     # lose coverage as rounds accumulate; the rank CI against the control's brackets
     # keeps it. 1,000 simulated campaigns: a coverage of 0.95 is estimated to +-0.014.
+    disturbed = simulate.TwoStates(disturb=0.2)
     own = simulate.simulate_coverage(cost_ns=cost_ns, rounds=8, campaigns=1000, seed=7,
-                                     disturb=0.2)
+                                     machine=disturbed)
     ctl = simulate.simulate_coverage(cost_ns=cost_ns, rounds=8, campaigns=1000, seed=7,
-                                     disturb=0.2, control_slot=True)
+                                     machine=disturbed, ci=simulate.BlockCI(control_slot=True))
     assert own < 0.88 and ctl >= 0.93, (own, ctl)
 
 
@@ -289,8 +291,9 @@ def test_the_benchmarks_own_bracket_keeps_coverage(cost_ns, rounds):
     n = (round(m.UNTRACED_S * 1000 / m.WINDOW_MS), round(m.TRACED_S * 1000 / m.WINDOW_MS))
     cov = simulate.simulate_window_coverage(cost_ns=cost_ns, rounds=rounds, campaigns=600,
                                             seed=11, windows=(n[0], n[1], n[0]),
-                                            gap=round(300 / m.WINDOW_MS), enter=0.03 * per,
-                                            leave=0.2 * per)
+                                            gap=round(300 / m.WINDOW_MS),
+                                            machine=simulate.Bursts(enter=0.03 * per,
+                                                                    leave=0.2 * per))
     assert cov >= 0.93, (cov, n)
 
 

@@ -130,8 +130,8 @@ def test_the_budget_is_extended_to_what_the_target_needs_up_to_the_cap():
     noise = predict.Noise(400, 0.05, 20.0, 20.0, 0.0, "test")
     costs = {"04": 150.0, "06": 9000.0}
     seconds = {"control": 2.0, "04": 2.0, "06": 2.0}
-    base = dict(noise=noise, costs=costs, seconds=seconds, min_rounds=5, spent=10.0,
-                cost_source="test", done={}, refs=0, rounds_done=0)
+    base = dict(noise=noise, costs=costs, seconds=seconds, min_rounds=5,
+                done=predict.Done(spent_s=10.0), cost_source="test")
 
     def record(budget, cap):
         p = SimpleNamespace(precision=0.1, budget=budget, budget_cap=cap)

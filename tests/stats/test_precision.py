@@ -168,63 +168,69 @@ def test_relative_widths_are_the_overhead_tables():
     assert "01-control" not in widths
 
 
+#: the rule of the tests below: +-10 %, at least 5 rounds
+RULE = pr.Rule(0.10, 5)
+
+
 def test_next_round_stops_at_min_rounds_only_when_met():
     costs = {"a": 200.0, "b": 400.0}  # 0.2 s and 0.4 s against 10 ms noise: met at once
-    d = pr.next_round(_history(4, costs), 0.10, 5, control="01-control", n_resamples=199)
+    d = pr.next_round(_history(4, costs), RULE, control="01-control", n_resamples=199)
     assert d.experiments == ["01-control", "a", "b"] and d.round == 4 and d.rounds_done == 4
     assert set(d.met) == {"a", "b"}
-    d = pr.next_round(_history(5, costs), 0.10, 5, control="01-control", n_resamples=199)
+    d = pr.next_round(_history(5, costs), RULE, control="01-control", n_resamples=199)
     assert d.experiments is None and d.stop == "met"
 
 
 def test_next_round_drops_met_experiments():
     h = _history(6, {"cheap": 2.0, "dear": 500.0})  # 2 ms against 10 ms noise: far from +-10 %
-    d = pr.next_round(h, 0.10, 5, control="01-control", n_resamples=199)
+    d = pr.next_round(h, RULE, control="01-control", n_resamples=199)
     assert d.experiments == ["01-control", "cheap"] and d.met == ["dear"]
     assert d.widths["cheap"] > 0.10 >= d.widths["dear"]
     # the next round runs without "dear": its data, its CI and its verdict stay as they were
     more = _history(1, {"cheap": 2.0}, seed=5, first=6)
-    d2 = pr.next_round(pd.concat([h, more]), 0.10, 5, control="01-control", n_resamples=199)
+    d2 = pr.next_round(pd.concat([h, more]), RULE, control="01-control", n_resamples=199)
     assert d2.widths["dear"] == d.widths["dear"] and d2.met == ["dear"] and d2.round == 7
 
 
 def test_next_round_stops_at_the_budget():
     h = _history(6, {"cheap": 2.0, "dear": 500.0})
-    d = pr.next_round(h, 0.10, 5, control="01-control", n_resamples=199, budget_s="1 min")
+    d = pr.next_round(h, pr.Rule(0.10, 5, budget_s="1 min"), control="01-control",
+                      n_resamples=199)
     # spent by default: the runs' own time, 6 rounds x 3 runs x (0.5 + 0.5 + 1.0 s) = 36 s;
     # the next round (control + cheap) ~3 s
     assert d.spent_s == pytest.approx(h["time_s"].sum())
     assert d.experiments == ["01-control", "cheap"] and d.predicted_s == pytest.approx(3.0, rel=0.1)
-    d = pr.next_round(h, 0.10, 5, control="01-control", n_resamples=199, budget_s=38)
+    d = pr.next_round(h, pr.Rule(0.10, 5, budget_s=38), control="01-control", n_resamples=199)
     assert d.experiments is None and d.stop == "budget"
     # real block durations (with warm-up and tracer start-up) and a spent total that counts
     # calibration can be given instead
     durations = {(r, e): 10.0 for r, e in h[["round", "experiment"]].drop_duplicates()
                  .itertuples(index=False)}
-    d = pr.next_round(h, 0.10, 5, control="01-control", n_resamples=199, budget_s="4 min",
-                      durations=durations)
+    d = pr.next_round(h, pr.Rule(0.10, 5, budget_s="4 min"), control="01-control",
+                      n_resamples=199, durations=durations)
     assert d.spent_s == 180 and d.experiments == ["01-control", "cheap"]  # 180 + 2 x 10 s fits
-    d = pr.next_round(h, 0.10, 5, control="01-control", n_resamples=199, budget_s="4 min",
-                      durations=durations, spent_s=225)
+    d = pr.next_round(h, pr.Rule(0.10, 5, budget_s="4 min"), control="01-control",
+                      n_resamples=199, durations=durations, spent_s=225)
     assert d.stop == "budget" and d.predicted_s == pytest.approx(20.0)
 
 
 def test_next_round_is_deterministic_given_the_history():
     h = _history(7, {"a": 20.0, "b": 5.0, "c": 300.0}, noise=0.03)
-    first = pr.next_round(h, 0.10, 5, control="01-control", n_resamples=199)
-    again = pr.next_round(h, 0.10, 5, control="01-control", n_resamples=199)
-    shuffled = pr.next_round(h.sample(frac=1.0, random_state=3), 0.10, 5,
+    first = pr.next_round(h, RULE, control="01-control", n_resamples=199)
+    again = pr.next_round(h, RULE, control="01-control", n_resamples=199)
+    shuffled = pr.next_round(h.sample(frac=1.0, random_state=3), RULE,
                              control="01-control", n_resamples=199)
     assert first == again == shuffled
     assert first.experiments is not None and first.round == 7
 
 
 def test_next_round_from_an_empty_campaign():
-    d = pr.next_round(pd.DataFrame(columns=["experiment", "round", "time_s"]), 0.1,
+    d = pr.next_round(pd.DataFrame(columns=["experiment", "round", "time_s"]), pr.Rule(0.1),
                       control="ctl", experiments=["x", "y"])
     assert d.experiments == ["ctl", "x", "y"] and d.round == 0
     with pytest.raises(ValueError, match="no experiments"):
-        pr.next_round(pd.DataFrame(columns=["experiment", "round", "time_s"]), 0.1, control="c")
+        pr.next_round(pd.DataFrame(columns=["experiment", "round", "time_s"]), pr.Rule(0.1),
+                      control="c")
 
 
 # --------------------------------------------------------------------------- #
@@ -234,7 +240,7 @@ def test_next_round_from_an_empty_campaign():
 #: and 2 us per read, +-10 % target, at least 5 rounds. With a 70/30 mixture campaigns stop
 #: after 6 to ~27 rounds (the rule really adapts); a 60/40 mixture needs ~40 (slower test).
 SIM = dict(control_model=simulate.ControlModel(weights=(0.7, 0.3)), rule=pr.Rule(0.10, 5, 60),
-           n_resamples=199, seed=2024)
+           seed=2024)  # CIs of 199 resamples (simulate.CIMethod's default)
 
 
 def test_percentile_bootstrap_agrees_with_the_packages_bca_on_unimodal_data():
@@ -280,7 +286,8 @@ def test_percentile_coverage_is_close_to_bcas(adaptive):
 
 
 def test_a_broken_ci_fails_the_coverage_check(adaptive):
-    broken = simulate.simulate_coverage(300, ci_scale=0.5, **SIM)  # half the width: stops earlier
+    half = simulate.CIMethod(scale=0.5)  # half the width: stops earlier
+    broken = simulate.simulate_coverage(300, ci=half, **SIM)
     assert broken["coverage"] < 0.85, (
         f"coverage {broken['coverage']:.3f} with half-width CIs should be clearly below 95 %")
     assert broken["coverage"] < adaptive["coverage"] - 0.1

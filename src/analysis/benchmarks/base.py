@@ -21,6 +21,7 @@ import functools
 import importlib
 import pkgutil
 import re
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,7 @@ from analysis import _params
 from analysis.benchmarks import plugins
 from analysis.campaign import Campaign, Execute, RunSpec
 from analysis.errors import DataFormatError, ParameterError
+from analysis.targets import ConnectOptions
 from analysis.targets.needs import Need, resolve
 
 _REGISTRY: dict[str, Benchmark] = {}
@@ -105,6 +107,25 @@ class Plan:
     #: are compiled on every target before the campaign is created
     #: (:func:`analysis.tracing.compile.check_scripts`; DTrace's only)
     scripts: dict = field(default_factory=dict)
+
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How a campaign runs, beside its benchmark's parameters, as one value:
+    :func:`~analysis.benchmarks.run_benchmark` builds it from its keywords and the run path
+    passes it down. ``campaign``: its name (None: a new one); ``data_dir``; ``connection``:
+    how its targets are reached (:class:`~analysis.targets.ConnectOptions`);
+    ``allow_foreign_tracers``; ``progress``: its line shown; ``on_run(run, staging, info)``
+    after each run; ``stop``: an event another thread sets to stop it as Ctrl-C does."""
+
+    campaign: str | None = None
+    data_dir: Any = None
+    connection: ConnectOptions = field(default_factory=ConnectOptions)
+    allow_foreign_tracers: bool = False
+    progress: bool = True
+    on_run: Callable | None = None
+    stop: threading.Event | None = None
 
 
 class Benchmark:

@@ -16,9 +16,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from analysis.benchmarks.base import RunOptions
 from analysis.campaign import Campaign, CampaignResult, new_campaign_id
 from analysis.campaign.fleet import Fleet, member_name, stamp
 from analysis.campaign.schedule import dispatch, kernel_groups
@@ -30,7 +31,8 @@ from analysis.errors import (
     TargetUnreachable,
 )
 from analysis.storage import check_name
-from analysis.targets.inventory import Inventory, InventoryHost, load
+from analysis.targets import ConnectOptions
+from analysis.targets.inventory import Inventory, InventoryHost
 from analysis.targets.preflight import kernel_id
 
 #: hosts measured at once by default (hosts sharing a kernel always one at a time)
@@ -105,41 +107,41 @@ class _Lines:
                  f"{self.ended} of {self.n} hosts ended")
 
 
-def run_fleet(bench, p, inventory: str | Inventory, *, limit: str | None = None,
-              parallel: int = PARALLEL, campaign: str | None = None, data_dir=None,
-              trust_new_host_keys: bool = False, progress: bool = True,
-              allow_foreign_tracers: bool = False, run_member: Callable,
+def run_fleet(bench, p, inv: Inventory, opts: RunOptions, *, parallel: int = PARALLEL,
+              run_member: Callable,
               probe: Callable[[InventoryHost], str | None] | None = None) -> FleetResult:
-    """Run ``bench`` with parameters ``p`` on every host of ``inventory`` (after ``limit``).
+    """Run ``bench`` with parameters ``p`` on every host of ``inv``, as ``opts`` say (its
+    ``campaign`` names the fleet; its ``on_run`` is not called: each host's runs are
+    counted on the fleet's lines instead).
 
-    ``run_member(bench, p, {target: Target}, campaign=..., stop=..., ...)`` runs one host's
-    campaign (:func:`analysis.benchmarks.run.run_built`); ``probe(host)``: its kernel's boot
-    id (default: asked over the host's connection; a stand-in for simulations)."""
-    inv = inventory if isinstance(inventory, Inventory) else load(inventory, limit)
+    ``run_member(bench, p, {target: Target}, opts)`` runs one host's campaign
+    (:func:`analysis.benchmarks.run.run_built`); ``probe(host)``: its kernel's boot id
+    (default: asked over the host's connection; a stand-in for simulations)."""
     if isinstance(parallel, bool) or not isinstance(parallel, int) or parallel < 1:
         raise ParameterError("parallel", parallel, "expected a whole number of hosts, 1 or more")
-    name = check_name(campaign or new_campaign_id(f"{bench.name}-fleet"), "campaign name")
+    name = check_name(opts.campaign or new_campaign_id(f"{bench.name}-fleet"), "campaign name")
     for host in inv.names:
         member_name(name, host)  # every campaign name checked before anything is made
-    fleet = Fleet(name, data_dir=data_dir)
+    fleet = Fleet(name, data_dir=opts.data_dir)
+    # an inventory says how each host is reached: only the host key policy comes from here
+    reach = ConnectOptions(trust_new_host_keys=opts.connection.trust_new_host_keys)
     with fleet.locked():
-        fleet = Fleet(name, data_dir=data_dir)  # read again, under the lock
+        fleet = Fleet(name, data_dir=opts.data_dir)  # read again, under the lock
         fleet.start(bench.name, p.as_dict(), inv.as_dict())
-        todo = [h for h in inv.hosts if not _still_complete(fleet, h.name, data_dir)]
-        lines = _Lines(name, len(todo), progress)
+        todo = [h for h in inv.hosts if not _still_complete(fleet, h.name, opts.data_dir)]
+        lines = _Lines(name, len(todo), opts.progress)
         lines.say(f"{bench.name} on {len(inv.hosts)} hosts ({len(inv.hosts) - len(todo)} "
                   f"complete before), up to {parallel} at once")
-        kernels = _kernels(fleet, todo, probe or _prober(trust_new_host_keys), lines)
+        kernels = _kernels(fleet, todo, probe or _prober(reach), lines)
         groups = kernel_groups({h: kernels[h] for h in kernels})
         _say_groups(lines, groups, kernels)
         results: dict[str, CampaignResult] = {}
         stop = threading.Event()
         by_name = {h.name: h for h in todo}
-        opts = {"data_dir": data_dir, "trust_new_host_keys": trust_new_host_keys,
-                "allow_foreign_tracers": allow_foreign_tracers, "stop": stop}
+        member = replace(opts, connection=reach, progress=False, stop=stop)
 
         def work(host: str) -> None:
-            results[host] = _member(fleet, by_name[host], bench, p, run_member, lines, opts)
+            results[host] = _member(fleet, by_name[host], bench, p, run_member, lines, member)
 
         dispatch(groups, work, parallel=parallel, stop=stop)
     return FleetResult(name, fleet.folder, bench.name, dict(fleet.hosts), results)
@@ -159,11 +161,11 @@ def _still_complete(fleet: Fleet, host: str, data_dir) -> bool:
     return next(iter(camp.problems()), None) is None
 
 
-def _prober(trust: bool) -> Callable[[InventoryHost], str | None]:
+def _prober(reach: ConnectOptions) -> Callable[[InventoryHost], str | None]:
     def probe(host: InventoryHost) -> str | None:
-        target = host.target()
+        target = host.target(reach)
         try:
-            return kernel_id(target.connect(trust_new_host_keys=trust))
+            return kernel_id(target.connect())
         finally:
             target.close()
     return probe
@@ -196,19 +198,19 @@ def _say_groups(lines: _Lines, groups: list[list[str]], kernels: dict) -> None:
 
 
 def _member(fleet: Fleet, host: InventoryHost, bench, p, run_member, lines: _Lines,
-            opts: dict) -> CampaignResult | None:
+            opts: RunOptions) -> CampaignResult | None:
     """One host's campaign, what became of it recorded in the fleet."""
-    stop = opts["stop"]
+    stop = opts.stop
     if stop.is_set():
         return None
-    target = host.target()
+    target = host.target(opts.connection)
     fleet.update(host.name, status="running", started=stamp(), ended=None, reason=None)
     lines.say(f"{host.name} started")
     result, status, reason = None, "failed", None
     try:
-        result = run_member(bench, p, {target.name: target},
-                            campaign=fleet.hosts[host.name]["campaign"], progress=False,
-                            on_run=lambda *_: lines.run_done(host.name), **opts)
+        result = run_member(bench, p, {target.name: target}, replace(
+            opts, campaign=fleet.hosts[host.name]["campaign"],
+            on_run=lambda *_: lines.run_done(host.name)))
         status, reason = _outcome(result, stop)
     except TargetUnreachable as exc:
         status, reason = "unreachable", exc.reason

@@ -10,13 +10,14 @@ from collections.abc import Callable, Sequence
 
 from analysis import _params
 from analysis.benchmarks import fleet as _fleet
-from analysis.benchmarks.base import Benchmark, Params, get
+from analysis.benchmarks.base import Benchmark, Params, RunOptions, get
 from analysis.benchmarks.tools import refuse_missing
 from analysis.campaign import Campaign, CampaignResult, Execute, new_campaign_id, run_campaign
 from analysis.errors import AnalysisError, ForeignTracers, LockError, ParameterError
 from analysis.progress import CampaignProgress, progress_bar
 from analysis.storage import check_name
-from analysis.targets import Target, foreign
+from analysis.targets import ConnectOptions, Target, foreign
+from analysis.targets.inventory import Inventory, load
 from analysis.targets.locks import TargetLock
 from analysis.targets.preflight import preflight
 from analysis.tracing.compile import check_scripts
@@ -52,6 +53,8 @@ def run_benchmark(name: str, targets: str | Sequence[str] | None = "local", *,
     hosts_at_once = params.pop("parallel", _fleet.PARALLEL) if inventory is not None else None
     p = bench.parse(params)
     _params.folder("data_dir", data_dir)
+    opts = RunOptions(campaign, data_dir, ConnectOptions(trust_new_host_keys, ssh_config),
+                      allow_foreign_tracers, progress, on_run)
     if inventory is not None:
         if targets not in ("local", ["local"], None):
             raise ParameterError("targets", targets, "give targets or an inventory, not both")
@@ -59,34 +62,29 @@ def run_benchmark(name: str, targets: str | Sequence[str] | None = "local", *,
             raise ParameterError("inventory", str(inventory), f"{bench.name} compares "
                                  "targets within one campaign; a fleet runs one campaign "
                                  "per host: give it targets")
-        return _fleet.run_fleet(bench, p, inventory, limit=limit, parallel=hosts_at_once,
-                                campaign=campaign, data_dir=data_dir,
-                                trust_new_host_keys=trust_new_host_keys, progress=progress,
-                                allow_foreign_tracers=allow_foreign_tracers, run_member=run_built)
+        inv = inventory if isinstance(inventory, Inventory) else load(inventory, limit)
+        return _fleet.run_fleet(bench, p, inv, opts, parallel=hosts_at_once, run_member=run_built)
     if limit is not None:
         raise ParameterError("limit", limit, "a limit selects hosts of an inventory: give "
                              "inventory= too")
-    targets = _targets(bench, targets, ssh_config)
+    targets = _targets(bench, targets)
     # every name parsed once, all of them before anything is contacted
-    built = {t: Target.parse(t, ssh_config=ssh_config) for t in targets}
-    return run_built(bench, p, built, campaign=campaign, data_dir=data_dir,
-                     trust_new_host_keys=trust_new_host_keys, progress=progress, on_run=on_run,
-                     allow_foreign_tracers=allow_foreign_tracers)
+    built = {t: opts.connection.target(t) for t in targets}
+    return run_built(bench, p, built, opts)
 
 
-def run_built(bench: Benchmark, p: Params, built: dict[str, Target], *, campaign=None,
-              data_dir=None, trust_new_host_keys: bool = False, progress: bool = True,
-              on_run: Callable | None = None, allow_foreign_tracers: bool = False,
-              stop: threading.Event | None = None) -> CampaignResult:
+def run_built(bench: Benchmark, p: Params, built: dict[str, Target],
+              opts: RunOptions) -> CampaignResult:
     """:func:`run_benchmark` on targets already parsed (name -> :class:`Target`, e.g. an
-    inventory's hosts); ``stop``: set by another thread to stop as Ctrl-C does."""
-    camp_name = check_name(campaign or new_campaign_id(bench.name), "campaign name")
-    Campaign.check_free(camp_name, data_dir=data_dir)  # in use: say so before any contact
+    inventory's hosts), as ``opts`` say (``opts.stop``: set by another thread to stop as
+    Ctrl-C does)."""
+    camp_name = check_name(opts.campaign or new_campaign_id(bench.name), "campaign name")
+    Campaign.check_free(camp_name, data_dir=opts.data_dir)  # in use: say so before any contact
     locks: list[TargetLock] = []
     pfs: dict = {}
     try:
         for tg in built.values():
-            tg.connect(trust_new_host_keys=trust_new_host_keys)
+            tg.connect()
         # the targets' locks before their preflights: a campaign refused on a busy target
         # never runs a tracer there (the campaign running would count it as a foreign one)
         locks = _hold_locks(camp_name, built)
@@ -94,8 +92,8 @@ def run_built(bench: Benchmark, p: Params, built: dict[str, Target], *, campaign
         plan = _checked_plan(bench, p, pfs, camp_name, built)
         if len(built) > 1 and plan.steps is None:  # each run takes its targets' locks
             locks = _release(locks, built)
-        result = _run_planned(bench, p, plan, camp_name, data_dir, built, on_run, progress,
-                              allow_foreign_tracers, bool(locks), stop)
+        # a target whose lock is held keeps it throughout; otherwise each run locks its target
+        result = _run_planned(bench, p, plan, camp_name, built, opts)
     finally:
         _release(locks, built)
         for tg in built.values():
@@ -124,24 +122,23 @@ def _preflights(built: dict[str, Target]) -> dict:
     return {t: tg.preflight for t, tg in built.items()}
 
 
-def _run_planned(bench: Benchmark, p: Params, plan, camp_name: str, data_dir,
-                 built: dict[str, Target], on_run: Callable | None, progress: bool,
-                 allow_foreign: bool, locked: bool, stop=None) -> CampaignResult:
+def _run_planned(bench: Benchmark, p: Params, plan, camp_name: str,
+                 built: dict[str, Target], opts: RunOptions) -> CampaignResult:
     """The campaign of ``plan`` created (or resumed) and run, phase after phase, each run
-    watched for other tracers between rounds and by ``on_run`` (else by the benchmark's
-    :meth:`~Benchmark.observer` of its first target)."""
+    watched for other tracers between rounds and by ``opts.on_run`` (else by the
+    benchmark's :meth:`~Benchmark.observer` of its first target)."""
     if bench.presets:  # the named size is part of the campaign's identity
         plan.parameters = {**plan.parameters, "preset": p.preset}
-    camp = Campaign(camp_name, data_dir=data_dir, notebook=bench.notebook,
+    camp = Campaign(camp_name, data_dir=opts.data_dir, notebook=bench.notebook,
                     benchmark=bench.name, parameters=plan.parameters)
+    on_run = opts.on_run
     if on_run is None:  # the benchmark's own watcher, if it has one
         on_run = bench.observer(next(iter(built)), p)
     execute = _between_rounds(_observed(bench.execute(plan, p, camp.folder / ".scratch"),
-                                        on_run), camp, built, allow_foreign)
+                                        on_run), camp, built, opts.allow_foreign_tracers)
     with camp.locked():
         try:
-            return _run_phases(bench, camp, plan, p, built, execute, progress, allow_foreign,
-                               locked, stop)
+            return _run_phases(bench, camp, plan, p, built, execute, opts)
         finally:
             _finish(bench, camp, p, built)
 
@@ -198,34 +195,28 @@ def _scan(camp, transport, target: str, round_, allow: bool) -> None:
         raise ForeignTracers(target, seen["found"], f"before round {round_}")
 
 
-def _run_phases(bench, camp, plan, p, built: dict[str, Target], execute, progress,
-                allow_foreign: bool = False, locked: bool = True, stop=None):
+def _run_phases(bench, camp, plan, p, built: dict[str, Target], execute, opts: RunOptions):
     """The planned runs, then whatever :meth:`Benchmark.more` adds, round after round, on
-    one progress line (with the precision rule's state after each of its decisions).
-    ``locked``: the caller holds every target's lock throughout (one target, or a plan in
+    one progress line (with the precision rule's state after each of its decisions). A
+    target whose lock the caller holds keeps it throughout (one target, or a plan in
     steps); otherwise each run of the campaign locks its target."""
-    targets = list(built)
-    if plan.steps is not None and len(targets) > 1:
-        return _run_steps(camp, plan, built, execute, progress, allow_foreign)
-    transports = {t: tg.transport for t, tg in built.items()}
-    pfs = {t: tg.preflight for t, tg in built.items()}
-    _check_foreign(camp, built, allow_foreign)
+    if plan.steps is not None and len(built) > 1:
+        return _run_steps(camp, plan, built, execute, opts.progress, opts.allow_foreign_tracers)
+    stop = opts.stop
+    _check_foreign(camp, built, opts.allow_foreign_tracers)
     runs = list(plan.runs)
     bar = CampaignProgress(f"{bench.name} {camp.name}", target=getattr(p, "precision", None),
                            budget_s=getattr(p, "budget", None), rounds=getattr(p, "rounds", None),
-                           disable=not progress)
+                           disable=not opts.progress)
     try:
-        result = run_campaign(camp, targets, runs, execute, connector=transports.__getitem__,
-                              preflights=pfs, progress=bar, keep_open=True,
-                              target_lock=not locked, stop=stop)
+        result = run_campaign(camp, built, runs, execute, progress=bar, stop=stop)
         while result.complete and not (stop and stop.is_set()) and \
                 (extra := bench.more(camp, plan, p)):
             _rule_state(bar, camp)
             runs += extra
             plan.runs = runs
-            step = run_campaign(camp, targets, extra, execute, connector=transports.__getitem__,
-                                preflight=False, progress=bar, keep_open=True,
-                                target_lock=not locked, stop=stop)
+            step = run_campaign(camp, built, extra, execute, preflight=False, progress=bar,
+                                stop=stop)
             _merge(result, step)
             if not step.complete:
                 break
@@ -268,17 +259,13 @@ def _run_steps(camp, plan, built: dict[str, Target], execute, progress,
     target's lock held throughout (:func:`_hold_locks`, by the caller). A step that does not complete (a
     failed run, a lost target) stops the rest: rerun the campaign to resume it."""
     result, targets = None, list(built)
-    transports = {t: tg.transport for t, tg in built.items()}
-    pfs = {t: tg.preflight for t, tg in built.items()}
     bar = progress_bar(total=sum(len(r) for step in plan.steps for r in step.values()),
                        desc=f"campaign {camp.name}", disable=not progress)
     try:
         _check_foreign(camp, built, allow_foreign)
         for step in plan.steps:
-            ts = [t for t in targets if t in step]
-            out = run_campaign(camp, ts, step, execute, connector=transports.__getitem__,
-                               preflights=pfs, progress=False, keep_open=True,
-                               target_lock=False)
+            out = run_campaign(camp, {t: tg for t, tg in built.items() if t in step}, step,
+                               execute, progress=False)
             bar.update(sum(len(r) for r in step.values()))
             if result is None:
                 result = out
@@ -341,7 +328,7 @@ def _merge(result: CampaignResult, step: CampaignResult) -> None:
     result.unreachable.update(step.unreachable)
 
 
-def _targets(bench: Benchmark, targets, ssh_config) -> list[str]:
+def _targets(bench: Benchmark, targets) -> list[str]:
     listed = _params.names("targets", targets)
     if not listed:
         raise ParameterError("targets", targets, "expected one or more targets")

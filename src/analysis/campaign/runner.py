@@ -7,7 +7,7 @@ from __future__ import annotations
 import secrets
 import threading
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from analysis.campaign.folders import target_slug
@@ -20,7 +20,7 @@ from analysis.errors import (
     TargetUnreachable,
 )
 from analysis.progress import CampaignProgress
-from analysis.targets import check_target, connect
+from analysis.targets import ConnectOptions, Target
 from analysis.targets.locks import TargetLock
 from analysis.targets.preflight import preflight as run_preflight
 from analysis.targets.transport import Transport
@@ -28,24 +28,24 @@ from analysis.targets.transport import Transport
 
 def run_campaign(
     campaign: Campaign,
-    targets: Sequence[str],
+    targets: Sequence[str] | Mapping[str, Target],
     plan: Sequence[RunSpec] | Mapping[str, Sequence[RunSpec]],
     execute: Execute,
     *,
-    trust_new_host_keys: bool = False,
-    ssh_config=None,
+    connection: ConnectOptions | None = None,
     preflight: bool = True,
     progress: bool | CampaignProgress = True,
-    connector: Callable[[str], Transport] | None = None,
-    target_lock: bool = True,
-    preflights: dict | None = None,
-    keep_open: bool = False,
     stop: threading.Event | None = None,
 ) -> CampaignResult:
     """Run ``plan`` on every target (in parallel, one connection each); resume what exists.
 
-    ``plan``: the runs every target does, or a mapping target -> its own runs (e.g. the
-    two arms of an A/B comparison running in parallel).
+    ``targets``: names, reached as ``connection`` says (default: host keys checked,
+    ``~/.ssh/config``), or the caller's :class:`~analysis.targets.Target` objects by name
+    (e.g. connected, locked and preflighted by the run path): those keep their connection
+    (the caller closes it), their ``preflight`` is recorded instead of asking again, and a
+    target whose ``lock`` the caller holds is not locked again. ``plan``: the runs every
+    target does, or a mapping target -> its own runs (e.g. the two arms of an A/B
+    comparison running in parallel).
 
     ``execute(transport, run, staging_dir)`` does one run and writes its raw
     files into ``staging_dir``; it returns a small JSON-able dict for the
@@ -53,25 +53,23 @@ def run_campaign(
     one; a lost connection stops that target (rerun the campaign to resume).
     Ctrl-C stops everything, after the running unit has cleaned up. The
     campaign's lock is held throughout, and each target's lock while it runs
-    (:class:`~analysis.errors.LockError` when another process has either).
-    ``preflights`` (target -> Preflight) are recorded instead of asking again;
-    ``keep_open``: the connector's transports are the caller's to close. ``progress``:
+    (:class:`~analysis.errors.LockError` when another process has either). ``progress``:
     show it (a line of its own), or the :class:`~analysis.progress.CampaignProgress` of a
     campaign whose phases run one after the other (the caller closes it). ``stop``: an event
     another thread sets to stop the campaign as Ctrl-C does (a fleet's, from its main thread).
     """
-    targets = list(dict.fromkeys(targets))
-    plans = _plans(targets, plan)
-    connector = _connector(targets, connector, trust_new_host_keys, ssh_config)
+    given = isinstance(targets, Mapping)
+    names = list(dict.fromkeys(targets))
+    plans = _plans(names, plan)
+    built = _targets(names, targets if given else None, connection)
     with campaign.locked():
-        runner = _Runner(campaign, plans, execute, connector, preflight=preflight,
-                         target_lock=target_lock, progress=progress,
-                         preflights=preflights or {})
-        runner.keep_open = keep_open
+        runner = _Runner(campaign, plans, execute, built, preflight=preflight,
+                         progress=progress)
+        runner.keep_open = given
         if stop is not None:
             runner.stop = stop
         try:
-            runner.all(targets)
+            runner.all(names)
         finally:
             if runner.bar is not progress:
                 runner.bar.close()
@@ -87,15 +85,15 @@ def _plans(targets: list[str], plan) -> dict[str, list[RunSpec]]:
     return plans
 
 
-def _connector(targets: list[str], connector, trust_new_host_keys: bool,
-               ssh_config) -> Callable[[str], Transport]:
-    """The connector to use, the targets' names refused before connecting anywhere."""
-    for t in targets:
+def _targets(names: list[str], given: Mapping[str, Target] | None,
+             connection: ConnectOptions | None) -> dict[str, Target]:
+    """name -> its :class:`Target`: the caller's, or each name parsed (and so refused before
+    connecting anywhere)."""
+    for t in names:
         target_slug(t)
-        if connector is None:  # a caller's connector has checked and built its targets
-            check_target(t, ssh_config=ssh_config)
-    return connector or (lambda t: connect(t, trust_new_host_keys=trust_new_host_keys,
-                                           ssh_config=ssh_config))
+    if given is not None:  # the caller has checked and built its targets
+        return {t: given[t] for t in names}
+    return {t: Target.parse(t, connection) for t in names}
 
 
 def _check_plan(plan: Sequence[RunSpec]) -> None:
@@ -107,12 +105,11 @@ def _check_plan(plan: Sequence[RunSpec]) -> None:
 class _Runner:
     """The per-target loop of :func:`run_campaign` and its fan-out over targets."""
 
-    def __init__(self, campaign: Campaign, plans: dict, execute, connector, *,
-                 preflight: bool, target_lock: bool, progress: bool | CampaignProgress,
-                 preflights: dict):
-        self.campaign, self.plans, self.execute, self.connector = campaign, plans, execute, \
-            connector
-        self.preflight, self.target_lock, self.preflights = preflight, target_lock, preflights
+    def __init__(self, campaign: Campaign, plans: dict, execute, targets: dict[str, Target],
+                 *, preflight: bool, progress: bool | CampaignProgress):
+        self.campaign, self.plans, self.execute, self.targets = campaign, plans, execute, \
+            targets
+        self.preflight = preflight
         self.result = CampaignResult(campaign.name, campaign.folder, {}, {}, {}, {})
         self.bar = progress if isinstance(progress, CampaignProgress) else CampaignProgress(
             f"campaign {campaign.name}", disable=not progress)
@@ -150,19 +147,20 @@ class _Runner:
                 self.tick(target, run, "kept")
         if not todo:
             return
+        tg = self.targets[target]
         try:
-            transport = self.connector(target)
+            transport = tg.connect()
         except TargetError as exc:
             r.unreachable[target] = str(exc)
             self.campaign.record_target(target, {"last_error": str(exc), "last_error_at": now()})
             return
         try:
             lock = None
-            if self.target_lock:
+            if tg.lock is None:  # else the caller holds it
                 lock = TargetLock(transport, self.campaign.name, self.group).acquire(
                     stop=self.stop)
             try:
-                self._preflight(transport, target)
+                self._preflight(transport, target, tg.preflight)
                 self._runs(transport, target, todo)
             finally:
                 if lock is not None:
@@ -171,10 +169,10 @@ class _Runner:
             if not self.keep_open:
                 transport.close()
 
-    def _preflight(self, transport: Transport, target: str) -> None:
+    def _preflight(self, transport: Transport, target: str, known) -> None:
         if not self.preflight:
             return
-        pf = self.preflights.get(target) or run_preflight(transport)
+        pf = known or run_preflight(transport)
         self.campaign.record_target(target, {
             "preflight": pf.as_dict(),
             "tool_versions": {k: (v or {}).get("version") for k, v in pf.tools.items()},

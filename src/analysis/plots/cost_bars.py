@@ -5,6 +5,7 @@ top with its value."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import matplotlib
 import matplotlib.pyplot as plt
@@ -57,6 +58,17 @@ MIN_BAR_FRACTION = 0.15  # <= 1 / (READABLE_SPAN * _HEADROOM)
 CUT_MARK = "\u2191"
 
 
+@dataclass(frozen=True)
+class _Columns:
+    """What the columns of a table of bars mean (:func:`per_event_cost_bars`' keywords)."""
+
+    category: str
+    series: str
+    value: str
+    ci: tuple[str, str] | None
+    substituted: str | None
+
+
 def per_event_cost_bars(
     table: pd.DataFrame,
     *,
@@ -97,8 +109,8 @@ def per_event_cost_bars(
               else _peak_groups(table, category, value, cats, split))
     with thesis_style():
         fig, axes = _panels_figure(groups, note)
-        cut = _draw_panels(axes, groups, table, category, series, sers, value, ci,
-                           substituted, measured)
+        cut = _draw_panels(axes, groups, table, _Columns(category, series, value, ci, substituted),
+                           sers, measured)
         axes[0].set_ylabel(ylabel)
         for ax in axes[1:]:
             ax.set_title("costlier,\nown linear scale", fontsize=8)
@@ -109,16 +121,14 @@ def per_event_cost_bars(
         return fig
 
 
-def _draw_panels(axes, groups, table, category, series, sers, value, ci, substituted,
-                 measured) -> int:
+def _draw_panels(axes, groups, table, cols: _Columns, sers, measured) -> int:
     """Each group's bars on its panel (scaled by its measured bars, if any are named);
     returns how many bars were cut at their panel's top."""
     cut = 0
     for ax, group in zip(axes, groups):
-        part = table[table[category].isin(group)]
-        top = _panel_top(part, series, value, ci, measured) if measured else None
-        cut += _bars(ax, part, group, category, series, sers, value, ci, substituted,
-                     top=top, measured=measured)
+        part = table[table[cols.category].isin(group)]
+        top = _panel_top(part, cols.series, cols.value, cols.ci, measured) if measured else None
+        cut += _bars(ax, part, group, cols, sers, top=top, measured=measured)
     return cut
 
 
@@ -202,12 +212,14 @@ def _refuse_unlabelled_emulated(sers: list, emulated: Sequence[str]) -> None:
                          "series without saying so: draw it within plots.timing_caveat(...)")
 
 
-def _bars(ax, table, cats, category, series, order, value, ci, substituted, *,
-          top: float | None = None, measured: Sequence[str] = ()) -> int:
+def _bars(ax, table, cats, cols: _Columns, order, *, top: float | None = None,
+          measured: Sequence[str] = ()) -> int:
     """Bars of one panel: every bar the same width, each group centred on its tick
     whatever series it has (a category without some series has no gap). ``top``: the
     panel's upper limit; a bar above it is cut there and labelled with its value. Returns
     how many were cut."""
+    category, series, value, ci, substituted = (cols.category, cols.series, cols.value,
+                                                cols.ci, cols.substituted)
     width = 0.8 / max(1, len(order))
     cut = 0
     for j, cat in enumerate(cats):

@@ -96,10 +96,11 @@ def _box_panel(ax, bstats: list[dict], colors, show_fliers: bool, log: bool) -> 
     ax.grid(axis="x", visible=False)
 
 
-def _weighted_hist(ax, edges, counts, *, label, element, stat, log_x, log_y=False,
-                   color=None, linewidth=1.2, data_x=None):
+def _weighted_hist(ax, edges, counts, *, log_x, log_y=False, data_x=None, **style):
     """One weighted seaborn histogram of counts (never expanded into samples): the counts
-    of the bins ``edges`` (``data_x`` None), or of values ``data_x`` put into those bins."""
+    of the bins ``edges`` (``data_x`` None), or of values ``data_x`` put into those bins.
+    ``style``: how it is drawn, seaborn's ``histplot`` keywords (``label``, ``element``,
+    ``stat``, ``color``; ``linewidth``, default 1.2)."""
     edges = np.asarray(edges, dtype=float)
     counts = np.asarray(counts, dtype=float)
     mids = (edges[:-1] + edges[1:]) / 2
@@ -109,9 +110,8 @@ def _weighted_hist(ax, edges, counts, *, label, element, stat, log_x, log_y=Fals
         mids = np.asarray(data_x, dtype=float)
     data = pd.DataFrame({"x": mids, "w": counts})
     bins = list(np.log10(edges) if log_x else edges)  # seaborn bins in the axis' space
-    sns.histplot(data=data, x="x", weights="w", bins=bins, element=element, fill=False,
-                 stat=stat, ax=ax, log_scale=(log_x, log_y), color=color, label=label,
-                 linewidth=linewidth)
+    sns.histplot(data=data, x="x", weights="w", bins=bins, fill=False, ax=ax,
+                 log_scale=(log_x, log_y), **{"color": None, "linewidth": 1.2, **style})
 
 
 def frequency_polygon(

@@ -19,6 +19,7 @@ from analysis.ratemethod.execute import (
 )
 from analysis.ratemethod.table import rate_table
 from analysis.stats.adaptive import adaptive_step
+from analysis.stats.precision import Rule
 
 
 def more(campaign: Campaign, target: str, ids: list[str], control: str, p, seed,
@@ -61,10 +62,10 @@ def more(campaign: Campaign, target: str, ids: list[str], control: str, p, seed,
     dur.setdefault(control, [0.0])  # (a campaign without control brackets)
     spent = sum(e.get("duration_s") or 0 for e in entries.values())
     budget = _extended(campaign, table, dur, control, p, spent, len(rounds), min_rounds)
-    decision = adaptive_step(campaign, widths, dur, rounds, control=control,
-                             precision=p.precision, budget_s=budget,
-                             min_rounds=min_rounds, max_rounds=MAX_ROUNDS, spent_s=spent,
-                             prefix="rate_")
+    rule = Rule(target=p.precision, min_rounds=min_rounds, max_rounds=MAX_ROUNDS,
+                budget_s=budget)
+    decision = adaptive_step(campaign, widths, dur, rounds, control=control, rule=rule,
+                             spent_s=spent, prefix="rate_")
     if decision.experiments is None:
         return None
     # a later round: the experiments still short of the target and the control, no A/A

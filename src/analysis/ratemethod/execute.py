@@ -192,10 +192,11 @@ def check_run(kind: str, staging: Path, name: str, transport_name: str) -> dict:
 # execution
 
 
-def make_execute(scripts: Callable, argv: Callable, q: dict, fallback, *, tracer_cpu,
+def make_execute(scripts: Callable, argv: Callable, q: dict, fallback, *,
                  attach_timeout: float = 120.0, stop_timeout: float = 120.0,
                  options: Callable | None = None, after: Callable | None = None):
-    """The ``execute`` of a campaign with rate runs: rate counting runs and brackets here,
+    """The ``execute`` of a campaign with rate runs (``q``: the campaign's parameters; its
+    ``tracer_cpu``, if it has one, is the tracer's CPU): rate counting runs and brackets here,
     every other run by ``fallback``. ``scripts(transport, meter, run, kind)`` -> (tracer,
     script path) of a run (a counting run's script counts its events per iteration in
     ``@events``); ``argv(meter, kind, run)`` -> the workload's argv; ``options(run, kind,
@@ -205,6 +206,7 @@ def make_execute(scripts: Callable, argv: Callable, q: dict, fallback, *, tracer
     from analysis.tracing.tracers import needs_target_pid
 
     built: dict[str, tuple[str, str]] = {}
+    tracer_cpu = q.get("tracer_cpu")
 
     def execute(transport, run: RunSpec, staging: Path) -> dict:
         kind = run.params.get("kind")

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.stats import chi2
@@ -229,21 +229,30 @@ class Forecast:
         return max(self.needs_s.values(), default=0.0)
 
 
+@dataclass(frozen=True)
+class Done:
+    """What a campaign has run so far: each experiment's ``brackets``, the ``references``
+    (the control's and the A/A slot's brackets), the ``rounds`` and the time ``spent_s``."""
+
+    brackets: Mapping[str, int] = field(default_factory=dict)
+    references: int = 0
+    rounds: int = 0
+    spent_s: float = 0.0
+
+
 def schedule(noise: Noise, costs: Mapping[str, float], bracket_s: Mapping[str, float], *,
              target: float | None, budget_s: float | None, min_rounds: int,
-             spent_s: float = 0.0, done: Mapping[str, int] | None = None,
-             reference_done: int = 0, rounds_done: int = 0,
-             max_rounds: int = 200) -> Forecast:
+             done: Done | None = None, max_rounds: int = 200) -> Forecast:
     """The precision rule's rounds simulated on the model: ``costs`` per experiment (ns per
     iteration), ``bracket_s`` each one's bracket in seconds (``"control"``: a reference
-    bracket's), ``done``/``reference_done``/``rounds_done`` what has run, ``spent_s`` the
-    time spent. A round holds the control's bracket, the A/A slot's in the first
-    ``min_rounds`` rounds, and every experiment then, afterwards those short of
-    ``target``; the budget stops it as the rule does (the next round's control and widest
-    experiment must fit). Then the same rounds go on without a budget until every
-    experiment meets the target (``needs_s``)."""
-    n = {x: int((done or {}).get(x, 0)) for x in costs}
-    m, r, t = int(reference_done), int(rounds_done), float(spent_s)
+    bracket's), ``done`` what has run (default: nothing). A round holds the control's
+    bracket, the A/A slot's in the first ``min_rounds`` rounds, and every experiment then,
+    afterwards those short of ``target``; the budget stops it as the rule does (the next
+    round's control and widest experiment must fit). Then the same rounds go on without a
+    budget until every experiment meets the target (``needs_s``)."""
+    done = done or Done()
+    n = {x: int(done.brackets.get(x, 0)) for x in costs}
+    m, r, t = int(done.references), int(done.rounds), float(done.spent_s)
     ctl = bracket_s.get("control", float(np.mean(list(bracket_s.values()) or [2.0])))
 
     def widths() -> dict[str, float]:

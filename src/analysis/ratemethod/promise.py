@@ -103,9 +103,9 @@ def at_start(campaign: Campaign, target: str, ids, control: str, p, min_rounds: 
     costs = prior_costs(campaign, target, [x for x in ids if x != control], noise.base_ns)
     seconds = _bracket_seconds_before(campaign, target, q)
     seconds["control"] = seconds.pop(control, float(np.mean(list(seconds.values()) or [2.0])))
-    return _record("start", noise, costs, seconds, p, min_rounds, _spent(campaign, target),
-                   "the larger of its counting run's cost here and the published one", {}, 0,
-                   0)
+    return _record("start", noise, costs, seconds, p, min_rounds,
+                   predict.Done(spent_s=_spent(campaign, target)),
+                   "the larger of its counting run's cost here and the published one")
 
 
 def after_rounds(campaign: Campaign, target: str, ids, control: str, p, min_rounds: int,
@@ -145,18 +145,17 @@ def after_rounds(campaign: Campaign, target: str, ids, control: str, p, min_roun
             seconds.setdefault(key, []).append(e.get("duration_s") or 0.0)
     done = early.groupby("label").size().to_dict()  # run, kept in a CI or not
     return _record(f"after round {rounds}", noise, costs,
-                   {k: float(np.mean(v)) for k, v in seconds.items()}, p, min_rounds, spent,
-                   f"its brackets in rounds 1-{rounds}",
-                   {x: int(done.get(x, 0)) for x in costs},
-                   int(done.get(control, 0) + done.get(AA, 0)), rounds)
+                   {k: float(np.mean(v)) for k, v in seconds.items()}, p, min_rounds,
+                   predict.Done({x: int(done.get(x, 0)) for x in costs},
+                                int(done.get(control, 0) + done.get(AA, 0)), rounds, spent),
+                   f"its brackets in rounds 1-{rounds}")
 
 
 def _record(when: str, noise: predict.Noise, costs: dict, seconds: dict, p, min_rounds: int,
-            spent: float, cost_source: str, done: dict, refs: int, rounds_done: int) -> dict:
+            done: predict.Done, cost_source: str) -> dict:
     target, budget = p.precision, p.budget
     cap = getattr(p, "budget_cap", None)
-    kw = dict(target=target, min_rounds=min_rounds, spent_s=spent, done=done,
-              reference_done=refs, rounds_done=rounds_done)
+    kw = dict(target=target, min_rounds=min_rounds, done=done)
     given = predict.schedule(noise, costs, seconds, budget_s=budget, **kw)
     needs = given.all_by_s()
     effective = budget

@@ -81,10 +81,11 @@ TABLE_COLUMNS = [
 ]
 
 
-def _row(name, x, y, ev, is_control, estimator, confidence, n_resamples, seed,
-         groups=None) -> dict:
-    """One experiment's row of :func:`overhead_table` (``x`` its runs, ``y`` the control's;
-    ``groups``: their rounds, when the round is the CIs' unit)."""
+def _row(name, samples, ev, is_control, estimator, confidence, n_resamples, seed) -> dict:
+    """One experiment's row of :func:`overhead_table` from its ``samples`` (:func:`_samples`:
+    ``x`` its runs, ``y`` the control's, ``groups`` their rounds when the round is the CIs'
+    unit, else None)."""
+    x, y, groups = samples
     rt, ct = _estimate(x, estimator), _estimate(y, estimator)
     rt_ci = _one_sample_ci(x, estimator, confidence, n_resamples, seed,
                            None if groups is None else groups[0])
@@ -143,11 +144,11 @@ def overhead_table(
     labels = runs[group].astype(str)
     rows = []
     for name in names:
-        x, y, groups = _samples(runs, labels, name, control, value, unit)
+        samples = _samples(runs, labels, name, control, value, unit)
         ev = events.get(name, np.nan) if isinstance(events, Mapping) else events
         ev = np.nan if ev is None else float(ev)
-        rows.append(_row(name, x, y, ev, name == control, estimator, confidence, n_resamples,
-                         seed, groups))
+        rows.append(_row(name, samples, ev, name == control, estimator, confidence,
+                         n_resamples, seed))
     table = pd.DataFrame(rows)
     table["p_holm"] = estimates.holm(table["mwu_p"].to_numpy())
     return table[TABLE_COLUMNS]

@@ -331,31 +331,30 @@ def block_durations(history: pd.DataFrame, durations=None, *, group: str = "expe
     return {e: float(np.mean(v)) for e, v in per.items()}, float(sum(s for _, s in items))
 
 
-def next_round(history: pd.DataFrame, target: float | str | None,
-               min_rounds: int = DEFAULT_MIN_ROUNDS, *, control: str,
-               budget_s: float | str | None = None, max_rounds: int = DEFAULT_MAX_ROUNDS,
+def next_round(history: pd.DataFrame, rule: Rule, *, control: str,
                experiments: Iterable[str] | None = None, durations=None,
-               spent_s: float | None = None, estimator: str = "median",
-               n_resamples: int = 999, seed: int = 0, group: str = "experiment",
-               value: str = "time_s") -> Decision:
-    """The rule of the module docstring applied to a campaign's finished timed runs.
+               spent_s: float | None = None, **widths_kw) -> Decision:
+    """``rule`` (:class:`Rule`: the target, ``min_rounds``, ``max_rounds``, the budget)
+    applied to a campaign's finished timed runs.
 
     ``history``: one row per finished timed run with ``group``, ``round`` and
     ``value`` columns (``value`` must be comparable across experiments: time per
     dd read when counts differ). ``experiments``: every experiment of the
     campaign (default: those in ``history``). ``durations``/``spent_s``: see
     :func:`block_durations` (``spent_s`` overrides the total, e.g. to count
-    calibration). Returns a :class:`Decision`; ``decision.experiments`` is
-    ``None`` to stop, else the next round's blocks, control first.
+    calibration). ``widths_kw``: how each experiment's precision is computed, the keywords
+    of :func:`relative_widths` (``estimator``, ``n_resamples``, ``seed``; ``group`` and
+    ``value``, the history's columns). Returns a :class:`Decision`;
+    ``decision.experiments`` is ``None`` to stop, else the next round's blocks, control
+    first.
     """
-    rule = Rule(target=target, min_rounds=min_rounds, max_rounds=max_rounds, budget_s=budget_s)
     names = [str(e) for e in experiments] if experiments is not None else []
     if len(history):
         if "round" not in history.columns:
             raise ValueError("history needs a 'round' column: the rule counts interleaved rounds")
-        widths = relative_widths(history, control=control, estimator=estimator,
-                                 n_resamples=n_resamples, seed=seed, group=group, value=value)
-        block_s, spent = block_durations(history, durations, group=group, value=value)
+        widths = relative_widths(history, control=control, **widths_kw)
+        columns = {k: v for k, v in widths_kw.items() if k in ("group", "value")}
+        block_s, spent = block_durations(history, durations, **columns)
         rounds = sorted(set(history["round"]))
         done, upcoming = len(rounds), int(max(rounds)) + 1
     else:

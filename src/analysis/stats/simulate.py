@@ -16,7 +16,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
@@ -24,7 +24,8 @@ import numpy as np
 from analysis.stats import estimates
 from analysis.stats.precision import Rule, relative_half_width
 
-__all__ = ["ControlModel", "percentile_difference_ci", "rounds_difference_ci", "simulate_coverage"]
+__all__ = ["CIMethod", "ControlModel", "percentile_difference_ci", "rounds_difference_ci",
+           "simulate_coverage"]
 
 
 @dataclass(frozen=True)
@@ -36,8 +37,8 @@ class ControlModel:
     ``round_mode`` (every run of a round then shares the mode). Every run of a
     round shares an additive drift: i.i.d. per round (``drift_sd`` of the
     control's mean) plus a random walk (``walk_sd`` per round). An experiment's
-    run is a control-like run plus ``events * cost``: a pure shift, so the
-    difference of medians estimates exactly the true per-event cost.
+    run is a control-like run plus ``events * cost`` (``events``: the events of a run):
+    a pure shift, so the difference of medians estimates exactly the true per-event cost.
     """
 
     means_s: tuple[float, float] = (0.46, 0.64)
@@ -47,6 +48,7 @@ class ControlModel:
     walk_sd: float = 0.005
     round_mode: bool = False
     block_sd: float = 0.0
+    events: float = 1e6
 
     def block(self, rng: np.random.Generator) -> float:
         """A block's own factor (``block_sd`` > 0): every run of one experiment's block is
@@ -101,10 +103,35 @@ _CI_METHODS = {"bca": estimates.bootstrap_difference_ci, "percentile": percentil
                "rounds": rounds_difference_ci}
 
 
-def _one_campaign(rng, model, rule, names, shift, runs, ci_fn, confidence, n_resamples,
-                  ci_scale):
+@dataclass(frozen=True)
+class CIMethod:
+    """How a simulated campaign's CIs are computed: ``method`` (``"bca"`` = the package's
+    :func:`analysis.stats.bootstrap_difference_ci`, as
+    :func:`~analysis.stats.overhead.overhead_table` with runs as the unit and
+    :func:`~analysis.stats.precision.next_round`; ``"percentile"`` =
+    :func:`percentile_difference_ci`; ``"rounds"`` = the round as the unit,
+    :func:`rounds_difference_ci`, as benchmark 1's table; or such a function) at
+    ``confidence`` with ``n_resamples``; ``scale`` < 1 shrinks every CI about its estimate
+    (a deliberately broken method)."""
+
+    method: str | Callable = "bca"
+    confidence: float = 0.95
+    n_resamples: int = 199
+    scale: float = 1.0
+
+    def interval(self, x, y, groups=None) -> tuple[float, float, float]:
+        """(estimate, low, high) of median(x) - median(y) (``groups``: their rounds, for
+        ``rounds_difference_ci``); ``method`` a function here."""
+        kw = {} if groups is None else {"groups": groups}
+        est, (low, high) = self.method(x, y, "median", self.confidence, self.n_resamples, 0,
+                                       **kw)
+        return est, est - self.scale * (est - low), est + self.scale * (high - est)
+
+
+def _one_campaign(rng, model, rule, shift, runs, ci: CIMethod):
     """One simulated campaign run until ``rule`` stops it: (rounds, last decision, CIs,
     relative widths)."""
+    names = list(shift)
     control = "control"
     data: dict[str, dict[int, np.ndarray]] = {control: {}, **{n: {} for n in names}}
     blocks: dict[str, list[float]] = {}
@@ -129,34 +156,26 @@ def _one_campaign(rng, model, rule, names, shift, runs, ci_fn, confidence, n_res
             rounds = sorted(data[e])
             x = np.concatenate([data[e][k] for k in rounds])
             y = np.concatenate([data[control][k] for k in rounds])
-            kw = {}
-            if ci_fn is rounds_difference_ci:
-                kw["groups"] = tuple(np.repeat(rounds, [data[n][k].size for k in rounds])
-                                     for n in (e, control))
-            est, (low, high) = ci_fn(x, y, "median", confidence, n_resamples, 0, **kw)
-            low, high = est - ci_scale * (est - low), est + ci_scale * (high - est)
-            cis[e] = (est, low, high)
+            groups = None
+            if ci.method is rounds_difference_ci:
+                groups = tuple(np.repeat(rounds, [data[n][k].size for k in rounds])
+                               for n in (e, control))
+            cis[e] = ci.interval(x, y, groups)
             widths[e] = relative_half_width(cis[e])
 
 
 def simulate_coverage(n_sim: int = 300, true_cost_ns: Sequence[float] = (200.0, 500.0, 2000.0),
-                      events: float = 1e6, control_model: ControlModel | None = None, *,
-                      rule: Rule | None = None, runs: int = 3, ci: str | Callable = "bca",
-                      n_resamples: int = 199, confidence: float = 0.95,
-                      ci_scale: float = 1.0, seed: int = 0, workers: int | None = None) -> dict:
+                      control_model: ControlModel | None = None, *, rule: Rule | None = None,
+                      runs: int = 3, ci: CIMethod | str | Callable = "bca", seed: int = 0,
+                      workers: int | None = None) -> dict:
     """Coverage of the nominal CIs when campaigns stop by ``rule`` (default ``Rule(0.10)``).
 
     Each of ``n_sim`` campaigns draws synthetic runtimes from ``control_model``
-    with a known per-event cost per experiment (``true_cost_ns``, ``events``
+    with a known per-event cost per experiment (``true_cost_ns``, the model's ``events``
     events per run), ``runs`` runs per block, rounds interleaved with shared
-    drift; after every round the rule decides from the experiments' CIs (``ci``:
-    ``"bca"`` = the package's :func:`analysis.stats.bootstrap_difference_ci`, as
-    :func:`~analysis.stats.overhead.overhead_table` with runs as the unit and
-    :func:`next_round`;
-    ``"percentile"`` = :func:`percentile_difference_ci`; ``"rounds"`` = the round as
-    the unit, :func:`rounds_difference_ci`, as benchmark 1's table; or such a function).
-    ``ci_scale`` < 1 shrinks every CI about its estimate (a deliberately
-    broken method). The budget, if any, is counted in simulated run time. ``workers``:
+    drift; after every round the rule decides from the experiments' CIs (``ci``: a
+    :class:`CIMethod`, or its ``method`` alone). The budget, if any, is counted in
+    simulated run time. ``workers``:
     processes simulating campaigns side by side (None: one per CPU, at most 4); each
     campaign draws from its own generator (``seed``, its number), so the result is the
     same whatever the number.
@@ -170,16 +189,18 @@ def simulate_coverage(n_sim: int = 300, true_cost_ns: Sequence[float] = (200.0, 
     """
     model = control_model or ControlModel()
     rule = rule or Rule()
-    ci_fn = _CI_METHODS[ci] if isinstance(ci, str) else ci
+    ci = ci if isinstance(ci, CIMethod) else CIMethod(ci)
+    method = ci.method
+    fn = _CI_METHODS[method] if isinstance(method, str) else method
     names = [f"e{i}-{c:g}ns" for i, c in enumerate(true_cost_ns)]
-    shift = {n: events * c * 1e-9 for n, c in zip(names, true_cost_ns)}
-    args = (seed, model, rule, names, shift, runs, ci_fn, confidence, n_resamples, ci_scale)
+    shift = {n: model.events * c * 1e-9 for n, c in zip(names, true_cost_ns)}
+    args = (seed, model, rule, shift, runs, replace(ci, method=fn))
     campaigns = _campaigns(args, n_sim, workers)
     return {
         **_tally(campaigns, names, shift, rule),
-        "n_sim": n_sim, "confidence": confidence, "n_resamples": n_resamples,
-        "ci": ci if isinstance(ci, str) else getattr(ci, "__name__", str(ci)),
-        "ci_scale": ci_scale, "rule": rule,
+        "n_sim": n_sim, "confidence": ci.confidence, "n_resamples": ci.n_resamples,
+        "ci": method if isinstance(method, str) else getattr(method, "__name__", str(method)),
+        "ci_scale": ci.scale, "rule": rule,
     }
 
 

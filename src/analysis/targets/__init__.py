@@ -1,5 +1,6 @@
 """Targets: what a benchmark runs on and how it is reached. :mod:`.target` turns a
-``target`` parameter into a :class:`Target` and its connection (:mod:`.transport`: local;
+``target`` parameter into a :class:`Target` and its connection (:class:`ConnectOptions`: the
+connection settings as one value; :mod:`.transport`: local;
 :mod:`.ssh`, :mod:`.ssh_transfer`: SSH; :mod:`.vm`: QEMU guests); :mod:`.locks` keeps one
 campaign per target; :mod:`.deploy` puts the remote scripts and workloads there;
 :mod:`.preflight` asks what it can do, :mod:`.foreign` which tracers are already on it,
@@ -9,6 +10,6 @@ campaign per target; :mod:`.deploy` puts the remote scripts and workloads there;
 
 from __future__ import annotations
 
-from analysis.targets.target import LOCAL, Target, check_target, connect
+from analysis.targets.target import LOCAL, ConnectOptions, Target, check_target, connect
 
-__all__ = ["LOCAL", "Target", "check_target", "connect"]
+__all__ = ["LOCAL", "ConnectOptions", "Target", "check_target", "connect"]

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from analysis.errors import TargetError
 from analysis.targets.deploy import remote_source, work_base
 from analysis.targets.locks import busy_error
-from analysis.targets.target import Target
+from analysis.targets.target import ConnectOptions
 from analysis.targets.transport import Transport
 
 __all__ = ["CleanReport", "clean", "clean_transport", "script", "add_parser"]
@@ -73,10 +73,9 @@ def clean(target: str = "local", *, dry_run: bool = False, trust_new_host_keys: 
           ssh_config: str | os.PathLike | None = None) -> CleanReport:
     """Connect to ``target`` (``"local"``, ``user@host[:port]`` or an ssh_config alias, as
     every command does) and clean it (:func:`clean_transport`)."""
-    tg = Target.parse(target, ssh_config=ssh_config)
+    tg = ConnectOptions(trust_new_host_keys, ssh_config).target(target)
     try:
-        return clean_transport(tg.connect(trust_new_host_keys=trust_new_host_keys),
-                               dry_run=dry_run)
+        return clean_transport(tg.connect(), dry_run=dry_run)
     finally:
         tg.close()
 

@@ -33,7 +33,7 @@ from analysis import paths
 from analysis.errors import ParameterError, ProjectNotFound
 from analysis.targets import vm
 from analysis.targets.ssh_address import SSHTarget
-from analysis.targets.target import LOCAL, Target
+from analysis.targets.target import LOCAL, ConnectOptions, Target
 
 #: connection plugins whose hosts the project's SSH transport reaches
 SSH_CONNECTIONS = ("ssh", "paramiko", "paramiko_ssh", "smart", "ansible.builtin.ssh",
@@ -66,11 +66,13 @@ class InventoryHost:
     def local(self) -> bool:
         return self.named == LOCAL if self.named is not None else self.address is None
 
-    def target(self) -> Target:
-        """A new :class:`~analysis.targets.Target` for this host (not yet connected)."""
+    def target(self, options: ConnectOptions | None = None) -> Target:
+        """A new :class:`~analysis.targets.Target` for this host (not yet connected), reached
+        by ``options``."""
         if self.named is not None:
-            return Target.parse(self.named)
-        return Target(LOCAL if self.address is None else self.name, self.address)
+            return Target.parse(self.named, options)
+        return Target(LOCAL if self.address is None else self.name, self.address,
+                      options or ConnectOptions())
 
 
 @dataclass(frozen=True)

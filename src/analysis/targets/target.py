@@ -1,11 +1,12 @@
-"""Turning a notebook's ``target`` parameter into a connection, and the :class:`Target` a
-campaign builds once per target: its name, how it is reached (parsed once), its transport,
-preflight and lock."""
+"""Turning a notebook's ``target`` parameter into a connection: the connection settings as
+one value (:class:`ConnectOptions`, built once at a front door from its keywords and passed
+down), and the :class:`Target` a campaign builds once per target: its name, how it is
+reached (parsed once), its transport, preflight and lock."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from analysis.targets import vm
@@ -39,39 +40,67 @@ def connect(target: str = LOCAL, *, trust_new_host_keys: bool = False,
     SSH targets: ``user@host``, ``user@host:port`` or a ``~/.ssh/config`` alias.
     Unknown host keys are refused unless ``trust_new_host_keys`` is set.
     """
-    return Target.parse(target, ssh_config=ssh_config).connect(
-        trust_new_host_keys=trust_new_host_keys)
+    return ConnectOptions(trust_new_host_keys, ssh_config).connect(target)
+
+
+@dataclass(frozen=True)
+class ConnectOptions:
+    """How targets are reached, as one value: built once at a front door (``run_benchmark``,
+    ``connect``, ``clean``, ...) from its keywords and passed down to the connection.
+
+    ``trust_new_host_keys``: an unknown host key is accepted and recorded instead of
+    refused; ``ssh_config``: the ssh_config file read (None: ``~/.ssh/config``). A target's
+    connect timeout is its own entry's (``ConnectTimeout``; an inventory's
+    ``ansible_timeout``), and root comes with the login (root, else ``sudo -n``): neither is
+    an option here."""
+
+    trust_new_host_keys: bool = False
+    ssh_config: str | os.PathLike | None = None
+
+    def target(self, name: str) -> Target:
+        """The target ``name`` reached this way, checked
+        (:class:`~analysis.errors.ParameterError`) without contacting anything."""
+        return Target.parse(name, self)
+
+    def connect(self, name: str) -> Transport:
+        """A connection to the target ``name`` (:func:`connect`)."""
+        return self.target(name).connect()
 
 
 @dataclass
 class Target:
     """One target of a campaign, built once: ``name`` as given, ``address`` (the SSH target
-    parsed from it, None for ``local``), then, as the campaign gets to them, its
-    ``transport``, its ``preflight`` (an :class:`~analysis.targets.preflight.Preflight`, asked once)
-    and the ``lock`` the campaign holds on it."""
+    parsed from it, None for ``local``), ``options`` (how it is reached), then, as the
+    campaign gets to them, its ``transport``, its ``preflight`` (an
+    :class:`~analysis.targets.preflight.Preflight`, asked once) and the ``lock`` the
+    campaign holds on it."""
 
     name: str
     address: SSHTarget | None = None
-    ssh_config: str | os.PathLike | None = None
+    options: ConnectOptions = field(default_factory=ConnectOptions)
     transport: Transport | None = None
     preflight: Any = None
     lock: TargetLock | None = None
 
     @classmethod
-    def parse(cls, name: str, *, ssh_config: str | os.PathLike | None = None) -> Target:
-        """The target named ``name``, checked (:class:`~analysis.errors.ParameterError`)
-        without contacting anything."""
-        return cls(name, _address(name, ssh_config), ssh_config)
+    def parse(cls, name: str, options: ConnectOptions | None = None) -> Target:
+        """The target named ``name``, reached by ``options`` (default: host keys checked,
+        ``~/.ssh/config``), checked (:class:`~analysis.errors.ParameterError`) without
+        contacting anything."""
+        options = options or ConnectOptions()
+        return cls(name, _address(name, options.ssh_config), options)
 
-    def connect(self, *, trust_new_host_keys: bool = False) -> Transport:
-        """Connect (once); the transport is also kept in ``transport``."""
+    def connect(self) -> Transport:
+        """Connect (once, as its ``options`` say); the transport is also kept in
+        ``transport``."""
         if self.transport is None:
             if self.address is None:
                 self.transport = LocalTransport()
             else:
+                how = self.options
                 self.transport = SSHTransport(self.address,
-                                              trust_new_host_keys=trust_new_host_keys,
-                                              ssh_config=self.ssh_config,
+                                              trust_new_host_keys=how.trust_new_host_keys,
+                                              ssh_config=how.ssh_config,
                                               extra_config=vm.ssh_config_text())
         return self.transport
 

@@ -95,6 +95,16 @@ class TracerSpec:
 
 
 @dataclass(frozen=True)
+class Timeouts:
+    """How long a traced run waits, in seconds, as one value: for the tracer to attach, for
+    it to stop (SIGINT, then SIGKILL), for the workload."""
+
+    attach: float = 60.0
+    stop: float = 30.0
+    workload: float = 3600.0
+
+
+@dataclass(frozen=True)
 class TracedRun:
     """The outcome of one traced run (from the target's ``meta`` file)."""
 
@@ -286,15 +296,14 @@ def run_and_fetch(
     *,
     name: str = "run",
     after: Sequence[Sequence[str]] = (),
-    attach_timeout: float = 60.0,
-    stop_timeout: float = 30.0,
-    workload_timeout: float = 3600.0,
+    timeouts: Timeouts | None = None,
     expect: Sequence[str] = (),
 ) -> TracedRun:
     """One traced run in a fresh folder on the target, its files fetched into ``local_dir``.
 
     ``{out}`` in ``workload`` and ``after`` becomes that folder. ``after`` are
-    commands run once the workload succeeded (e.g. compressing its output). The
+    commands run once the workload succeeded (e.g. compressing its output). ``timeouts``:
+    default :class:`Timeouts` (:func:`traced_run`'s). The
     folder is removed afterwards; on any failure the tracer is cleaned up first.
     Raises :class:`TargetError` if the workload exits non-zero or before it measured (its
     message: :func:`workload_failure`, with the workload's exit status and the end of its
@@ -302,21 +311,21 @@ def run_and_fetch(
     workload's own output) did not arrive.
     """
     remote_dir = run_folder(transport, name)
+    t = timeouts or Timeouts()
 
     def fill(argv):
         return [a.replace("{out}", remote_dir) for a in argv]
 
     try:
         tr = traced_run(transport, spec, fill(workload), remote_dir=remote_dir,
-                        attach_timeout=attach_timeout, stop_timeout=stop_timeout,
-                        workload_timeout=workload_timeout)
+                        attach_timeout=t.attach, stop_timeout=t.stop, workload_timeout=t.workload)
         if tr.status == "workload_failed" or tr.workload_exit not in (0, None):
             raise TargetError(workload_failure(transport.name, workload, tr))
         for argv in after:
             transport.run(fill(argv), timeout=600)
         fetch(transport, remote_dir, local_dir, required=("meta", *expect))
     except BaseException:
-        cleanup(transport, remote_dir, stop_timeout)
+        cleanup(transport, remote_dir, t.stop)
         raise
     finally:
         transport.run_root(["rm", "-rf", remote_dir], timeout=120, check=False)
@@ -362,11 +371,11 @@ def traced_execute(spec: TracerSpec, workload: Sequence[str], *, attach_timeout:
     ``{out}`` in the workload's arguments becomes the run's folder on the target
     (e.g. ``hyperfine --export-json {out}/hyperfine.json ...``).
     """
+    timeouts = Timeouts(attach_timeout, stop_timeout, workload_timeout)
 
     def execute(transport: Transport, run, staging: Path) -> dict:
-        tr = run_and_fetch(transport, spec, workload, staging, name=run.run_id,
-                           attach_timeout=attach_timeout, stop_timeout=stop_timeout,
-                           workload_timeout=workload_timeout, expect=expect)
+        tr = run_and_fetch(transport, spec, workload, staging, name=run.run_id, timeouts=timeouts,
+                           expect=expect)
         return {"tracer": tr.tracer, "status": tr.status, "attach_s": tr.attach_s,
                 "probes": tr.probes, "stop_s": tr.stop_s, "stop_killed": tr.stop_killed,
                 "workload_s": tr.workload_s, "wall_s": round(tr.wall_s, 6),

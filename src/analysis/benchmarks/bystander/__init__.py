@@ -184,9 +184,9 @@ class Bystander(Benchmark):
         widths.pop(control, None)
         for c in GROUPS.values():
             widths.pop(c, None)
-        decision = adaptive_step(campaign, widths, dur, rounds, control=control,
-                                 precision=p.precision, budget_s=p.budget,
-                                 min_rounds=q["rounds"], max_rounds=ratemethod.MAX_ROUNDS,
+        rule = _precision.Rule(target=p.precision, min_rounds=q["rounds"],
+                               max_rounds=ratemethod.MAX_ROUNDS, budget_s=p.budget)
+        decision = adaptive_step(campaign, widths, dur, rounds, control=control, rule=rule,
                                  spent_s=sum(e.get("duration_s") or 0
                                              for e in entries.values()),
                                  prefix="rate_")

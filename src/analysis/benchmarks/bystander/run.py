@@ -57,8 +57,8 @@ def make_execute(q: dict, scratch: Path):
     def fallback(transport, run, staging):
         raise ValueError(f"{run.run_id}: not a run of the bystander benchmark")
 
-    return ratemethod.make_execute(scripts, argv, q, fallback, tracer_cpu=q["tracer_cpu"],
-                                   options=options, after=check_bracket)
+    return ratemethod.make_execute(scripts, argv, q, fallback, options=options,
+                                   after=check_bracket)
 
 
 def _ext(tracer: str) -> str:

@@ -27,7 +27,7 @@ from analysis.loaders.cyclictest import CyclictestRun, load_cyclictest
 from analysis.targets.deploy import build_workloads
 from analysis.targets.transport import Transport
 from analysis.tracing import tracers
-from analysis.tracing.lifecycle import TracerSpec, run_and_fetch
+from analysis.tracing.lifecycle import Timeouts, TracerSpec, run_and_fetch
 
 QUANTILES = (0.5, 0.9, 0.99, 0.999, 0.9999)
 EVENT = "syscalls/sys_exit_clock_nanosleep"
@@ -103,9 +103,9 @@ def make_execute(*, loops: int, interval_us: int, histogram_us: int, cpu, main_c
                                cpu=cpu, main_cpu=main_cpu, out="{out}/cyclictest.json")
         if lib_path:
             argv = ["env", f"LD_PRELOAD={lib_path}", *argv]
-        tr = run_and_fetch(transport, spec, argv, staging, name=run.run_id, attach_timeout=120,
-                           stop_timeout=300, expect=("cyclictest.json",),
-                           workload_timeout=loops * interval_us / 1e6 * 3 + 120)
+        tr = run_and_fetch(transport, spec, argv, staging, name=run.run_id,
+                           timeouts=Timeouts(120, 300, loops * interval_us / 1e6 * 3 + 120),
+                           expect=("cyclictest.json",))
         events, lost = tracers.recorded_events(cfg.tracer, tr.meta, staging)
         if cfg.tracer != "none" and events is not None and events < loops:
             raise TargetError(f"{transport.name}: {cfg.name} recorded {events} events for "

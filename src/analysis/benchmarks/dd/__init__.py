@@ -228,9 +228,9 @@ class DD(Benchmark):
         blocks: dict = {}
         for (exp, _), seconds in per_round.items():
             blocks.setdefault(exp, []).append(seconds)
-        decision = adaptive_step(campaign, widths, blocks, rounds, control=CONTROL,
-                                 precision=p.precision, budget_s=p.budget,
-                                 min_rounds=q["rounds"], max_rounds=_rounds.MAX_ROUNDS,
+        rule = precision.Rule(target=p.precision, min_rounds=q["rounds"],
+                              max_rounds=_rounds.MAX_ROUNDS, budget_s=p.budget)
+        decision = adaptive_step(campaign, widths, blocks, rounds, control=CONTROL, rule=rule,
                                  spent_s=sum(e.get("duration_s") or 0 for e in entries.values()))
         return None if decision.experiments is None else _rounds.round_runs(
             decision.experiments[1:], counts, CONTROL, rounds[-1] + 1, st["seed"],
@@ -238,10 +238,7 @@ class DD(Benchmark):
 
     def execute(self, plan: Plan, p: Params, scratch: Path):
         q = plan.parameters
-        hyper = make_execute(plan.state["planned"], count=q["count"], runs=q["runs"],
-                             warmup=q["warmup"], workload_cpu=q["workload_cpu"],
-                             tracer_cpu=q["tracer_cpu"], os_name=plan.state["os"],
-                             scratch=scratch, bpf_stats=bool(q["bpf_stats"]))
+        hyper = make_execute(plan.state["planned"], q, os_name=plan.state["os"], scratch=scratch)
         if q.get("method", "hyperfine") == "hyperfine":
             return hyper
         return _rate.make_execute(plan.state["planned"], q, hyper, os_name=plan.state["os"],

@@ -313,17 +313,18 @@ def workload_timeout(count: int, dd_runs: int) -> float:
     return 60.0 + dd_runs * count * _WORST_READ_S
 
 
-def make_execute(planned: Sequence[PlannedExperiment], *, count: int | None, runs: int,
-                 warmup: int, workload_cpu: int | None, tracer_cpu: int | None,
-                 os_name: str | None, scratch: Path, bpf_stats: bool = False,
-                 attach_timeout: float = 120.0, stop_timeout: float = 120.0):
-    """The ``execute`` function of a benchmark-1 campaign. Each run's dd count is in its
-    params (``count``, else the campaign's): calibration (``cal``: the experiment's own
-    script, untimed), counting (``count``) and timed blocks (``timed``: hyperfine; with
-    ``bpf_stats`` in its params and ``bpf_stats`` here, under
+def make_execute(planned: Sequence[PlannedExperiment], q: dict, *, os_name: str | None,
+                 scratch: Path, attach_timeout: float = 120.0, stop_timeout: float = 120.0):
+    """The ``execute`` function of a benchmark-1 campaign with the campaign's parameters
+    ``q`` (``count``, ``runs``, ``warmup``, ``workload_cpu``, ``tracer_cpu``, ``bpf_stats``).
+    Each run's dd count is in its params (``count``, else the campaign's): calibration
+    (``cal``: the experiment's own script, untimed), counting (``count``) and timed blocks
+    (``timed``: hyperfine; with ``bpf_stats`` in its params and in ``q``, under
     ``kernel.bpf_stats_enabled=1``, the programs' run time read into its info)."""
     scratch.mkdir(parents=True, exist_ok=True)
     by_id = {p.id: p for p in planned}
+    count, runs, warmup = q["count"], q["runs"], q["warmup"]
+    workload_cpu, tracer_cpu, bpf_stats = q["workload_cpu"], q["tracer_cpu"], q.get("bpf_stats")
 
     def execute(transport, run: RunSpec, staging: Path) -> dict:
         p = by_id[run.experiment]

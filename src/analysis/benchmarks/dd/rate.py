@@ -54,5 +54,5 @@ def make_execute(planned, q: dict, fallback, *, os_name: str | None, scratch: Pa
     def argv(meter: str, kind: str, run) -> list[str]:
         return pinned(workload(meter, kind, q, run.params), q["workload_cpu"], os_name)
 
-    return _make_execute(scripts, argv, q, fallback, tracer_cpu=q["tracer_cpu"],
-                         attach_timeout=attach_timeout, stop_timeout=stop_timeout)
+    return _make_execute(scripts, argv, q, fallback, attach_timeout=attach_timeout,
+                         stop_timeout=stop_timeout)

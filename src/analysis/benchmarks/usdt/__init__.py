@@ -32,7 +32,7 @@ from analysis.stats import precision
 from analysis.targets.deploy import build_workloads
 from analysis.targets.transport import Transport
 from analysis.tracing import tracers
-from analysis.tracing.lifecycle import TracerSpec, run_and_fetch
+from analysis.tracing.lifecycle import Timeouts, TracerSpec, run_and_fetch
 
 TRACERS = tracers.USER_SPACE
 
@@ -91,8 +91,8 @@ def make_execute(by_id: dict, *, iterations: int, cpu: int | None, scratch: Path
         if cpu is not None:
             argv += ["--cpu", str(cpu)]
         tr = run_and_fetch(transport, spec, argv, staging, name=run.run_id,
-                           after=[["gzip", "-1", "{out}/samples.tsmp"]], attach_timeout=120,
-                           stop_timeout=300, workload_timeout=workload_timeout(iterations),
+                           after=[["gzip", "-1", "{out}/samples.tsmp"]],
+                           timeouts=Timeouts(120, 300, workload_timeout(iterations)),
                            expect=("samples.tsmp.gz",))
         events, lost = (None, None) if cfg.attach is None else tracers.recorded_events(
             cfg.tracer, tr.meta, staging)

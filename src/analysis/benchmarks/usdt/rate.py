@@ -92,7 +92,7 @@ def make_execute(q: dict, fallback, *, scratch: Path):
         return ["taskset", "-c", str(int(q["cpu"])),
                 *ratemethod.meter_argv(meter, ["-u"], kind, q, run.params)]
 
-    return ratemethod.make_execute(scripts, argv, q, fallback, tracer_cpu=None)
+    return ratemethod.make_execute(scripts, argv, q, fallback)
 
 
 def iterations_costs(inv: pd.DataFrame) -> pd.DataFrame:

@@ -65,8 +65,7 @@ def start(name: str = "standard", *, accel: str = "auto", cpus: int | None = Non
         order = choose_accel(accel, qemu)
         for i, how in enumerate(order):
             last = i == len(order) - 1
-            vm = _boot(name, img, qemu, how, cpus or default_cpus(how), memory_mb,
-                       boot_timeout, say,
+            vm = _boot(img, qemu, how, cpus or default_cpus(how), memory_mb, boot_timeout, say,
                        probe=None if last or how != "kvm" else KVM_PROBE_S)
             if vm is not None:
                 say(str(vm))
@@ -74,10 +73,12 @@ def start(name: str = "standard", *, accel: str = "auto", cpus: int | None = Non
     raise VMError(name, "no accelerator booted it")  # not reached: TCG raises instead
 
 
-def _boot(name: str, img: Image, qemu: str, accel: str, cpus: int, memory_mb: int,
-          timeout: float, say, probe: float | None) -> VM | None:
-    """One boot attempt. With ``probe`` (KVM that may hang), None if the kernel does not
-    print its banner in ``probe`` seconds (remembered, so later starts go to TCG)."""
+def _boot(img: Image, qemu: str, accel: str, cpus: int, memory_mb: int, timeout: float, say,
+          probe: float | None) -> VM | None:
+    """One boot attempt of the image ``img`` (the VM is named after it). With ``probe`` (KVM
+    that may hang), None if the kernel does not print its banner in ``probe`` seconds
+    (remembered, so later starts go to TCG)."""
+    name = img.name
     folder = mkdirs(run_dir(name))
     for f in ("console.log", "qemu.log", "qemu.pid", "qmp.sock"):
         (folder / f).unlink(missing_ok=True)
