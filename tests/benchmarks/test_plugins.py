@@ -95,7 +95,7 @@ def test_an_installed_plugin_runs_reports_and_compares(installed, tmp_path, noth
     line = next(x for x in listed.stdout.splitlines() if x.split()[0] == "sleeper")
     assert "plug-in tracelab-sleeper 0.1.0" in line and line.endswith(
         "needs: tracefs, the sleeper's nap data (a need no machine has)")
-    assert {x.split()[0] for x in listed.stdout.splitlines()} >= {"dd", "usdt", "sleeper"}
+    assert {x.split()[0] for x in listed.stdout.splitlines()} == set(benchmarks.registry())
     data, figures = tmp_path / "data", tmp_path / "figures"
     params = [a for k, v in SMALL.items() for a in ("--param", f"{k}={v}")]
     run = _cli("run", "sleeper", "--target", "local", *params, "--campaign", "naps-a",
@@ -204,12 +204,13 @@ def _dist(site: Path, name: str, entry_points: str, modules: dict[str, str]) -> 
         (site / f"{module}.py").write_text(textwrap.dedent(text))
 
 
+#: a plug-in taking the name of one of the lab's own benchmarks (filled in: ``{taken!r}``)
 CLASH = """
     from analysis.benchmarks import Benchmark
 
     class NotDd(Benchmark):
-        name = "dd"
-        description = "takes the name of the lab's benchmark 1"
+        name = {taken!r}
+        description = "takes the name of one of the lab's benchmarks"
 
         def plan(self, preflights, p, campaign): ...
         def execute(self, plan, p, scratch): ...
@@ -221,18 +222,20 @@ def test_a_broken_or_clashing_plugin_is_one_line_and_the_lab_s_benchmarks_stay(
         site, tmp_path):
     others = tmp_path / "others"
     _dist(others, "tracelab-broken", "broken = tracelab_absent:Nothing", {})
-    _dist(others, "tracelab-clash", "clash = tracelab_clash:NotDd", {"tracelab_clash": CLASH})
+    lab = benchmarks.registry()
+    taken = sorted(lab)[0]
+    _dist(others, "tracelab-clash", "clash = tracelab_clash:NotDd",
+          {"tracelab_clash": CLASH.format(taken=taken)})
     _dist(others, "tracelab-odd", "odd = tracelab_odd:helper",
           {"tracelab_odd": "def helper():\n    return 1\n"})
     _dist(others, "tracelab-copy", "sleeper = tracelab_copy:Sleeper",
           {"tracelab_copy": "from tracelab_sleeper import Sleeper\n\nclass Sleeper(Sleeper):\n"
                             "    pass\n"})
-    lab = benchmarks.registry()
     with pytest.MonkeyPatch.context() as mp, pytest.warns(UserWarning) as said:
         _loaded_again(mp, site, others)  # the sleeper first on sys.path: loaded first
         found = benchmarks.registry()
         assert set(found) == set(lab) | {"sleeper"}
-        assert found["dd"] is lab["dd"]  # the lab's benchmark 1, not the clashing one
+        assert found[taken] is lab[taken]  # the lab's own, not the clashing one
         assert found["sleeper"].origin == "tracelab-sleeper 0.1.0"
     _forget("tracelab_sleeper", "tracelab_clash", "tracelab_odd", "tracelab_copy")
     lines = sorted(str(w.message) for w in said if "benchmark plug-in" in str(w.message))
@@ -241,7 +244,7 @@ def test_a_broken_or_clashing_plugin_is_one_line_and_the_lab_s_benchmarks_stay(
     assert broken.startswith("benchmark plug-in tracelab-broken 0.1 (entry point broken = "
                              "tracelab_absent:Nothing): not loaded: ModuleNotFoundError")
     assert clash == ("benchmark plug-in tracelab-clash 0.1 (entry point clash = "
-                     "tracelab_clash:NotDd): benchmark 'dd' refused: this package has a "
+                     f"tracelab_clash:NotDd): benchmark {taken!r} refused: this package has a "
                      "benchmark of that name")
     assert copy == ("benchmark plug-in tracelab-copy 0.1 (entry point sleeper = "
                     "tracelab_copy:Sleeper): benchmark 'sleeper' refused: plug-in "
