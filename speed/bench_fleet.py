@@ -49,7 +49,7 @@ def _inventory(path: Path, n: int) -> None:
 def _simulate(n: int, parallel: int) -> dict:
     """One simulated fleet of ``n`` hosts in this process (run by ``--one``)."""
     from analysis.benchmarks import get
-    from analysis.benchmarks.fleet import run_fleet
+    from analysis.benchmarks.core.fleet import run_fleet
     from analysis.campaign import Campaign, RunSpec, open_for_report, run_campaign
     from analysis.targets.inventory import load
     from analysis.targets.transport import Transport

@@ -71,7 +71,7 @@ def missing(name: str) -> str:
     """Why a test skips where ``name`` (a command or header) is missing: its package, and
     that ``make test`` installs it (``KeyError`` for a name that neither bootstrap's tables
     nor a registered benchmark's needs install)."""
-    from analysis.benchmarks.tools import needs_of
+    from analysis.benchmarks.core.tools import needs_of
     from analysis.targets.bootstrap import package_of
     from analysis.targets.needs import merged
 

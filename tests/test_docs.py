@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import analysis
-from analysis.benchmarks import listing
+from analysis.benchmarks.core import listing
 from conftest import FIXTURES, ROOT
 
 DOCS = ROOT / "docs"

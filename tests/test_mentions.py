@@ -34,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from analysis import benchmarks
-from analysis.benchmarks import listing
+from analysis.benchmarks.core import listing
 from conftest import ROOT
 
 #: benchmark 1, the flagship: the front page's and the guides' worked example

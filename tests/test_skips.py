@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.benchmarks.tools import needs_of
+from analysis.benchmarks.core.tools import needs_of
 from analysis.targets.bootstrap import PROVIDED_BY, TESTS_APT, package_of
 from analysis.targets.needs import merged
 from analysis.targets.vm import image as _vmimage

@@ -13,7 +13,7 @@ import ast
 from pathlib import Path
 
 from analysis import benchmarks
-from analysis.benchmarks.base import MACHINERY
+from analysis.benchmarks.core.base import MACHINERY
 from conftest import ROOT
 
 SRC = ROOT / "src" / "analysis"
@@ -26,10 +26,10 @@ MAX_PARAMETERS = 8
 #: with its reason: only public entry points, whose keyword parameters stay what users call
 #: them with (issue 51). Everything else takes its settings as one value:
 #: :class:`analysis.targets.ConnectOptions` (how targets are reached),
-#: :class:`analysis.benchmarks.base.RunOptions` (how a campaign runs), a
+#: :class:`analysis.benchmarks.core.base.RunOptions` (how a campaign runs), a
 #: :class:`~analysis.stats.precision.Rule`, ...
 MANY_PARAMETERS = {
-    "benchmarks/run.py:run_benchmark": "public entry point: analysis.run_benchmark",
+    "benchmarks/core/run.py:run_benchmark": "public entry point: analysis.run_benchmark",
     "benchmarks/probe_rate.py:price_probe": "public entry point: analysis.price_probe",
     "stats/overhead.py:overhead_table": "public entry point: analysis.overhead_table",
     "plots/tables.py:export_table": "public entry point: analysis.export_table",
@@ -148,7 +148,7 @@ def test_no_import_goes_up_a_layer():
 
 
 def test_an_import_up_a_layer_is_found():
-    assert _layer("analysis.rules") < _layer("analysis.benchmarks.base")
+    assert _layer("analysis.rules") < _layer("analysis.benchmarks.core.base")
     assert _layer("analysis.errors") == 0 and _layer("analysis") == len(LAYERS) - 1
 
 
@@ -272,6 +272,16 @@ def test_the_comparison_imports_no_benchmark():
     assert found == []
 
 
+def test_the_machinery_imports_no_benchmark():
+    """analysis.benchmarks.core (registry, run path, report door, fleet, tools) finds the
+    benchmarks through the registry alone: none of its modules imports one of them."""
+    mods = _modules()
+    homes = {_home(type(b).__module__) for b in benchmarks.registry().values()}
+    found = sorted((m, t) for m in mods if m.startswith("analysis.benchmarks.core")
+                   for t in _imports(mods, m) if _home(t) in homes)
+    assert found == [] and "core" not in homes
+
+
 def _plugins() -> set[str]:
     """The modules and folders of analysis.benchmarks that are not its machinery."""
     folder = SRC / "benchmarks"
@@ -282,7 +292,7 @@ def _plugins() -> set[str]:
 
 def test_each_plugin_registers_exactly_one_benchmark_and_the_machinery_none():
     """No hand-kept list: each module or folder of analysis.benchmarks but its machinery
-    (:data:`analysis.benchmarks.base.MACHINERY`, every name of which is a module there)
+    (:data:`analysis.benchmarks.core.base.MACHINERY`, every name of which is a folder there)
     registers one benchmark, and the registry's benchmarks are those."""
     homes: dict[str, list[str]] = {}
     for name, bench in benchmarks.registry().items():
@@ -290,7 +300,8 @@ def test_each_plugin_registers_exactly_one_benchmark_and_the_machinery_none():
         if module.startswith("analysis.benchmarks."):  # not one a test registered
             homes.setdefault(_home(module), []).append(name)
     plugins = _plugins()
-    assert set(MACHINERY) <= {f.stem for f in (SRC / "benchmarks").glob("*.py")}
+    assert set(MACHINERY) <= {d.name for d in (SRC / "benchmarks").iterdir()
+                              if (d / "__init__.py").is_file()}
     assert {h: n for h, n in homes.items() if h in MACHINERY} == {}, "machinery registers"
     assert {p: homes.get(p, []) for p in plugins if len(homes.get(p, [])) != 1} == {}
     assert set(homes) == plugins

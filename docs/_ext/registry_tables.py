@@ -11,7 +11,7 @@
 
 ``benchmarks-table`` (on ``benchmarks/index``, beside the benchmarks' pages): one row per
 registered benchmark (its page, notebook and what it measures:
-``analysis.benchmarks.listing.table_rows``), and the toctree of their pages (hidden: the
+``analysis.benchmarks.core.listing.table_rows``), and the toctree of their pages (hidden: the
 table is their listing), so a new benchmark's page is in the site's navigation with no page
 edited. ``notebooks-table``: one row per notebook, a benchmark's notebook from the registry
 (what its benchmarks measure, their pages), any other from the directive's content, a row
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _rows():
-    from analysis.benchmarks import listing
+    from analysis.benchmarks.core import listing
 
     return listing.table_rows()
 
@@ -38,7 +38,7 @@ def _rows():
 def benchmarks_markdown() -> str:
     """The benchmarks' table and their pages' hidden toctree, as MyST Markdown (for
     ``benchmarks/index``, beside the pages)."""
-    from analysis.benchmarks import listing
+    from analysis.benchmarks.core import listing
 
     pages = "\n".join(r.name for r in _rows())
     return (f"{listing.markdown_table(doc_links=True)}\n\n"

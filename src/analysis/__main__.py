@@ -9,8 +9,9 @@ import time
 from pathlib import Path
 
 from analysis import paths, published
-from analysis.benchmarks import get, listing, registry, report, run_benchmark
-from analysis.benchmarks.tools import needs_of
+from analysis.benchmarks import get, registry, report, run_benchmark
+from analysis.benchmarks.core import listing
+from analysis.benchmarks.core.tools import needs_of
 from analysis.bundle import bundle, verify_bundle
 from analysis.bundle.cli import add_parsers as add_bundle_parsers
 from analysis.campaign import Campaign

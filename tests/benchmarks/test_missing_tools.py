@@ -13,7 +13,7 @@ import pytest
 
 import analysis
 from analysis.benchmarks import get
-from analysis.benchmarks.tools import lacking, needs_of
+from analysis.benchmarks.core.tools import lacking, needs_of
 from analysis.errors import MissingTools, ParameterError
 from analysis.targets.deploy import runs_base
 from analysis.targets.needs import CATALOGUE

@@ -21,7 +21,7 @@ import pytest
 
 import analysis
 from analysis import benchmarks, comparison, rules
-from analysis.benchmarks import base
+from analysis.benchmarks.core import base
 from analysis.errors import ParameterError
 from conftest import ROOT, cli_in_process
 from docs_examples import ext

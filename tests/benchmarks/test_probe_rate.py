@@ -11,7 +11,7 @@ import pytest
 
 import analysis
 from analysis.benchmarks import probe_rate
-from analysis.benchmarks.report import Report
+from analysis.benchmarks.core.report import Report
 from analysis.errors import ParameterError
 from conftest import need_tool
 

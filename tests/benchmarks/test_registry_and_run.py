@@ -128,7 +128,7 @@ def test_preflight_once_per_target(naps, tmp_path, monkeypatch):
 
     # every name a preflight can be asked through: the run path's and the runner's
     monkeypatch.setattr(pre, "preflight", counting)
-    monkeypatch.setattr(sys.modules["analysis.benchmarks.run"], "preflight", counting)
+    monkeypatch.setattr(sys.modules["analysis.benchmarks.core.run"], "preflight", counting)
     monkeypatch.setattr(sys.modules["analysis.campaign.runner"], "run_preflight", counting)
     result = analysis.run_benchmark("test-naps", "local", data_dir=tmp_path, progress=False,
                                     naps=1)

@@ -25,10 +25,10 @@ import seaborn as sns
 
 from analysis import plots, published, stats
 from analysis.benchmarks import cyclictest as latency
+from analysis.benchmarks.core.report import Report
 from analysis.benchmarks.dd.experiments import plan_experiments
 from analysis.benchmarks.dd.figures import draw_figures, percent_columns, thesis_tables
 from analysis.benchmarks.dd.results import with_published
-from analysis.benchmarks.report import Report
 from analysis.loaders.cyclictest import load_cyclictest
 from analysis.loaders.hyperfine import load_hyperfine
 from analysis.targets.preflight import Preflight

@@ -19,7 +19,7 @@ SHARED = tuple(n for name, n in CATALOGUE.items() if name != "dtrace")
 
 def _asked(**benchmarks: str) -> dict:
     """Benchmark name -> its needs, from space-separated catalogue names: what a caller of
-    the targets layer hands it (``analysis.benchmarks.tools.needs_of``)."""
+    the targets layer hands it (``analysis.benchmarks.core.tools.needs_of``)."""
     return {b: resolve(names.split(), b) for b, names in benchmarks.items()}
 
 
@@ -230,7 +230,7 @@ def test_ci_run_has_no_package_list_of_its_own():
     """.ci/run is the docs and `make test`: the packages are in analysis.targets.bootstrap alone."""
     import re
 
-    from analysis.benchmarks.tools import needs_of
+    from analysis.benchmarks.core.tools import needs_of
     from analysis.targets.bootstrap import TESTS_APT
     from analysis.targets.needs import merged
     from conftest import ROOT

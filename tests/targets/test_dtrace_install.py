@@ -58,7 +58,7 @@ def _pf(os_name: str, **caps) -> Preflight:
 @pytest.mark.parametrize("os_name", ["Linux", "FreeBSD"])
 def test_dd_with_dtrace_missing_refuses_naming_how_to_get_it(os_name):
     from analysis.benchmarks import get
-    from analysis.benchmarks.tools import lacking
+    from analysis.benchmarks.core.tools import lacking
 
     dd = get("dd")
     p = dd.parse({"tracer": "dtrace"})

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from analysis.__main__ import main
-from analysis.benchmarks.tools import needs_of
+from analysis.benchmarks.core.tools import needs_of
 from analysis.errors import ParameterError
 from analysis.targets import bootstrap, loopback
 from analysis.targets.needs import CATALOGUE, merged

@@ -1,11 +1,13 @@
-"""Every benchmark: the registry and base class (:mod:`.base`), the one run path
-(:mod:`.run`), the reports (:mod:`.report`), then one module or folder per benchmark
-holding its plan, run, report and figures. A benchmark imports no other benchmark; what
-two share lives a layer down (loaders, statistics, plots, tracers)."""
+"""Every benchmark: the machinery they share in :mod:`.core` (the registry and base class,
+plug-ins from other packages, the one run path, the one report door, what a target lacks),
+then one folder or module per benchmark holding its plan, run, report and figures. A
+benchmark imports no other benchmark and the machinery imports none; what two share lives
+a layer down (loaders, statistics, plots, tracers). What a benchmark's author needs is
+exported here."""
 
 from __future__ import annotations
 
-from analysis.benchmarks.base import (
+from analysis.benchmarks.core.base import (
     Benchmark,
     Param,
     Params,
@@ -15,8 +17,8 @@ from analysis.benchmarks.base import (
     register,
     registry,
 )
-from analysis.benchmarks.report import Report, emulated_caveat, report, write_report
-from analysis.benchmarks.run import run_benchmark
+from analysis.benchmarks.core.report import Report, emulated_caveat, report, write_report
+from analysis.benchmarks.core.run import run_benchmark
 
 __all__ = ["Benchmark", "Param", "Params", "Plan", "register", "registry", "get", "for_campaign",
            "run_benchmark", "report", "write_report", "Report", "emulated_caveat"]

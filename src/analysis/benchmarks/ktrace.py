@@ -24,8 +24,8 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import plots
-from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
-from analysis.benchmarks.report import Report
+from analysis.benchmarks.core.base import Benchmark, Param, Params, Plan, register
+from analysis.benchmarks.core.report import Report
 from analysis.campaign import Campaign, RunSpec
 from analysis.errors import ParameterError
 from analysis.targets.deploy import deploy, remote_source

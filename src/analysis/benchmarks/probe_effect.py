@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from analysis import plots, rules
-from analysis.benchmarks.base import Benchmark, Param, Params, Plan, get, register
-from analysis.benchmarks.report import Report
+from analysis.benchmarks.core.base import Benchmark, Param, Params, Plan, get, register
+from analysis.benchmarks.core.report import Report
 from analysis.campaign import Campaign
 from analysis.progress import in_kernel
 from analysis.stats.overhead import ROUND_CI

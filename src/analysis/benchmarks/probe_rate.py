@@ -21,9 +21,9 @@ import numpy as np
 import pandas as pd
 
 from analysis import _params, plots, rules
-from analysis.benchmarks.base import Benchmark, Param, Params, Plan, for_campaign, register
-from analysis.benchmarks.report import Report, report
-from analysis.benchmarks.run import run_benchmark
+from analysis.benchmarks.core.base import Benchmark, Param, Params, Plan, for_campaign, register
+from analysis.benchmarks.core.report import Report, report
+from analysis.benchmarks.core.run import run_benchmark
 from analysis.campaign import Campaign, RunSpec
 from analysis.errors import DataFormatError, ParameterError, TargetError
 from analysis.tracing.lifecycle import TracerSpec, traced_execute

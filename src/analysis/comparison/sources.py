@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.benchmarks.base import Benchmark, for_campaign, registry
+from analysis.benchmarks.core.base import Benchmark, for_campaign, registry
 from analysis.campaign import Campaign
 from analysis.errors import DataFormatError, ParameterError
 from analysis.stats.measures import Measure

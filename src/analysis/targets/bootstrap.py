@@ -108,7 +108,7 @@ def plan(pf: Preflight, manager: str | None, benchmarks: Mapping[str, Sequence[N
          checks: Mapping[str, bool] | None = None,
          tests: Sequence[str] | None = None) -> BootstrapPlan:
     """What to install for ``benchmarks`` (benchmark name -> its needs: what it asks for,
-    the caller's choice; ``analysis.benchmarks.tools.needs_of`` builds it) on the target of
+    the caller's choice; ``analysis.benchmarks.core.tools.needs_of`` builds it) on the target of
     preflight ``pf``, whose package manager is ``manager``; ``checks``: what the needs
     told by a shell check said there (:func:`checked`). ``tests``: for the test suite, these
     commands of :data:`TESTS_APT`, which the target lacks, too (the caller asks for every
@@ -151,7 +151,7 @@ def bootstrap(target: str | Transport = "local", *, benchmarks: Mapping[str, Seq
               ssh_config=None, tests: bool = False, dtrace: bool = False,
               dtrace_source=None) -> BootstrapPlan:
     """Install what ``target`` lacks for ``benchmarks`` (benchmark name -> its needs, e.g.
-    ``analysis.benchmarks.tools.needs_of(["dd"])``: the caller says which benchmarks, this
+    ``analysis.benchmarks.core.tools.needs_of(["dd"])``: the caller says which benchmarks, this
     layer knows none); ``tests``: also what only the test suite needs (the caller passes
     every benchmark's needs with it); print the plan and why first. Returns the plan.
 

@@ -6,7 +6,7 @@ A benchmark declares its needs itself (``Benchmark.needs``: names of the catalog
 :class:`Need` of its own, as benchmark 2 declares the kernel's sources). This layer knows
 no benchmark: :func:`analysis.targets.bootstrap.bootstrap` and
 :func:`analysis.targets.provision.provision` receive the needs from their caller, as a
-mapping of benchmark name -> its needs (``analysis.benchmarks.tools.needs_of`` builds it
+mapping of benchmark name -> its needs (``analysis.benchmarks.core.tools.needs_of`` builds it
 from the registry).
 """
 

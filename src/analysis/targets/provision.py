@@ -6,7 +6,7 @@ through ``ansible-runner`` over an Ansible inventory (INI, YAML, a directory of 
 executable dynamic inventory script: whatever ansible reads), restricted by ``limit``. What
 each host is to have is what its caller asks for, benchmark name -> its needs (each
 :class:`~analysis.targets.needs.Need` names its packages per package manager; the benchmarks
-declare them, ``analysis.benchmarks.tools.needs_of`` gathers them), and with ``tests=True``
+declare them, ``analysis.benchmarks.core.tools.needs_of`` gathers them), and with ``tests=True``
 :mod:`analysis.targets.bootstrap`'s ``TESTS_APT``, so one-host ``bootstrap`` and a lab's
 provisioning install the same things.
 The playbook installs with apt on Debian and Ubuntu (``NO_RECOMMENDS`` without their

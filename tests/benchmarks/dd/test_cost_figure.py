@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis.benchmarks.core.report import Report
 from analysis.benchmarks.dd.experiments import EXPERIMENTS
 from analysis.benchmarks.dd.figures import cost_figure
 from analysis.benchmarks.dd.results import long_for_bars, with_published
-from analysis.benchmarks.report import Report
 from analysis.plots.cost_bars import CUT_MARK, MIN_BAR_FRACTION
 from conftest import ROOT
 

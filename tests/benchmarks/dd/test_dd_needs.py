@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from analysis.benchmarks import registry
+from analysis.benchmarks.core.tools import needs_of
 from analysis.benchmarks.dd.experiments import NO_TRACEFS, plan_experiments
-from analysis.benchmarks.tools import needs_of
 from analysis.targets.bootstrap import plan
 from analysis.targets.preflight import Preflight
 from conftest import ROOT

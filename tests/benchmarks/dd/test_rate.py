@@ -13,9 +13,9 @@ import pytest
 
 from analysis import ratemethod, report
 from analysis.benchmarks import dd, run_benchmark
+from analysis.benchmarks.core.report import Report
 from analysis.benchmarks.dd import rate, rate_report
 from analysis.benchmarks.dd.rate_tables import RATE_COLUMNS
-from analysis.benchmarks.report import Report
 from analysis.campaign import Campaign
 from analysis.errors import ParameterError
 from analysis.ratemethod import meter as ratemeter

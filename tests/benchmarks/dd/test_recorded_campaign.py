@@ -111,7 +111,7 @@ def test_every_public_report_of_an_emulated_campaign_writes_with_the_caveat(tmp_
     from PIL import Image
 
     from analysis import report
-    from analysis.benchmarks.report import TIMING_CAVEAT
+    from analysis.benchmarks.core.report import TIMING_CAVEAT
 
     shutil.copytree(FIXTURE / "raw", tmp_path / "raw")
     manifest = tmp_path / "raw" / CAMPAIGN / "manifest.json"

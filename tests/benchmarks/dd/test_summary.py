@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from analysis import report
+from analysis.benchmarks.core.report import Report
 from analysis.benchmarks.dd.report import summary
-from analysis.benchmarks.report import Report
 
 
 def _out(flags_18: list[str]) -> Report:

@@ -8,8 +8,8 @@ import os
 import shutil
 
 from analysis.benchmarks import get
+from analysis.benchmarks.core.tools import needs_of
 from analysis.benchmarks.kbuild.needs import KERNEL_SOURCES, SOURCES
-from analysis.benchmarks.tools import needs_of
 from analysis.targets import connect
 from analysis.targets.bootstrap import checked, package_of, plan
 from analysis.targets.needs import CATALOGUE

@@ -27,8 +27,8 @@ from analysis import _params, paths
 from analysis.benchmarks.ab.data import size_bytes
 from analysis.benchmarks.ab.report import build
 from analysis.benchmarks.ab.workloads import ARMS, BY_NAME, SCRIPTS, TRACER_SUFFIX, WORKLOADS
-from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
-from analysis.benchmarks.report import Report
+from analysis.benchmarks.core.base import Benchmark, Param, Params, Plan, register
+from analysis.benchmarks.core.report import Report
 from analysis.campaign import Campaign, RunSpec
 from analysis.errors import ParameterError, TargetError
 from analysis.targets.deploy import deploy, work_base

@@ -8,7 +8,7 @@ import pandas as pd
 
 from analysis import plots, stats
 from analysis.benchmarks.ab.data import load_iterations, zstd_levels
-from analysis.benchmarks.report import Report
+from analysis.benchmarks.core.report import Report
 from analysis.campaign import Campaign
 
 COMPARISON_COLUMNS = [

@@ -29,13 +29,13 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import plots, ratemethod
-from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
 from analysis.benchmarks.bystander import cases as _cases
 from analysis.benchmarks.bystander import figures as _figures
 from analysis.benchmarks.bystander import run as _run
 from analysis.benchmarks.bystander import table as _table
 from analysis.benchmarks.bystander.cases import BY_ID, GROUPS, TRACERS
-from analysis.benchmarks.report import Report
+from analysis.benchmarks.core.base import Benchmark, Param, Params, Plan, register
+from analysis.benchmarks.core.report import Report
 from analysis.campaign import Campaign, RunSpec, open_for_report
 from analysis.errors import ParameterError
 from analysis.stats import precision as _precision

@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 
 from analysis import _params, plots, stats
-from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
-from analysis.benchmarks.report import Report
-from analysis.benchmarks.run import run_benchmark
+from analysis.benchmarks.core.base import Benchmark, Param, Params, Plan, register
+from analysis.benchmarks.core.report import Report
+from analysis.benchmarks.core.run import run_benchmark
 from analysis.campaign import Campaign, RunSpec
 from analysis.errors import TargetError
 from analysis.loaders.cyclictest import CyclictestRun, load_cyclictest

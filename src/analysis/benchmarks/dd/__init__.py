@@ -17,7 +17,8 @@ import pandas as pd
 
 from analysis import _params
 from analysis import ratemethod as _rm
-from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
+from analysis.benchmarks.core.base import Benchmark, Param, Params, Plan, register
+from analysis.benchmarks.core.report import Report
 from analysis.benchmarks.dd import rate as _rate
 from analysis.benchmarks.dd import report as _report
 from analysis.benchmarks.dd import rounds as _rounds
@@ -31,7 +32,6 @@ from analysis.benchmarks.dd.experiments import (
     select_experiments,
 )
 from analysis.benchmarks.dd.results import planned_from_manifest, results_table
-from analysis.benchmarks.report import Report
 from analysis.campaign import Campaign, RunSpec, open_for_report
 from analysis.errors import ParameterError
 from analysis.stats import precision

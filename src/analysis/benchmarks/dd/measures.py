@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from analysis.benchmarks.base import script_digest
+from analysis.benchmarks.core.base import script_digest
 from analysis.benchmarks.dd import rate_sources as _rate
 from analysis.benchmarks.dd import rounds as _rounds
 from analysis.benchmarks.dd.experiments import CONTROL

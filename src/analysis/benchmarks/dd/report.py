@@ -6,6 +6,7 @@ import math
 
 from analysis import plots
 from analysis import ratemethod as _rm
+from analysis.benchmarks.core.report import Report
 from analysis.benchmarks.dd import rate_report as _rr
 from analysis.benchmarks.dd import rate_tables as _rt
 from analysis.benchmarks.dd import rounds as _rounds
@@ -22,7 +23,6 @@ from analysis.benchmarks.dd.results import (
     tracer_times,
     with_published,
 )
-from analysis.benchmarks.report import Report
 from analysis.campaign import Campaign
 from analysis.ratemethod import promise as _promise
 

@@ -34,12 +34,12 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import _params
-from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
+from analysis.benchmarks.core.base import Benchmark, Param, Params, Plan, register
+from analysis.benchmarks.core.report import Report
 from analysis.benchmarks.kbuild import probes as K
 from analysis.benchmarks.kbuild.execute import finish_tree, make_execute
 from analysis.benchmarks.kbuild.needs import KERNEL_SOURCES, NEEDS, SOURCES
 from analysis.benchmarks.kbuild.report import build
-from analysis.benchmarks.report import Report
 from analysis.campaign import Campaign, RunSpec
 from analysis.errors import ParameterError
 from analysis.tracing import tracers

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import plots
-from analysis.benchmarks.report import Report
+from analysis.benchmarks.core.report import Report
 
 
 def outputs(out: Report, camp, target: str) -> None:

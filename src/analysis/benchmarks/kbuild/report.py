@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis.benchmarks.core.report import Report
 from analysis.benchmarks.kbuild import figures as kbuild_figures
 from analysis.benchmarks.kbuild import probes as K
 from analysis.benchmarks.kbuild.results import MIN_CI_RUNS, load_runs, results_table, tracer_frame
-from analysis.benchmarks.report import Report
 from analysis.campaign import Campaign
 
 __all__ = ["build", "paper_tables", "summary", "tree_line"]

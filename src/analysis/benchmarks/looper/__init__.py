@@ -24,9 +24,9 @@ import numpy as np
 import pandas as pd
 
 from analysis import plots
-from analysis.benchmarks.base import Benchmark, Param, Params, Plan, register
+from analysis.benchmarks.core.base import Benchmark, Param, Params, Plan, register
+from analysis.benchmarks.core.report import Report, report
 from analysis.benchmarks.looper.counts import RUN_MARK, check_counts, parse_counts
-from analysis.benchmarks.report import Report, report
 from analysis.campaign import Campaign, RunSpec
 from analysis.errors import ParameterError
 from analysis.loaders.hyperfine import load_blocks

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from analysis.benchmarks.base import script_digest
+from analysis.benchmarks.core.base import script_digest
 from analysis.benchmarks.looper import load_runs
 from analysis.campaign import Campaign
 from analysis.stats.measures import Blocks, Measure

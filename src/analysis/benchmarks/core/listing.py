@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from analysis.benchmarks.base import registry
+from analysis.benchmarks.core.base import registry
 from analysis.errors import ParameterError
 
 #: the README's generated block starts after this line and ends before :data:`README_END`

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from analysis.benchmarks.base import RunOptions
+from analysis.benchmarks.core.base import RunOptions
 from analysis.campaign import Campaign, CampaignResult, new_campaign_id
 from analysis.campaign.fleet import Fleet, member_name, stamp
 from analysis.campaign.schedule import dispatch, kernel_groups
@@ -115,7 +115,7 @@ def run_fleet(bench, p, inv: Inventory, opts: RunOptions, *, parallel: int = PAR
     counted on the fleet's lines instead).
 
     ``run_member(bench, p, {target: Target}, opts)`` runs one host's campaign
-    (:func:`analysis.benchmarks.run.run_built`); ``probe(host)``: its kernel's boot id
+    (:func:`analysis.benchmarks.core.run.run_built`); ``probe(host)``: its kernel's boot id
     (default: asked over the host's connection; a stand-in for simulations)."""
     if isinstance(parallel, bool) or not isinstance(parallel, int) or parallel < 1:
         raise ParameterError("parallel", parallel, "expected a whole number of hosts, 1 or more")

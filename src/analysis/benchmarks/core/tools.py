@@ -1,5 +1,5 @@
 """Does a target have what a benchmark cannot run without? Asked once per target, after its
-preflight and before the campaign is created (:func:`~analysis.benchmarks.run.run_benchmark`):
+preflight and before the campaign is created (:func:`~analysis.benchmarks.core.run.run_benchmark`):
 a benchmark whose tools are missing refuses in one line naming bootstrap's command, instead
 of failing each of its runs. And what bootstrap and provisioning install for which
 benchmarks (:func:`needs_of`: the registry's declarations, handed down to the targets layer).
@@ -17,7 +17,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable, Sequence
 
-from analysis.benchmarks.base import Benchmark, Params, registry
+from analysis.benchmarks.core.base import Benchmark, Params, registry
 from analysis.errors import MissingTools, ParameterError
 from analysis.targets import bootstrap, dtrace_install
 from analysis.targets.needs import CATALOGUE, Need, merged

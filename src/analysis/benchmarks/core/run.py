@@ -9,9 +9,9 @@ import warnings
 from collections.abc import Callable, Sequence
 
 from analysis import _params
-from analysis.benchmarks import fleet as _fleet
-from analysis.benchmarks.base import Benchmark, Params, RunOptions, get
-from analysis.benchmarks.tools import refuse_missing
+from analysis.benchmarks.core import fleet as _fleet
+from analysis.benchmarks.core.base import Benchmark, Params, RunOptions, get
+from analysis.benchmarks.core.tools import refuse_missing
 from analysis.campaign import Campaign, CampaignResult, Execute, new_campaign_id, run_campaign
 from analysis.errors import AnalysisError, ForeignTracers, LockError, ParameterError
 from analysis.progress import CampaignProgress, progress_bar
@@ -44,9 +44,9 @@ def run_benchmark(name: str, targets: str | Sequence[str] | None = "local", *,
     command).
 
     ``inventory`` (an Ansible inventory file) and ``limit`` (a host pattern) instead of
-    ``targets``: a fleet campaign (:mod:`analysis.benchmarks.fleet`), one campaign per host,
+    ``targets``: a fleet campaign (:mod:`analysis.benchmarks.core.fleet`), one campaign per host,
     hosts side by side up to ``parallel`` (4) at once but never two that share a kernel; it
-    returns a :class:`~analysis.benchmarks.fleet.FleetResult`. (Without an inventory,
+    returns a :class:`~analysis.benchmarks.core.fleet.FleetResult`. (Without an inventory,
     ``parallel`` is the benchmark's own parameter where it has one: the A/B comparison's.)
     """
     bench = get(name)

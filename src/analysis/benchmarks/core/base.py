@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from analysis import _params
-from analysis.benchmarks import plugins
+from analysis.benchmarks.core import plugins
 from analysis.campaign import Campaign, Execute, RunSpec
 from analysis.errors import DataFormatError, ParameterError
 from analysis.targets import ConnectOptions
@@ -37,7 +37,7 @@ from analysis.targets.needs import Need, resolve
 _REGISTRY: dict[str, Benchmark] = {}
 #: the modules of this subpackage that hold no benchmark (the machinery); every other module
 #: or folder holds one (the structure test checks it)
-MACHINERY = ("base", "fleet", "listing", "plugins", "run", "report", "tools")
+MACHINERY = ("core",)
 _DISCOVERED = False
 
 
@@ -180,9 +180,9 @@ class Benchmark:
     def requires(self, p: Params, target: str, targets: Sequence[str]) -> tuple[str, ...]:
         """What (names of its needs, or ``dtrace``) a campaign with the parameters ``p``
         cannot run without on ``target`` (one of ``targets``).
-        :func:`~analysis.benchmarks.run.run_benchmark` checks it after the preflight, before
+        :func:`~analysis.benchmarks.core.run.run_benchmark` checks it after the preflight, before
         the campaign is created, and refuses in one line naming bootstrap's command
-        (:mod:`analysis.benchmarks.tools`). Default: its needs but its :attr:`optional` ones."""
+        (:mod:`analysis.benchmarks.core.tools`). Default: its needs but its :attr:`optional` ones."""
         return tuple(n.name for n in self.target_needs() if n.name not in self.optional)
 
     def unmet(self, p: Params, transport) -> list[str]:
@@ -198,7 +198,7 @@ class Benchmark:
         raise NotImplementedError
 
     def report(self, camp: Campaign, **kwargs):
-        """Build the :class:`~analysis.benchmarks.report.Report` of ``camp``, a campaign
+        """Build the :class:`~analysis.benchmarks.core.report.Report` of ``camp``, a campaign
         :func:`analysis.report` opened and verified (``kwargs``: this benchmark's report
         options, e.g. ``target``); it writes nothing. Call :func:`analysis.report`, the one
         door, rather than this: it opens, verifies, applies the caveat and writes."""
@@ -290,13 +290,14 @@ def register(cls: type[Benchmark]) -> type[Benchmark]:
 
 
 def _discover() -> None:
-    """Import every module and folder of this subpackage (each registers its benchmark),
+    """Import every module and folder of :mod:`analysis.benchmarks` but this machinery (each
+    registers its benchmark),
     then load the plug-ins' entry points (:func:`.plugins.load`: a name of the lab's own
     is refused, a plug-in that does not load is a warning)."""
     global _DISCOVERED
     if _DISCOVERED:
         return
-    package = __name__.rsplit(".", 1)[0]
+    package = __name__.rsplit(".", 2)[0]  # analysis.benchmarks, above this core
     for mod in pkgutil.iter_modules(importlib.import_module(package).__path__):
         if not mod.name.startswith("_") and mod.name not in MACHINERY:
             importlib.import_module(f"{package}.{mod.name}")

@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from analysis import plots
-from analysis.benchmarks.base import for_campaign
+from analysis.benchmarks.core.base import for_campaign
 from analysis.campaign import (
     Campaign,
     CampaignResult,
