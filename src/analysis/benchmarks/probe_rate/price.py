@@ -1,160 +1,23 @@
-"""Price a probe before you switch it on: its live event rate x its measured per-event cost.
-
-:func:`price_probe` (notebook ``4.1-probe-rate``) counts how often a bpftrace
-probe fires on the live target for ``duration`` seconds (the ``probe-rate``
-benchmark: a count-only script, no workload started, raw files in a campaign
-like any other), looks up the per-event cost of that probe type and action on
-that target among the finished campaigns (benchmark 1 for tracepoints and
-kprobes, the looper for uprobes; a short campaign is run when there is none),
-and predicts the overhead: rate x cost, in % of one CPU and CPU time per
-second, with the cost's 95 % CI, and Gregg's words for it (:mod:`analysis.rules`).
-"""
+"""The price of a probe: its counted rate x the per-event cost of its type and action,
+looked up among the finished campaigns (or measured by a short one), with the cost's CI
+and the words of :mod:`analysis.rules`."""
 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from analysis import _params, plots, rules
-from analysis.benchmarks.core.base import Benchmark, Param, Params, Plan, for_campaign, register
-from analysis.benchmarks.core.report import Report, report
+from analysis import plots, rules
+from analysis.benchmarks.core.base import for_campaign
+from analysis.benchmarks.core.report import report
 from analysis.benchmarks.core.run import run_benchmark
-from analysis.campaign import Campaign, RunSpec
-from analysis.errors import DataFormatError, ParameterError, TargetError
-from analysis.tracing.lifecycle import TracerSpec, traced_execute
-
-ACTIONS = ("count", "map with key", "histogram", "stack", "printf")
-_TYPES = {"t": "tracepoint", "tracepoint": "tracepoint", "k": "kprobe", "kprobe": "kprobe",
-          "kr": "kprobe", "kretprobe": "kprobe", "u": "uprobe", "uprobe": "uprobe",
-          "ur": "uprobe", "uretprobe": "uprobe", "U": "usdt", "usdt": "usdt",
-          "rawtracepoint": "rawtracepoint", "rt": "rawtracepoint"}
-_PROBE = re.compile(r"(?P<spec>(?P<kind>[A-Za-z]+):[A-Za-z0-9_.:*/+,@$-]+?)"
-                    r"(?:\s*/(?P<pred>[^{}/\n;]+)/)?")
-
-
-def parse_probe(probe) -> tuple[str, str, str | None]:
-    """(attach spec, probe type, predicate) of ``probe``: a bpftrace probe such as
-    ``tracepoint:syscalls:sys_enter_openat``, optionally with a filter:
-    ``t:syscalls:sys_enter_openat /pid == 42/``. Anything else (an action block,
-    several statements, an unknown probe type) is refused."""
-    allowed = ("expected a bpftrace probe such as 'tracepoint:syscalls:sys_enter_openat', "
-               "optionally followed by a /filter/, of type " + ", ".join(sorted(set(_TYPES))))
-    if not isinstance(probe, str):
-        raise ParameterError("probe", probe, allowed)
-    m = _PROBE.fullmatch(probe.strip())
-    if not m or m.group("kind") not in _TYPES:
-        raise ParameterError("probe", probe, allowed)
-    return m.group("spec"), _TYPES[m.group("kind")], (m.group("pred") or "").strip() or None
-
-
-def rate_script(probe: str) -> str:
-    """A count-only bpftrace script: the probe's events and the window they were counted in.
-
-    BEGIN fires once every probe is attached (measured: the first event of a 2,000/s
-    loop 0.5 ms after it). The window ends at the last tick of a 5 ms timer, not at END:
-    bpftrace 0.17 detaches the probes on SIGINT some 70 ms before END runs, and counting
-    that gap as part of the window made a 2,000/s rate read 3 % low. The timer is detached
-    with the probe, so the window is at most 5 ms short (+0.2 % on a 3 s count)."""
-    spec, _, pred = parse_probe(probe)
-    # with a filter, every crossing of the probe site too: those the filter rejects are
-    # the bystanders' (each pays the program up to its filter: the bystander benchmark)
-    # (per process name, both: which processes the filter turns away, and how often)
-    crossings = f"{spec} {{ @crossings[comm] = count(); }}\n" if pred else ""
-    traced = " @traced[comm] = count();" if pred else ""
-    return ("BEGIN { @t0 = nsecs; @t1 = nsecs; }\n"
-            "interval:ms:5 { @t1 = nsecs; }\n"
-            f"{spec} {f'/{pred}/ ' if pred else ''}{{ @events = count();{traced} }}\n"
-            f"{crossings}"
-            "END { @window_ns = @t1 - @t0; delete(@t0); delete(@t1); }\n")
-
-
-def parse_rate(stdout: str) -> tuple[int, float]:
-    """(events, window in s) from the rate script's output (no ``@events``: none fired)."""
-    window = re.search(r"^@window_ns:\s*(\d+)\s*$", stdout, re.M)
-    if not window:
-        raise DataFormatError("tracer.stdout", "@window_ns", "the rate script printed none (was "
-                              "the tracer killed?)")
-    events = re.search(r"^@events:\s*(\d+)\s*$", stdout, re.M)
-    return (int(events.group(1)) if events else 0), int(window.group(1)) / 1e9
-
-
-def parse_crossings(stdout: str) -> dict[str, int]:
-    """Per process name, the crossings of the probe site its filter rejected (the rate
-    script's ``@crossings[comm]`` less ``@traced[comm]``; a probe with a filter; empty when
-    none printed)."""
-    def by_comm(name: str) -> dict[str, int]:
-        return {m.group(1): int(m.group(2)) for m in
-                re.finditer(rf"^@{name}\[(.*)\]:\s*(\d+)\s*$", stdout, re.M)}
-
-    every, traced = by_comm("crossings"), by_comm("traced")
-    out = {c: n - traced.get(c, 0) for c, n in every.items()}
-    return {c: n for c, n in sorted(out.items(), key=lambda kv: -kv[1]) if n > 0}
-
-
-def _duration(value) -> float:
-    return _params.seconds("duration", value, maximum=3600)
-
-
-@register
-class ProbeRate(Benchmark):
-    """How often a probe fires on a live target: a count-only script for ``duration`` s."""
-
-    name = "probe-rate"
-    notebook = "4.1-probe-rate"
-    uses = ("dd", "looper", "bystander")
-    description = "a probe's live event rate (count only, no workload started)"
-    needs = ("bpftrace", "tracefs")
-    params = (
-        Param("probe", "tracepoint:syscalls:sys_enter_openat", "a bpftrace probe, optionally "
-              "with a /filter/", "probe", lambda v: parse_probe(v) and v.strip()),
-        Param("duration", 10.0, "seconds to count for", "seconds", _duration),
-    )
-
-    def plan(self, preflights: dict, p: Params, campaign: str) -> Plan:
-        (target, pf), = preflights.items()
-        if not pf.tools.get("bpftrace"):
-            raise ParameterError("target", target, "bpftrace is not installed there")
-        params = {"target": target, "probe": p.probe, "duration": p.duration,
-                  "script": rate_script(p.probe)}
-        return Plan([RunSpec("rate", "rate", {})], params)
-
-    def execute(self, plan: Plan, p: Params, scratch: Path):
-        scratch.mkdir(parents=True, exist_ok=True)
-        script = scratch / "rate.bt"
-        script.write_text(plan.parameters["script"])
-        spec = TracerSpec("bpftrace", script=script)
-        run = traced_execute(spec, ["sleep", f"{plan.parameters['duration']:g}"],
-                             stop_timeout=30, workload_timeout=plan.parameters["duration"] + 60)
-
-        def execute(transport, spec_run, staging):
-            info = run(transport, spec_run, staging)
-            if info.get("stop_killed"):
-                raise TargetError(f"{transport.name}: the tracer was killed before it printed "
-                                  "its count; the run will be repeated")
-            info["events"], info["window_s"] = parse_rate((staging / "tracer.stdout").read_text())
-            return info
-
-        return execute
-
-    def report(self, camp: Campaign, **kwargs) -> Report:
-        target = camp.first_target()
-        events, window = parse_rate((camp.run_dir(target, "rate") / "tracer.stdout").read_text())
-        q = camp.parameters
-        out = (camp.run_dir(target, "rate") / "tracer.stdout").read_text()
-        table = pd.DataFrame([{"probe": q["probe"], "events": events, "window_s": window,
-                               "events_per_s": events / window,
-                               "rejected_by_comm": parse_crossings(out)
-                               if parse_probe(q["probe"])[2] else None}])
-        return Report(camp, {"table": table})
-
-
-# --------------------------------------------------------------------------- #
-# the price
+from analysis.benchmarks.probe_rate.count import ACTIONS, check_duration, parse_probe
+from analysis.campaign import Campaign
+from analysis.errors import ParameterError
 
 #: benchmark and experiment that measure each (probe type, action) when nothing has yet
 _MEASURE = {("kernel", "count"): ("dd", "09-map"), ("kernel", "map with key"): ("dd", "10"),
@@ -290,7 +153,7 @@ def price_probe(target: str = "local", probe: str = "tracepoint:syscalls:sys_ent
     and predict the overhead (:class:`Price`)."""
     _, ptype, _ = parse_probe(probe)
     action = _action(action)
-    _duration(duration)
+    check_duration(duration)
     if ptype not in ("tracepoint", "kprobe", "uprobe"):
         raise ParameterError("probe", probe, f"no per-event cost is measured for {ptype} "
                              "probes (tracepoint, kprobe and uprobe are)")
