@@ -5,8 +5,6 @@ some experiments need leaves the others running (the plan skips those, with the 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,7 +17,7 @@ from analysis.targets.deploy import runs_base
 from analysis.targets.needs import CATALOGUE
 from analysis.targets.preflight import Preflight
 from analysis.targets.transport import LocalTransport
-from conftest import ROOT, need_tool
+from conftest import ROOT, cli_in_process, need_tool
 
 #: benchmark 2's need of its own (the kernel sources), as it declares it
 KERNEL_SOURCES, = (n for n in get("kbuild").target_needs() if n.name not in CATALOGUE)
@@ -94,12 +92,13 @@ def test_the_command_line_says_it_in_one_line(tmp_path):
     """`python -m analysis run dd` on a machine without hyperfine: one line on stderr,
     exit status 2, no campaign."""
     need_tool("hyperfine")
-    env = {**os.environ, "PATH": path_without(tmp_path / "bin", "hyperfine"),
+    env = {"PATH": path_without(tmp_path / "bin", "hyperfine"),
            "TRACELAB_LOCK_BASE": str(tmp_path / "target-lock")}
-    out = subprocess.run([sys.executable, "-m", "analysis", "run", "dd", "--param",
-                          "method=both", "--param", "experiments=4", "--campaign", "cli",
-                          "--data-dir", str(tmp_path / "data"), "--no-progress"],
-                         capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    # the command in this process (conftest.cli_in_process): the entry point's own one
+    # line and exit status are tests/test_cli_errors.py's
+    out = cli_in_process("run", "dd", "--param", "method=both", "--param", "experiments=4",
+                         "--campaign", "cli", "--data-dir", str(tmp_path / "data"),
+                         "--no-progress", cwd=ROOT, env=env)
     assert out.returncode == 2, out.stderr
     assert out.stderr.count("\n") == 1 and out.stderr.startswith(
         "error: local lacks what benchmark dd needs: hyperfine; `python -m analysis "

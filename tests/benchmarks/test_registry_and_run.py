@@ -4,7 +4,6 @@ in from the test suite alone (the proof that the next one needs no package file)
 from __future__ import annotations
 
 import hashlib
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from analysis.campaign import RunSpec
 from analysis.errors import ParameterError
 from analysis.regenerate import regenerate
 from analysis.tracing.lifecycle import TracerSpec, parse_meta, traced_execute
-from conftest import ROOT, need_tool
+from conftest import ROOT, cli_in_process, need_tool
 
 SRC = ROOT / "src" / "analysis"
 
@@ -156,22 +155,21 @@ def _dd_files(folder: Path, campaign: str) -> dict:
 def test_dd_from_the_command_line_matches_the_notebook(tmp_path):
     """`tracelab run dd` and notebook 1.0 write the same files, and `report` rebuilds them
     byte-identically. On local only: the CLI's --ssh-config is exercised by
-    tests/targets/test_preflight.py, dd over SSH by tests/benchmarks/dd/test_dd.py."""
+    tests/targets/test_preflight.py, dd over SSH by tests/benchmarks/dd/test_dd.py. (The
+    commands run in this process: what a process adds is tested in test_cli_errors.py.)"""
     need_tool("bpftrace")
     target = ["--target", "local"]
-    cli = subprocess.run([sys.executable, "-m", "analysis", "run", "dd", *target, *DD_CLI,
-                          "--campaign", "cli", "--data-dir", str(tmp_path), "--figures-dir",
-                          str(tmp_path / "figures"), "--no-progress"],
-                         capture_output=True, text=True, cwd=ROOT)
+    cli = cli_in_process("run", "dd", *target, *DD_CLI, "--campaign", "cli", "--data-dir",
+                         str(tmp_path), "--figures-dir", str(tmp_path / "figures"),
+                         "--no-progress")
     assert cli.returncode == 0, cli.stderr
     table = pd.read_csv(tmp_path / "processed" / "cli" / "benchmark1.csv")
     assert list(table["experiment"]) == ["01-control", "04-tracepoint-entry",
                                          "05-tracepoint-return"]
     assert (table["n_runs"] == 6).all()  # 2 rounds x 3 runs
     before = _digests(tmp_path / "processed", tmp_path / "figures")
-    again = subprocess.run([sys.executable, "-m", "analysis", "report", "cli", "--data-dir",
-                            str(tmp_path), "--figures-dir", str(tmp_path / "figures")],
-                           capture_output=True, text=True, cwd=ROOT)
+    again = cli_in_process("report", "cli", "--data-dir", str(tmp_path), "--figures-dir",
+                           str(tmp_path / "figures"))
     assert again.returncode == 0, again.stderr
     assert _digests(tmp_path / "processed", tmp_path / "figures") == before  # byte-identical
     import papermill as pm

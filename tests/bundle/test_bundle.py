@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 import zipfile
 from importlib.metadata import version
@@ -25,7 +24,7 @@ import analysis
 from analysis.__main__ import main
 from analysis.bundle.files import Redactor, encoding_format, secret_problem
 from analysis.errors import BundleError
-from conftest import ROOT, need_tool
+from conftest import ROOT, cli_in_process, need_tool
 
 try:
     import tomllib
@@ -153,15 +152,15 @@ def test_verify_bundle_in_an_empty_folder_rebuilds_everything_identically(record
 
 def test_bundled_figures_are_those_the_package_exports(recorded, tmp_path):
     """Without redaction the bundle's figures are byte for byte what `python -m analysis
-    report` writes for the campaign in a project folder (independent of the bundle code)."""
+    report` writes for the campaign in a project folder (independent of the bundle code;
+    the command in this process, conftest.cli_in_process)."""
     base, _ = recorded
     project = tmp_path / "project"
     shutil.copytree(base / "data" / "raw", project / "data" / "raw",
                     ignore=shutil.ignore_patterns(".lock", ".scratch"))
     shutil.copytree(ROOT / "data" / "reference", project / "data" / "reference")
-    env = {**os.environ, "TRACELAB_ROOT": str(project)}
-    subprocess.run([sys.executable, "-m", "analysis", "report", "b"], env=env, check=True,
-                   cwd=project, capture_output=True)
+    done = cli_in_process("report", "b", cwd=project, env={"TRACELAB_ROOT": str(project)})
+    assert done.returncode == 0, done.stderr
     out = analysis.bundle("b", tmp_path / "plain.zip", data_dir=base / "data",
                           redact_hosts=False, notebooks_dir=tmp_path / "none")
     members = _members(out.path)

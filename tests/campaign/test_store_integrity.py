@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -34,7 +35,7 @@ from analysis.targets.locks import TargetLock
 from analysis.targets.preflight import preflight
 from analysis.targets.transport import LocalTransport
 from analysis.tracing.lifecycle import TracerSpec, traced_execute
-from conftest import ROOT, leftovers, need_dtrace, need_tool, wait_until_clean
+from conftest import ROOT, cli_in_process, leftovers, need_dtrace, need_tool, wait_until_clean
 
 DRIVER = ROOT / "tests" / "drivers" / "run_dd.py"
 # whole dd processes in fixed rounds (precision and budget None): the registry's quick preset
@@ -53,6 +54,32 @@ def _tiny(tmp_path, name="integ", **over) -> tuple[CampaignResult, Campaign]:
     return result, Campaign.open(result.campaign, data_dir=tmp_path)
 
 
+#: the shared campaign's parameters (:func:`finished`): 2 rounds, so that a report that
+#: leaves one timed run out (the flipped byte's) still has every block
+FINISHED = {"rounds": 2}
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory) -> Path:
+    """One tiny campaign ``integ`` (:data:`FINISHED`), run once under the usual umask for
+    the tests that open it again, damage it, extend it or are refused extending it, each
+    on its own copy (:func:`_copy`: the files keep the modes the run gave them)."""
+    folder = tmp_path_factory.mktemp("finished")
+    old = os.umask(0o022)
+    try:
+        _tiny(folder, **FINISHED)
+    finally:
+        os.umask(old)
+    return folder
+
+
+def _copy(finished: Path, tmp_path: Path) -> Campaign:
+    """A copy of the ``finished`` campaign in ``tmp_path`` (without its lock file)."""
+    shutil.copytree(finished / "raw" / "integ", tmp_path / "raw" / "integ",
+                    ignore=shutil.ignore_patterns(".lock", ".scratch"))
+    return Campaign.open("integ", data_dir=tmp_path)
+
+
 def _timed_run(camp: Campaign) -> str:
     return next(r for r, e in sorted(camp.manifest["runs"]["local"].items())
                 if e["params"]["kind"] == "timed" and e["experiment"] == "04-tracepoint-entry")
@@ -67,8 +94,8 @@ def _flip_a_digit(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
-def test_a_flipped_byte_is_refused_reported_quarantined_and_rerun(tmp_path):
-    _, camp = _tiny(tmp_path, rounds=2)
+def test_a_flipped_byte_is_refused_reported_quarantined_and_rerun(finished, tmp_path):
+    camp = _copy(finished, tmp_path)
     run_id = _timed_run(camp)
     victim = camp.run_dir("local", run_id) / "hyperfine.json"
     recorded = camp.status("local", run_id)["files"]["hyperfine.json"]
@@ -86,20 +113,18 @@ def test_a_flipped_byte_is_refused_reported_quarantined_and_rerun(tmp_path):
                  n_resamples=99, skip_runs=[run_id])
     assert run_id not in set(out.values["runs"]["block"])
 
-    cli = subprocess.run([sys.executable, "-m", "analysis", "verify", camp.name,
-                          "--data-dir", str(tmp_path)], capture_output=True, text=True)
+    cli = cli_in_process("verify", camp.name, "--data-dir", str(tmp_path))
     assert cli.returncode == 1
     assert f"{run_id}/hyperfine.json" in cli.stdout and len(cli.stdout.splitlines()) == 1
 
-    again, _ = _tiny(tmp_path, rounds=2)  # resume: quarantine, run again
+    again, _ = _tiny(tmp_path, **FINISHED)  # resume: quarantine, run again
     assert run_id in again.done["local"]
     quarantined = camp.folder / ".quarantine" / "local" / f"{run_id}.1" / "hyperfine.json"
     assert sha256_file(quarantined) == corrupted  # the evidence is kept
     fresh = json.loads(camp.manifest_path.read_text())["runs"]["local"][run_id]
     assert fresh["status"] == "done" and fresh["quarantined"][0]["files"]["hyperfine.json"] == recorded
     assert fresh["files"]["hyperfine.json"] == sha256_file(victim) != corrupted
-    ok = subprocess.run([sys.executable, "-m", "analysis", "verify", camp.name,
-                         "--data-dir", str(tmp_path)], capture_output=True, text=True)
+    ok = cli_in_process("verify", camp.name, "--data-dir", str(tmp_path))
     assert ok.returncode == 0, ok.stdout
 
 
@@ -118,11 +143,11 @@ def test_a_folder_is_adopted_only_without_recorded_checksums(tmp_path):
     assert entry["adopted"] is True and entry["files"]["meta"] == sha256_file(folder / "meta")
 
 
-def test_other_parameters_are_refused_and_reports_create_nothing(tmp_path):
-    _, camp = _tiny(tmp_path, name="ident")
+def test_other_parameters_are_refused_and_reports_create_nothing(finished, tmp_path):
+    camp = _copy(finished, tmp_path)
     before = camp.manifest_path.read_bytes()
     with pytest.raises(ParameterMismatch) as err:
-        _tiny(tmp_path, name="ident", count="4k")
+        _tiny(tmp_path, **FINISHED, count="4k")
     assert "count" in err.value.differences and "count" in str(err.value)
     assert err.value.differences["count"] == (2048, 4096)
     assert camp.manifest_path.read_bytes() == before
@@ -132,25 +157,25 @@ def test_other_parameters_are_refused_and_reports_create_nothing(tmp_path):
     assert not (tmp_path / "processed" / "no-such-campaign").exists()
 
 
-def test_a_campaign_from_before_presets_says_why_it_cannot_be_extended(tmp_path):
-    _, camp = _tiny(tmp_path, name="old")
+def test_a_campaign_from_before_presets_says_why_it_cannot_be_extended(finished, tmp_path):
+    camp = _copy(finished, tmp_path)
     m = json.loads(camp.manifest_path.read_text())
     del m["parameters"]["preset"]  # as analysis wrote it before presets
     camp.manifest_path.write_text(json.dumps(m))
     with pytest.raises(ParameterMismatch) as err:
-        _tiny(tmp_path, name="old")
+        _tiny(tmp_path, **FINISHED)
     assert err.value.differences["preset"][0] is None
     assert "made before presets existed" in str(err.value) and "not extended" in str(err.value)
 
 
-def test_a_newer_manifest_schema_is_a_clear_error(tmp_path):
-    _, camp = _tiny(tmp_path, name="schema")
+def test_a_newer_manifest_schema_is_a_clear_error(finished, tmp_path):
+    camp = _copy(finished, tmp_path)
     m = json.loads(camp.manifest_path.read_text())
     assert m["schema"] == 2
     m["schema"] = 99
     camp.manifest_path.write_text(json.dumps(m))
     with pytest.raises(ValueError, match="schema 99 was written by a newer version"):
-        Campaign.open("schema", data_dir=tmp_path)
+        Campaign.open("integ", data_dir=tmp_path)
 
 
 @pytest.mark.parametrize("bad", [{"runs": 0}, {"rounds": 0}, {"warmup": -1}, {"count": "abc"},
@@ -165,10 +190,10 @@ def test_bad_parameters_fail_before_anything_exists(tmp_path, bad):
     assert not (tmp_path / "raw").exists()
 
 
-def test_files_have_normal_modes(tmp_path):
+def test_files_have_normal_modes(finished, tmp_path):
+    camp = _copy(finished, tmp_path)  # run under umask 022, its files' modes kept
     old = os.umask(0o022)
     try:
-        _, camp = _tiny(tmp_path, name="modes")
         out = report(camp, data_dir=tmp_path, figures_dir=tmp_path / "fig", n_resamples=99)
     finally:
         os.umask(old)

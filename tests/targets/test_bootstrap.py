@@ -12,6 +12,7 @@ import pytest
 from analysis.targets.bootstrap import plan
 from analysis.targets.needs import CATALOGUE, Need, resolve
 from analysis.targets.preflight import Preflight
+from conftest import cli_in_process
 
 #: every need of the catalogue a benchmark may ask bootstrap for (DTrace has its own door)
 SHARED = tuple(n for name, n in CATALOGUE.items() if name != "dtrace")
@@ -86,8 +87,7 @@ def test_an_unmounted_tracefs_without_mount_installs_mount_for_the_bpftrace_benc
 
 
 def test_cli_dry_run_on_this_machine():
-    out = subprocess.run([sys.executable, "-m", "analysis", "bootstrap", "local", "--dry-run"],
-                         capture_output=True, text=True, timeout=120)
+    out = cli_in_process("bootstrap", "local", "--dry-run")  # the command, in this process
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("local: ")
 
@@ -169,16 +169,14 @@ def _path_without(folder, name: str) -> str:
 
 def test_make_tests_bootstrap_on_this_machine_without_busybox_names_busybox(tmp_path):
     """The real preflight and check on this machine, with busybox taken off PATH (dry run)."""
-    import os
     import shutil
 
     import pytest
 
     if shutil.which("apt-get") is None:
         pytest.skip("the tests' packages are Debian's (apt-get)")
-    out = subprocess.run([sys.executable, "-m", "analysis", "bootstrap", "local", "--tests",
-                          "--dry-run"], capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "PATH": _path_without(tmp_path, "busybox")})
+    out = cli_in_process("bootstrap", "local", "--tests", "--dry-run",
+                         env={"PATH": _path_without(tmp_path, "busybox")})
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].startswith("local: will install with apt: ") and "busybox" in lines[0].split()

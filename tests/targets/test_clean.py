@@ -12,7 +12,6 @@ import fcntl
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ import pytest
 from analysis.targets import connect
 from analysis.targets.deploy import work_base
 from analysis.targets.locks import TargetLock
+from conftest import cli_in_process
 
 DEFAULT_LOCK = "/var/tmp/tracelab-target.flock"
 
@@ -79,8 +79,10 @@ def _dead_pid() -> int:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "analysis", "clean", *args],
-                          capture_output=True, text=True, timeout=300)
+    """``python -m analysis clean ARGS``, in this process (conftest.cli_in_process): the
+    lock it takes and the scripts it runs on the target are processes of their own
+    either way."""
+    return cli_in_process("clean", *args)
 
 
 def test_clean_lists_then_releases_a_kbuild_tmpfs_and_a_dead_controllers_lock(lab):

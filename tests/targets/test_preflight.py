@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ import pytest
 from analysis.targets import deploy, dtrace_install
 from analysis.targets.preflight import CAPABILITIES, NOISE, TOOLS, Preflight, preflight
 from analysis.targets.transport import LocalTransport
-from conftest import ROOT
+from conftest import ROOT, cli_in_process
 
 TRACEFS = Path("/sys/kernel/tracing")
 
@@ -56,11 +55,10 @@ def _dtrace_lists(probe: str) -> bool:
 
 @pytest.mark.parametrize("how", ["local", "ssh"])
 def test_cli_prints_the_documented_object(how, sshd, tmp_path):
-    argv = [sys.executable, "-m", "analysis", "preflight", "local", "--json"]
+    argv = ["preflight", "local", "--json"]
     if how == "ssh":
-        argv = [sys.executable, "-m", "analysis", "preflight", "lab", "--json",
-                "--ssh-config", str(sshd.ssh_config)]
-    out = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        argv = ["preflight", "lab", "--json", "--ssh-config", str(sshd.ssh_config)]
+    out = cli_in_process(*argv, cwd=tmp_path)  # the command's output, in this process
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     _check_documented_keys(doc)

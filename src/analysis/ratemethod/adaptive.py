@@ -33,12 +33,12 @@ def more(campaign: Campaign, target: str, ids: list[str], control: str, p, seed,
                              "earlier design (every block its own run); it reports as it is, "
                              "but goes on only in a new campaign")
     entries = campaign.run_records(target)
-    planned = _planned(entries, ids, control, min_rounds, seed)
+    adaptive = p.precision is not None or p.budget is not None
+    planned = _planned(entries, ids, control, min_rounds, seed, adaptive)
     known = {r.run_id for r in planned}
     later = [RunSpec(rid, e["experiment"], e["params"]) for rid, e in sorted(entries.items())
              if e.get("params", {}).get("kind") == BRACKET_KIND and rid not in known]
     pending = [r for r in planned + later if not campaign.is_done(target, r.run_id)]
-    adaptive = p.precision is not None or p.budget is not None
     if adaptive:  # the host check and counting first, then a prediction before round 1
         opening = [r for r in pending if r.params.get("kind") != BRACKET_KIND]
         if opening:
@@ -72,10 +72,11 @@ def more(campaign: Campaign, target: str, ids: list[str], control: str, p, seed,
     return round_runs(decision.experiments[1:], control, rounds[-1] + 1, seed, aa=False)
 
 
-def _planned(entries: dict, ids: list[str], control: str, min_rounds: int, seed
-             ) -> list[RunSpec]:
-    """The campaign's first runs (a campaign made before the host check: without it)."""
-    planned = first_runs(ids, control, min_rounds, seed)
+def _planned(entries: dict, ids: list[str], control: str, min_rounds: int, seed,
+             adaptive: bool) -> list[RunSpec]:
+    """The campaign's first runs: the host check only with a precision or a budget (what
+    the prediction starts from), and not in a campaign made before the host check."""
+    planned = first_runs(ids, control, min_rounds, seed, host=adaptive)
     kinds = {e.get("params", {}).get("kind") for e in entries.values()}
     if BRACKET_KIND in kinds and HOST_KIND not in kinds:
         planned = [r for r in planned if r.params.get("kind") != HOST_KIND]

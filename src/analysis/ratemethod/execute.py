@@ -147,8 +147,11 @@ def opening_runs(ids: list[str], control: str) -> list[RunSpec]:
     return [host_run(control), *counting_runs(ids)]
 
 
-def first_runs(ids: list[str], control: str, rounds: int, seed) -> list[RunSpec]:
-    runs = opening_runs(ids, control)
+def first_runs(ids: list[str], control: str, rounds: int, seed, *, host: bool = False
+               ) -> list[RunSpec]:
+    """The counting runs and ``rounds`` rounds; with ``host`` (a campaign with a precision
+    or a budget: its prediction starts from it) the host check first."""
+    runs = opening_runs(ids, control) if host else counting_runs(ids)
     for r in range(rounds):
         runs += round_runs(ids, control, r, seed)
     return runs

@@ -183,7 +183,7 @@ def cluster_bootstrap_ci(x, y, gx, gy, statistic: str = "difference", centre: st
     A/A comparison's CI excluded 0 in 3 of 14 campaigns). The method is the hierarchical
     bootstrap of Kalibera and Jones ("Rigorous benchmarking in reasonable time", ISMM
     2013) with the few-clusters t critical value of Cameron and Miller (2015)."""
-    f = {"median": np.nanmedian, "mean": np.nanmean}[centre]
+    f = {"median": _nanmedian, "mean": np.nanmean}[centre]
     x, y = _clean(x, "x"), _clean(y, "y")
     gx, gy = np.asarray(gx).ravel(), np.asarray(gy).ravel()
     if gx.size != x.size or gy.size != y.size:
@@ -215,6 +215,17 @@ def _clusters(groups: list[np.ndarray], pick: np.ndarray) -> np.ndarray:
     for i, g in enumerate(groups):
         padded[i, :g.size] = g
     return padded[pick].reshape(pick.shape[0], -1)
+
+
+def _nanmedian(a, axis=-1):
+    """``np.nanmedian(a, axis)``, the same values bit for bit, from one sort (NaN sort
+    last): NumPy's own takes masked arrays for rows under 600 values, ten times slower, and
+    a cluster bootstrap takes one per resample (a report's every CI, the simulations')."""
+    s = np.sort(np.moveaxis(np.asarray(a, float), axis, -1), axis=-1)
+    n = np.sum(~np.isnan(s), axis=-1)
+    lo, hi = (np.take_along_axis(s, np.maximum(k, 0)[..., None], -1)[..., 0]
+              for k in ((n - 1) // 2, n // 2))
+    return np.where(n == 0, np.nan, np.where(n % 2 == 1, lo, (lo + hi) / 2))
 
 
 def compare(

@@ -160,17 +160,24 @@ MaxSessions 100
 MaxStartups 100
 LogLevel VERBOSE
 {"Subsystem sftp internal-sftp" if sftp else ""}
-{_lock_base_line()}
+{_setenv_line()}
 """)
     return config
 
 
-def _lock_base_line() -> str:
-    """The loopback target is this machine: its sessions use this process's target lock
-    (``TRACELAB_LOCK_BASE``, when set to a plain path) like target ``local`` does."""
+def _setenv_line() -> str:
+    """The sessions' environment (one ``SetEnv`` line: sshd reads only the first).
+
+    ``SHLVL=1``: bash started by sshd reads the login user's ~/.bashrc before every
+    command unless it is nested; each command of a campaign (about ten a run) then paid for
+    whatever that file does (a pyenv init costs several times a short command) and ran
+    with its PATH. The loopback sessions see sshd's own environment, as on a fresh machine.
+
+    ``TRACELAB_LOCK_BASE``: the loopback target is this machine: its sessions use this
+    process's target lock (when set to a plain path) like target ``local`` does."""
     base = os.environ.get("TRACELAB_LOCK_BASE", "")
-    return f"SetEnv TRACELAB_LOCK_BASE={base}" if re.fullmatch(r"/[A-Za-z0-9._/-]+", base) \
-        else ""
+    lock = f" TRACELAB_LOCK_BASE={base}" if re.fullmatch(r"/[A-Za-z0-9._/-]+", base) else ""
+    return "SetEnv SHLVL=1" + lock
 
 
 def _write_ssh_config(folder: Path, port: int, client_key: Path, known_hosts: Path,

@@ -176,11 +176,12 @@ class DD(Benchmark):
         else:
             runs = _rounds.counting_and_rounds({e: p.count for e in ids}, CONTROL,
                                                p.rounds, campaign, stats=with_stats)
+        adaptive = p.precision is not None or p.budget is not None
         if method == "rate":  # with a target or budget, the rounds follow a prediction
-            runs = (_rm.opening_runs(ids, CONTROL) if p.precision is not None or
-                    p.budget is not None else _rm.first_runs(ids, CONTROL, p.rounds, campaign))
+            runs = (_rm.opening_runs(ids, CONTROL) if adaptive
+                    else _rm.first_runs(ids, CONTROL, p.rounds, campaign))
         elif method == "both":  # without a count the rate rounds wait for the calibration
-            runs = _by_round((_rm.first_runs(ids, CONTROL, p.rounds, campaign)
+            runs = _by_round((_rm.first_runs(ids, CONTROL, p.rounds, campaign, host=adaptive)
                               if p.count else _rm.counting_runs(ids)) + runs)
         return Plan(runs, params, {x.id: x.skipped for x in planned if x.skipped}, table,
                     {"planned": planned, "os": pf.os, "ids": ids, "seed": campaign,
