@@ -15,6 +15,7 @@ import analysis
 from analysis import benchmarks
 from analysis.__main__ import main
 from analysis.benchmarks import Benchmark, Param, Plan, Report, register
+from analysis.benchmarks.core import base
 from analysis.campaign import RunSpec
 from analysis.errors import ParameterError
 from analysis.regenerate import regenerate
@@ -57,7 +58,7 @@ class Naps(Benchmark):
 
 @pytest.fixture
 def naps(monkeypatch):
-    monkeypatch.setattr(benchmarks.base, "_REGISTRY", dict(benchmarks.registry()))
+    monkeypatch.setattr(base, "_REGISTRY", dict(benchmarks.registry()))
     register(Naps)
     return benchmarks.get("test-naps")
 
@@ -196,7 +197,7 @@ class SizedNaps(Naps):
 
 def test_a_preset_is_chosen_by_one_parameter_and_recorded_in_the_manifest(
         monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(benchmarks.base, "_REGISTRY", dict(benchmarks.registry()))
+    monkeypatch.setattr(base, "_REGISTRY", dict(benchmarks.registry()))
     register(SizedNaps)
     # the command line and the notebook's keyword: the same parameter
     assert main(["run", "test-sized-naps", "--param", "preset=thesis", "--campaign", "big",

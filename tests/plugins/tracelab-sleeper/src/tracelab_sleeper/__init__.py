@@ -46,6 +46,7 @@ class Sleeper(Benchmark):
     #: a need of the catalogue, and one of its own that no machine has (its package is
     #: never installed: the tests only ask bootstrap for its plan, --dry-run)
     needs = ("tracefs", NAP_DATA)
+    optional = ("nap-data",)  # bootstrap plans it; a run goes on without it
     params = (
         Param.integer("naps", 20, "`sleep 0` processes per run", 1, 100_000),
         Param.integer("runs", 2, "runs per configuration in each round", 1, 100),
