@@ -36,6 +36,25 @@ def test_run_through_an_ssh_config_alias(ssh_transport):
     assert ssh_transport.run(["false"], check=False).exit_status == 1
 
 
+def test_a_loopback_session_does_not_read_the_login_users_bashrc(ssh_transport):
+    """Bash started by sshd reads ~/.bashrc before each command, unless told it is nested:
+    the loopback server's sessions do not (each command paid for that file: a pyenv init
+    several times a short command's own time), and see none of the variables it exports."""
+    import pwd
+
+    bashrc = Path(pwd.getpwnam("root").pw_dir) / ".bashrc"
+    exported = set(re.findall(r"^\s*export\s+([A-Za-z_]\w*)=", bashrc.read_text(errors="replace"),
+                              re.M)) if bashrc.is_file() else set()
+    # what sshd sets itself (PATH, HOME, ...), whoever exports it too
+    own = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "MAIL", "TERM", "LANG", "SHLVL", "PWD",
+           "TRACELAB_LOCK_BASE"}
+    if not exported - own:
+        pytest.skip(f"{bashrc} exports nothing sshd does not set itself: nothing to tell")
+    env = dict(line.split("=", 1) for line in
+               ssh_transport.run(["env"]).stdout.splitlines() if "=" in line)
+    assert not (exported - own) & set(env), sorted((exported - own) & set(env))
+
+
 def test_user_at_host_port_with_explicit_known_hosts(sshd, monkeypatch, tmp_path):
     config = tmp_path / "config"
     config.write_text(f"Host 127.0.0.1\n    IdentityFile {sshd.client_key}\n"

@@ -89,6 +89,9 @@ def test_rate_campaign_on_local(tmp_path, short_blocks):
     q = camp.parameters
     assert q["method"] == "rate" and q["rate_design"] == "bracket"
     assert (q["rate_untraced_s"], q["rate_traced_s"]) == (0.2, 0.3)
+    # fixed rounds: no prediction to make, so no host check (docs/explanation/rate-method.md)
+    assert not [r for r, e in camp.run_records("local").items()
+                if e["params"]["kind"] == ratemethod.HOST_KIND]
     blocks = ratemethod.load_blocks(camp, "local")
     # 3 rounds x (04, the control and the A/A slot) brackets, each three blocks
     assert len(blocks) == 3 * 3 * 3 and (blocks["windows"] >= 1).all()
@@ -182,6 +185,10 @@ def test_under_both_the_two_methods_rounds_alternate(tmp_path, short_blocks, cou
             rounds.setdefault((e["params"]["round"], kind), []).append(
                 (e["started"], e["finished"]))
     assert sorted(rounds) == [(k, m) for k in (0, 1) for m in ("hyperfine", "rate")]
+    # fixed rounds (the rate rounds planned after the calibration, without a count): no
+    # host check, which only a prediction needs
+    assert ratemethod.HOST_KIND not in {e["params"]["kind"]
+                                        for e in camp.run_records("local").values()}
     order = [(0, "rate"), (0, "hyperfine"), (1, "rate"), (1, "hyperfine")]
     for before, after in zip(order, order[1:]):  # ISO times, one clock: compared as text
         assert max(f for _, f in rounds[before]) <= min(s for s, _ in rounds[after]), \
