@@ -35,7 +35,9 @@ _lock_write_info() {  # TOKEN KEY=VALUE...
 lock_try() {
     if [ "$(lock_mode)" = flock ]; then
         exec 9>>"$LOCK_BASE.flock" || return 2
-        if ! flock -n 9; then
+        # a holder with no record is arriving (not written yet) or leaving (already
+        # removed): a matter of milliseconds either way, so wait a little for it
+        if ! flock -n 9 && { [ -r "$LOCK_BASE.info" ] || ! flock -w 2 9; }; then
             exec 9>&-
             printf 'target busy: held by %s\n' "$(lock_holder)" >&2
             return 3
@@ -44,7 +46,13 @@ lock_try() {
             printf 'note: previous holder (%s) is gone; lock taken over\n' "$(lock_holder)" >&2
         fi
     else
-        if ! mkdir "$LOCK_BASE.d" 2>/dev/null; then
+        got= i=0  # a holder with no record is arriving or leaving: wait a little (as above)
+        while :; do
+            if mkdir "$LOCK_BASE.d" 2>/dev/null; then got=1; break; fi
+            if [ -r "$LOCK_BASE.info" ] || [ $i -ge 20 ]; then break; fi
+            sleep 0.1; i=$((i + 1))
+        done
+        if [ -z "$got" ]; then
             pid=$(sed -n 's/^pid=//p' "$LOCK_BASE.info" 2>/dev/null)
             if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
                 printf 'note: breaking a stale lock (%s: pid %s is not running)\n' \

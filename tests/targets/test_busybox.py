@@ -21,6 +21,7 @@ import select
 import shutil
 import signal
 import subprocess
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -543,6 +544,38 @@ def test_lock(setup, request, tmp_path, mark):
         assert f"pid={d.pid}" in (base.parent / "target-lock.info").read_text()
         d.stdin.close()
         assert d.wait(5) == 0
+
+        # a holder with no record yet (arriving) or no more (leaving, CI of 6 Dec: a
+        # campaign's second target was refused "by pid ? on ?"): the next waits for it
+        def bare_holder(seconds):
+            if mode == "flock":
+                return subprocess.Popen(["flock", str(base) + ".flock", "sleep", str(seconds)])
+            (base.parent / "target-lock.d").mkdir()
+            return threading.Timer(seconds, (base.parent / "target-lock.d").rmdir)
+
+        leaving = bare_holder(0.5)
+        if mode == "mkdir":
+            leaving.start()
+        else:
+            time.sleep(0.2)  # flock(1) has taken it
+        e, _ = hold("tokE")
+        assert read_line(e, 10) == "locked tokE"
+        e.stdin.close()
+        assert e.wait(5) == 0
+        staying = bare_holder(5)  # longer than the 2 s given: busy, holder unknown
+        if mode == "mkdir":
+            staying.start()
+        else:
+            time.sleep(0.2)
+        t0 = time.monotonic()
+        busy = run("hold", "tokF")
+        assert busy.returncode == 3 and "unknown holder" in busy.stderr, busy
+        assert 1.8 < time.monotonic() - t0 < 5, time.monotonic() - t0
+        if mode == "flock":
+            staying.kill()
+            staying.wait()
+        else:
+            staying.join()
         assert wait_gone(mark, 2) == []
     finally:
         for p in procs:
