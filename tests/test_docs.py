@@ -235,7 +235,7 @@ def test_loader_example_points_at_the_run_layout():
     path = FIXTURES / example
     parts = path.relative_to(FIXTURES).parts
     assert parts[-6:-4] == ("data", "raw")  # data/raw/<campaign>/<target>/<run_id>/hyperfine.json
-    runs = analysis.load_hyperfine(path)
+    runs = analysis.loaders.load_hyperfine(path)
     assert {"command", "run", "time_s", "user_s", "system_s", "exit_code"} <= set(runs.columns)
 
 
@@ -251,25 +251,25 @@ def test_hyperfine_and_cyclictest_quirks_are_documented():
 def test_the_worked_numbers_on_the_input_formats_page_hold():
     text = _page("reference/input-formats.md")
     assert "events=10_000_000)  # 78.1" in text and "# 0.131" in text
-    assert round(analysis.per_event_cost_ns(runtime_s=6.75364, control_s=5.97243,
+    assert round(analysis.stats.overhead.per_event_cost_ns(runtime_s=6.75364, control_s=5.97243,
                                             events=10_000_000), 1) == 78.1
-    assert round(analysis.relative_slowdown(6.75364, 5.97243), 3) == 0.131
+    assert round(analysis.stats.overhead.relative_slowdown(6.75364, 5.97243), 3) == 0.131
 
 
 def test_the_tsmp_page_matches_the_public_loader(tmp_path):
-    """A file written by hand from the page's table reads back through analysis.load_samples."""
+    """A file written by hand from the page's table reads back through analysis.loaders.load_samples."""
     text = _page("reference/tsmp.md")
     assert '"<8sIIQdI"' in text and "| 64 | n x b |" in text and "2 CLOCK_MONOTONIC_RAW" in text
     ticks = np.array([3, 1, 2], dtype="<u4")
     header = struct.pack("<8sIIQdI", b"TSMPv1\0\0", 64, 4, len(ticks), 2.0, 2).ljust(64, b"\0")
     path = tmp_path / "hand.tsmp"
     path.write_bytes(header + ticks.tobytes())
-    assert analysis.load_samples(path).tolist() == [6.0, 2.0, 4.0]
-    summary = analysis.summarize_samples(path).as_row()
+    assert analysis.loaders.load_samples(path).tolist() == [6.0, 2.0, 4.0]
+    summary = analysis.loaders.summarize_samples(path).as_row()
     assert (summary["count"], summary["min_ns"], summary["max_ns"]) == (3, 2.0, 6.0)
     path.write_bytes(header + ticks.tobytes()[:-1])  # shorter than its header promises
     with pytest.raises(analysis.DataFormatError):
-        analysis.load_samples(path)
+        analysis.loaders.load_samples(path)
 
 
 def test_published_pitfalls_and_rt_notes_are_kept():

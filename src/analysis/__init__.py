@@ -1,21 +1,21 @@
 """Measure what tracers cost: run benchmarks on targets, load results, compute overheads
 with honest statistics, and export thesis-ready figures.
 
-What a notebook author uses is exported here: the loaders, the overhead and
-statistics entry points, the benchmarks' front door (``run_benchmark``,
-``report``; ``benchmarks.registry()`` lists them), targets (``preflight``, ``connect``),
-figures and the errors. Everything else lives in the subpackage of its domain
-(``analysis.targets``, ``analysis.tracing``, ``analysis.campaign``, ``analysis.stats``,
-``analysis.ratemethod``, ...); the layout and its layers are described in ``docs/design.md``.
+``analysis.__all__`` holds the functions and exceptions a notebook calls: the benchmarks'
+front door (``run_benchmark``, ``report``, ``compare``, the reviewer's bundle), pricing a
+probe, targets (``preflight``, ``connect``), figures and tables, and the errors. Subpackages
+are reached as subpackages (``analysis.benchmarks.registry()``, ``analysis.stats``,
+``analysis.loaders``, ``analysis.rules``, ``analysis.published``, ``analysis.paths``, ...);
+the layout and its layers are described in ``docs/design.md``.
 """
 
-from analysis import benchmarks, paths, plots, published, rules, stats
+from analysis import benchmarks, loaders, paths, plots, published, rules, stats  # noqa: F401
 from analysis._display import readable_pandas as _readable_pandas
 from analysis._display import show
 from analysis._version import __version__
 from analysis.benchmarks import report, run_benchmark
 from analysis.benchmarks.probe_rate import price_probe
-from analysis.bundle import bundle, verify_bundle
+from analysis.bundle import make_bundle, verify_bundle
 from analysis.comparison import compare
 from analysis.errors import (
     AnalysisError,
@@ -29,28 +29,19 @@ from analysis.errors import (
     TargetError,
     TargetUnreachable,
 )
-from analysis.loaders.cyclictest import CyclictestRun, load_cyclictest
-from analysis.loaders.hyperfine import load_hyperfine, load_hyperfine_many
-from analysis.loaders.samples import load_samples, summarize_samples
 from analysis.plots import export_table, save_figure
-from analysis.stats.overhead import overhead_table, per_event_cost_ns, relative_slowdown
 from analysis.targets import connect
 from analysis.targets.preflight import preflight
 
 __all__ = [
-    # loaders
-    "load_hyperfine", "load_hyperfine_many", "load_cyclictest", "CyclictestRun",
-    "load_samples", "summarize_samples",
-    # overhead and statistics
-    "per_event_cost_ns", "relative_slowdown", "overhead_table", "stats", "published",
-    # benchmarks
-    "run_benchmark", "report", "benchmarks", "bundle", "verify_bundle", "compare",
-    # rules of thumb, pricing a probe
-    "rules", "price_probe",
+    # the benchmarks' front door, and what follows a campaign
+    "run_benchmark", "report", "compare", "make_bundle", "verify_bundle",
+    # pricing a probe
+    "price_probe",
     # targets
     "preflight", "connect",
-    # figures
-    "plots", "save_figure", "export_table", "paths", "show",
+    # figures and tables in a notebook
+    "show", "save_figure", "export_table",
     # errors
     "AnalysisError", "DataFormatError", "TargetError", "TargetUnreachable", "ParameterError",
     "ParameterMismatch", "CampaignNotFound", "IntegrityError", "LockError", "StorageError",

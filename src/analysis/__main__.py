@@ -12,7 +12,7 @@ from analysis import paths, published
 from analysis.benchmarks import get, registry, report, run_benchmark
 from analysis.benchmarks.core import listing
 from analysis.benchmarks.core.tools import needs_of
-from analysis.bundle import bundle, verify_bundle
+from analysis.bundle import make_bundle, verify_bundle
 from analysis.bundle.cli import add_parsers as add_bundle_parsers
 from analysis.campaign import Campaign
 from analysis.comparison import cli as compare_cli
@@ -278,7 +278,7 @@ def _verify_parser(sub) -> None:
 
 
 def _bundle(args) -> int:
-    print(bundle(args.campaigns, args.out, data_dir=args.data_dir,
+    print(make_bundle(args.campaigns, args.out, data_dir=args.data_dir,
                  notebooks_dir=args.notebooks_dir, redact_hosts=args.redact_hosts,
                  redact=args.redact, title=args.title, authors=args.author or None))
     return 0

@@ -68,7 +68,7 @@ def recorded(tmp_path_factory):
                            data_dir=base / "data", campaign="b",
                            progress=False)
     start = time.perf_counter()
-    result = analysis.bundle(["b"], base / "out" / "b.zip", data_dir=base / "data",
+    result = analysis.make_bundle(["b"], base / "out" / "b.zip", data_dir=base / "data",
                              notebooks_dir=base / "no-notebooks")
     result.seconds = time.perf_counter() - start
     print(f"\nbundle: {result}")
@@ -161,7 +161,7 @@ def test_bundled_figures_are_those_the_package_exports(recorded, tmp_path):
     shutil.copytree(ROOT / "data" / "reference", project / "data" / "reference")
     done = cli_in_process("report", "b", cwd=project, env={"TRACELAB_ROOT": str(project)})
     assert done.returncode == 0, done.stderr
-    out = analysis.bundle("b", tmp_path / "plain.zip", data_dir=base / "data",
+    out = analysis.make_bundle("b", tmp_path / "plain.zip", data_dir=base / "data",
                           redact_hosts=False, notebooks_dir=tmp_path / "none")
     members = _members(out.path)
     figures = sorted((project / "figures").iterdir())
@@ -215,7 +215,7 @@ def test_a_campaign_that_disagrees_with_its_manifest_is_not_bundled(recorded, tm
     victim.write_bytes(victim.read_bytes().replace(b"{", b"{ ", 1))
     out = tmp_path / "x.zip"
     with pytest.raises(BundleError, match=re.escape(str(victim))):
-        analysis.bundle("b", out, data_dir=data)
+        analysis.make_bundle("b", out, data_dir=data)
     assert not out.exists() and not list(tmp_path.glob(".x.zip.*"))
 
 
@@ -272,7 +272,7 @@ def _leaks(members: dict[str, bytes]) -> list[str]:
 def test_no_key_no_identity_file_no_host_name_inside(recorded, tmp_path):
     base, _ = recorded
     data, nbs = _hostile_copy(base, tmp_path)
-    result = analysis.bundle("h", tmp_path / "h.zip", data_dir=data, notebooks_dir=nbs)
+    result = analysis.make_bundle("h", tmp_path / "h.zip", data_dir=data, notebooks_dir=nbs)
     members = _members(result.path)
     assert _leaks(members) == []
     assert "notebooks-executed/1.0-dd-per-event-cost.ipynb" in members
@@ -289,7 +289,7 @@ def test_no_key_no_identity_file_no_host_name_inside(recorded, tmp_path):
     check = analysis.verify_bundle(result.path, tmp_path / "verify")
     assert check.ok, str(check)
     # the check above can fail: without redaction the names are there
-    plain = analysis.bundle("h", tmp_path / "plain.zip", data_dir=data, notebooks_dir=nbs,
+    plain = analysis.make_bundle("h", tmp_path / "plain.zip", data_dir=data, notebooks_dir=nbs,
                             redact_hosts=False)
     leaks = _leaks(_members(plain.path))
     assert any(HOST in x for x in leaks) and any(ADDRESS in x for x in leaks)

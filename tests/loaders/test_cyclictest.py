@@ -1,4 +1,4 @@
-"""analysis.load_cyclictest on real rt-tests 2.40 --json files."""
+"""analysis.loaders.load_cyclictest on real rt-tests 2.40 --json files."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from analysis import CyclictestRun, DataFormatError, load_cyclictest
+from analysis import DataFormatError
+from analysis.loaders import CyclictestRun, load_cyclictest
 from conftest import FIXTURES, need_tool
 
 CT = FIXTURES / "cyclictest"

@@ -1,4 +1,4 @@
-"""analysis.load_hyperfine on real exports of hyperfine 1.10, 1.11, 1.15 and 1.20."""
+"""analysis.loaders.load_hyperfine on real exports of hyperfine 1.10, 1.11, 1.15 and 1.20."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from analysis import DataFormatError, load_hyperfine, load_hyperfine_many
+from analysis import DataFormatError
+from analysis.loaders import load_hyperfine, load_hyperfine_many
 from conftest import FIXTURES, need_tool
 
 HF = FIXTURES / "hyperfine"

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from analysis import DataFormatError, load_samples, summarize_samples
+from analysis import DataFormatError
+from analysis.loaders import load_samples, summarize_samples
 from analysis.loaders.samples import HEADER_SIZE, load_sample_ticks, summarize_ticks, write_samples
 
 

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import overhead_table, per_event_cost_ns, relative_slowdown, stats
+from analysis import stats
+from analysis.stats.overhead import overhead_table, per_event_cost_ns, relative_slowdown
 
 
 def test_per_event_cost_and_slowdown_by_hand_on_greggs_kprobe():

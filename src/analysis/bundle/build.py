@@ -1,6 +1,6 @@
 """Hand a campaign to a reviewer: a self-checking artifact bundle (RO-Crate).
 
-:func:`bundle` (``tracelab bundle CAMPAIGN ... --out FILE.zip``) verifies each campaign's
+:func:`make_bundle` (``tracelab bundle CAMPAIGN ... --out FILE.zip``) verifies each campaign's
 raw files against its manifest (a disagreement is refused), then writes one zip: the raw
 campaign folders with their manifests, the targets' preflights, the published reference
 tables the reports read, the package source (with the commit and whether the tree was
@@ -48,7 +48,7 @@ from analysis.bundle.text import citation, readme, zenodo
 from analysis.campaign import Campaign, target_slug
 from analysis.errors import BundleError, ParameterError
 
-__all__ = ["bundle", "BundleResult"]
+__all__ = ["make_bundle", "BundleResult"]
 
 #: the bundle's own facts (campaigns, source, outputs, redactions), read back by verify-bundle
 FACTS = "bundle.json"
@@ -56,7 +56,7 @@ FACTS = "bundle.json"
 
 @dataclass
 class BundleResult:
-    """What :func:`bundle` wrote."""
+    """What :func:`make_bundle` wrote."""
 
     path: Path
     campaigns: list[str]
@@ -77,7 +77,7 @@ class BundleResult:
                 f"redacted, {len(self.left_out)} items left out ({self.seconds:.1f} s)")
 
 
-def bundle(campaigns, out, *, data_dir=None, notebooks_dir=None, redact_hosts: bool = True,
+def make_bundle(campaigns, out, *, data_dir=None, notebooks_dir=None, redact_hosts: bool = True,
            redact=(), title: str | None = None, authors=None) -> BundleResult:
     """Write ``out`` (a zip): the campaigns, verified, with everything a reviewer needs to
     check and rebuild their figures and tables (see the module docstring)."""

@@ -1,4 +1,4 @@
-"""The rebuild, the same for :func:`~analysis.bundle.bundle` and
+"""The rebuild, the same for :func:`~analysis.bundle.make_bundle` and
 :func:`~analysis.bundle.verify_bundle`: every campaign's report run again from a bundle's raw
 data by the bundle's own package source (``PYTHONPATH`` pointing at it, this interpreter's
 dependencies), in a fresh folder."""

@@ -399,8 +399,8 @@ def test_both_tracers_in_one_campaign_interleaved_and_side_by_side(tmp_path, sho
     assert (tmp_path / "figures" / "dd-both-tracers.png").is_file()
     # the summary's line says what the table holds: the ratio when both costs have an
     # estimate, else which has none (two short rounds may leave one without, CI 6 Dec)
-    line = next(l for l in rep.summary.split("side by side")[1].splitlines()
-                if l.startswith("04-tracepoint-entry"))
+    line = next(s for s in rep.summary.split("side by side")[1].splitlines()
+                if s.startswith("04-tracepoint-entry"))
     ratio = side.loc["04-tracepoint-entry", "dtrace_over_bpftrace"]
     assert "DTrace" in line
     if np.isfinite(ratio):
