@@ -14,6 +14,41 @@ start_process_tracer() {
 
 tracer_alive() { [ -n "${TRACER_PID:-}" ] && kill -0 "$TRACER_PID" 2>/dev/null; }
 
+# group_pids PGID: the processes of process group PGID (the tracer and what it started) in
+# GPIDS, from one walk of /proc (tens of ms: done before a timed part starts)
+group_pids() {
+    gpg=$1 GPIDS=
+    for gd in /proc/[0-9]*; do
+        read -r gline 2>/dev/null < "$gd/stat" || continue
+        # the fields after the command's name (which may hold spaces and parentheses):
+        # state ppid pgrp ... utime (12th) stime (13th)
+        # shellcheck disable=SC2086
+        set -- ${gline##*) }
+        if [ $# -ge 13 ] && [ "$3" = "$gpg" ]; then GPIDS="$GPIDS ${gd#/proc/}"; fi
+    done
+}
+
+# group_cpu: the CPU time the processes in GPIDS have used so far, in GCPU_NS and
+# GCPU_TICKS: GCPU_NS the sum over their threads of the kernel's run time
+# (/proc/P/task/T/schedstat, ns; "-" where the kernel keeps none), GCPU_TICKS utime + stime
+# from /proc/P/stat (clock ticks, dead threads too): two accounts of one quantity, read
+# with builtins only (a few files: well under a millisecond)
+group_cpu() {
+    gns=0 gticks=0 gsched=1
+    for gp in $GPIDS; do
+        read -r gline 2>/dev/null < "/proc/$gp/stat" || continue
+        # shellcheck disable=SC2086
+        set -- ${gline##*) }
+        [ $# -ge 13 ] || continue
+        gticks=$((gticks + ${12} + ${13}))
+        for gt in /proc/"$gp"/task/*/schedstat; do
+            if read -r grun _ 2>/dev/null < "$gt"; then gns=$((gns + grun)); else gsched=0; fi
+        done
+    done
+    [ "$gsched" = 1 ] || gns=-
+    GCPU_NS=$gns GCPU_TICKS=$gticks
+}
+
 # stop_process_tracer: SIGINT to the group, wait up to STOP_TIMEOUT, then SIGKILL
 stop_process_tracer() {
     pgid=${TRACER_PID:-}

@@ -103,14 +103,13 @@ def parse_windows(text: str, path: Path | str | None = None) -> pd.DataFrame:
     return df
 
 
-def bracket_blocks(text: str, path: Path | str | None = None) -> dict[str, dict]:
-    """A bracket's three blocks (``before``, ``traced``, ``after``), each as
-    :func:`block_values`, from the signalled meter's output: a window belongs to a block
-    only if it lies wholly in it (before the first mark, between the second and third,
-    after the fourth); windows across a mark are left out (the tracer's start, attach and
-    stop). Raises :class:`~analysis.errors.DataFormatError` naming the file if the marks
-    or ``t0`` are missing or a block holds no window."""
-    w = parse_windows(text, path)
+def bracket_marks(text: str, path: Path | str | None = None) -> list[int]:
+    """A bracket's four marks (``CLOCK_MONOTONIC`` ns, :data:`BRACKET_MARKS`) from the
+    signalled meter's output; errors as :func:`bracket_blocks`'."""
+    return _t0_and_marks(text, path)[1]
+
+
+def _t0_and_marks(text: str, path) -> tuple[int, list[int]]:
     lines = [line.strip() for line in text.splitlines()]
     t0 = [int(m.group(1)) for line in lines if (m := _T0.match(line))]
     marks = [int(m.group(2)) for line in lines if (m := _MARK.match(line))]
@@ -121,7 +120,19 @@ def bracket_blocks(text: str, path: Path | str | None = None) -> dict[str, dict]
         raise DataFormatError(path, "m", f"{len(marks)} marks, expected "
                               f"{len(BRACKET_MARKS)} in time order after t0 "
                               f"({', '.join(BRACKET_MARKS)})")
-    end = t0[0] + w["ns"].cumsum().to_numpy()
+    return t0[0], marks
+
+
+def bracket_blocks(text: str, path: Path | str | None = None) -> dict[str, dict]:
+    """A bracket's three blocks (``before``, ``traced``, ``after``), each as
+    :func:`block_values`, from the signalled meter's output: a window belongs to a block
+    only if it lies wholly in it (before the first mark, between the second and third,
+    after the fourth); windows across a mark are left out (the tracer's start, attach and
+    stop). Raises :class:`~analysis.errors.DataFormatError` naming the file if the marks
+    or ``t0`` are missing or a block holds no window."""
+    w = parse_windows(text, path)
+    t0, marks = _t0_and_marks(text, path)
+    end = t0 + w["ns"].cumsum().to_numpy()
     start = end - w["ns"].to_numpy()
     parts = {"before": end <= marks[0],
              "traced": (start >= marks[1]) & (end <= marks[2]),

@@ -246,10 +246,11 @@ def _control(campaign: Campaign) -> str:
     return q.get("rate_control") or q.get("plan", [{}])[0].get("experiment", "01-control")
 
 
-def ci_text(r, fmt: str, none: str = "no CI (too few brackets for a 95 % rank CI)") -> str:
-    """A rate-table row's 95 % CI as ``[low, high]``; ``none`` when it has no finite
-    bounds (too few brackets for the exact rank CI at 95 %)."""
-    lo, hi = r["per_event_ns_ci_low"], r["per_event_ns_ci_high"]
+def ci_text(r, fmt: str, none: str = "no CI (too few brackets for a 95 % rank CI)", *,
+            column: str = "per_event_ns") -> str:
+    """A rate-table row's 95 % CI of ``column`` as ``[low, high]``; ``none`` when it has no
+    finite bounds (too few brackets for the exact rank CI at 95 %)."""
+    lo, hi = r[f"{column}_ci_low"], r[f"{column}_ci_high"]
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return none
     return f"[{lo:{fmt}}, {hi:{fmt}}]"

@@ -18,7 +18,7 @@ from analysis import ratemethod as _rm
 from analysis.benchmarks.dd.experiments import CONTROL
 from analysis.benchmarks.dd.figures import SUBSTITUTE_NOTE
 from analysis.plots.style import _caption, _figure, thesis_style
-from analysis.ratemethod import meter
+from analysis.ratemethod import consumer, meter
 
 METHOD_NAMES = {"hyperfine": "hyperfine method (whole dd processes)",
                 "rate": "rate method (dd's read in a loop, iterations per window)"}
@@ -36,6 +36,8 @@ def rate_outputs(camp, target: str, planned, *, n_resamples: int) -> dict:
     """``rate_table`` (with names), ``rate_blocks``, ``speed_states``, ``rate_loop`` (the
     meter's iteration: ``read`` or dd's ``read+write``)."""
     table = _rm.rate_table(camp, target, n_resamples=n_resamples)
+    table = consumer.with_consumer(table, camp, target, _rm.events_per_iteration(camp, target),
+                                   CONTROL)
     blocks = _rm.load_blocks(camp, target)
     names = {p.id: p for p in planned}
     table.insert(1, "name", [names[e].experiment.name if e in names else "Control (A/A)"
@@ -127,6 +129,13 @@ def _cost_lines(out) -> list[str]:
                               if math.isfinite(r["precision_reached"]) else "")
         lines.append(f"rate {r['experiment']:<17} {r['per_event_ns']:>9.1f} ns {ci} "
                      f"({r['pairs_used']} rounds{_every(r)})")
+        if math.isfinite(r.get("consumer_ns_per_event", math.nan)):
+            lines.append(f"     {'':<17} + the tracer's own CPU {r['consumer_ns_per_event']:.1f} "
+                         f"ns {_rm.ci_text(r, '.1f', column='consumer_ns_per_event')} per event "
+                         f"({r['tracer_cpu_share']:.1%} of a CPU): "
+                         f"{r['total_ns_per_event']:.1f} ns "
+                         f"{_rm.ci_text(r, '.1f', column='total_ns_per_event')} "
+                         "on the whole machine")
     if (out.values.get("adaptive") or {}).get("rate_last_decision"):
         lines.append(f"rate rounds: {out.values['adaptive']['rate_last_decision']}")
     return lines
