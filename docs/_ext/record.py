@@ -10,7 +10,8 @@ are generated, never typed:
 
 ``campaign`` opens a finished campaign through the package (checksums verified), reports
 it without writing anything and keeps, per experiment, the cost with its 95 % CI and the
-precision reached, plus the control's speed per iteration, the A/A noise floor, rounds,
+precision reached (the anatomy benchmark: per part, its cost and CI), plus the control's
+speed per iteration, the A/A noise floor, rounds,
 the wall time (the manifest's created to updated), the host's fingerprint (from the
 manifest's preflight) and the manifest's sha256. ``campaign-archive`` does the same from a
 tarball of a campaign folder (as docs/_data/campaigns/ keeps them). ``suite`` reads a
@@ -87,7 +88,14 @@ def from_campaign(campaign: str, name: str, data_dir: str | Path | None = None) 
     experiments = {}
     # the control's speed as the report's table captions give it (rate method)
     control_ns = _num(v["control_ns_per_iter"]) if "control_ns_per_iter" in v else None
-    for row in table.to_dict("records"):
+    parts = v.get("parts")  # the anatomy benchmark: its parts, keyed as experiments are
+    rows = [] if table is None else table.to_dict("records")
+    if parts is not None:
+        for row in parts.to_dict("records"):
+            experiments[row["part"]] = {
+                "cost_ns": _num(row["ns"]), "ci_ns": [_num(row["ci_low"]), _num(row["ci_high"])],
+                "precision": None, "rounds": int(row["rounds"])}
+    for row in rows:
         exp = row["experiment"]
         if exp.endswith("control") and "control_ns_per_iter" not in v:
             control_ns = _num(row.get("untraced_ns_per_iter"))

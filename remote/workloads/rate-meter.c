@@ -8,7 +8,7 @@
  * reports its exact length in ns, so a window that ran a little long is not
  * miscounted.
  *
- * usage: rate-meter [-b] [-w|-u|-d LIB|-m FILE] WARMUP_MS WINDOW_MS WINDOWS  timed
+ * usage: rate-meter [-b] [-w|-u|-d LIB|-m FILE|-t MODE] WARMUP_MS WINDOW_MS WINDOWS  timed
  *        rate-meter [-b] [-w|-u|-d LIB|-m FILE] -s WARMUP_MS WINDOW_MS  signalled
  *        rate-meter [-w|-u|-d LIB|-m FILE] -n ITERATIONS   exactly ITERATIONS (counting; it
  *            prints "# rate-meter 1 iterations=N ns=T": T their wall time, CLOCK_MONOTONIC)
@@ -31,6 +31,19 @@
  *   -m FILE: each iteration maps FILE (read and execute, private, whole) and unmaps it:
  *       one mmap(2) of the file, what the kernel checks against every registered uprobe
  *       (the bystander benchmark's idle uprobes, with less else per iteration than -d)
+ *   -t MODE: the platform's price for a probe's transitions, no tracer anywhere (the
+ *       anatomy benchmark): each iteration is MODE, one of
+ *         empty    nothing (the loop's own cost: the baseline of the others)
+ *         syscall  getppid(2): one system call round trip
+ *         signal   kill(2) of itself with SIGTRAP, taken by an empty handler and
+ *                  returned from: a system call plus a signal's delivery and return
+ *         int3     (x86-64 Linux) an int3 instruction: a breakpoint exception taken to
+ *                  the SIGTRAP handler and returned from (a uprobe's trap, plus a signal)
+ *         step     (x86-64 Linux) the trap flag set (popf): a debug exception after the
+ *                  next instruction, taken to the SIGTRAP handler, which clears the flag
+ *                  (a uprobe's single step out of line, plus a signal)
+ *       every trap is checked to have reached the handler (else exit 3); a MODE this
+ *       machine cannot run exits with status 2 and says so.
  *   -b (first, before the loop's option): a bystander. The meter first forks a decoy, a
  *       child named tracelab-decoy that only waits (it never reads, never maps a file)
  *       and dies with the meter; it prints "# decoy pid=D" before anything else, so that
@@ -69,6 +82,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#ifdef __linux__
+#include <ucontext.h>
+#endif
 #include <unistd.h>
 #if defined(__has_include)
 #if __has_include(<sys/sdt.h>)
@@ -136,9 +152,9 @@ fail(int status, const char *why)
 static void
 usage(void)
 {
-	fail(2, "bad arguments; usage: tracelab-rate [-b] [-w|-u|-d LIB|-m FILE] WARMUP_MS "
-	    "WINDOW_MS WINDOWS | [-b] [-w|-u|-d LIB|-m FILE] -s WARMUP_MS WINDOW_MS | "
-	    "[-w|-u|-d LIB|-m FILE] -n ITERATIONS [-g]");
+	fail(2, "bad arguments; usage: tracelab-rate [-b] [-w|-u|-d LIB|-m FILE|-t MODE] "
+	    "WARMUP_MS WINDOW_MS WINDOWS | [-b] [-w|-u|-d LIB|-m FILE|-t MODE] -s WARMUP_MS "
+	    "WINDOW_MS | [-w|-u|-d LIB|-m FILE|-t MODE] -n ITERATIONS [-g]");
 }
 
 #ifdef HAVE_SDT
@@ -210,20 +226,99 @@ stop_decoy(void)
 	}
 }
 
+enum { T_NONE, T_EMPTY, T_SYSCALL, T_SIGNAL, T_INT3, T_STEP };
+static int trap_mode;
+static pid_t self_pid;
+static volatile sig_atomic_t traps_taken;
+
 /* what failed when one() did, for its one line on stderr */
 static const char *
 fail_what(void)
 {
+	if (trap_mode != T_NONE)
+		return ("a trap of -t did not reach its handler");
 	if (map_fd >= 0)
 		return ("cannot map or unmap the -m file");
 	return (dl_lib != NULL ? "cannot dlopen or dlclose the -d library"
 	    : "cannot read /dev/zero or write /dev/null");
 }
 
+static void
+on_trap(int sig, siginfo_t *si, void *ucv)
+{
+	(void)sig;
+	(void)si;
+#if defined(__linux__) && defined(__x86_64__)
+	/* the trap flag off again: one debug exception per iteration */
+	((ucontext_t *)ucv)->uc_mcontext.gregs[REG_EFL] &= ~0x100LL;
+#else
+	(void)ucv;
+#endif
+	traps_taken = traps_taken + 1;
+}
+
+static int
+trap_mode_of(const char *name)
+{
+	struct sigaction sa;
+	int mode = strcmp(name, "empty") == 0 ? T_EMPTY : strcmp(name, "syscall") == 0
+	    ? T_SYSCALL : strcmp(name, "signal") == 0 ? T_SIGNAL : strcmp(name, "int3") == 0
+	    ? T_INT3 : strcmp(name, "step") == 0 ? T_STEP : T_NONE;
+
+	if (mode == T_NONE)
+		fail(2, "-t takes empty, syscall, signal, int3 or step");
+#if !(defined(__linux__) && defined(__x86_64__))
+	if (mode == T_INT3 || mode == T_STEP)
+		fail(2, "-t int3 and -t step are x86-64 Linux only");
+#endif
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_trap;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTRAP, &sa, NULL) != 0)
+		fail(3, "cannot handle SIGTRAP");
+	self_pid = getpid();
+	return (mode);
+}
+
+/* one iteration of -t MODE; -1 if a trap did not reach the handler */
+static int
+trap_one(void)
+{
+	sig_atomic_t before = traps_taken;
+
+	switch (trap_mode) {
+	case T_EMPTY:
+		__asm__ __volatile__("" ::: "memory");
+		return (0);
+	case T_SYSCALL:
+		(void)getppid();
+		return (0);
+	case T_SIGNAL:
+		if (kill(self_pid, SIGTRAP) != 0)
+			return (-1);
+		break;
+#if defined(__linux__) && defined(__x86_64__)
+	case T_INT3:
+		__asm__ __volatile__("int3" ::: "memory");
+		break;
+	case T_STEP:
+		__asm__ __volatile__("pushfq; orq $0x100, (%%rsp); popfq; nop" ::: "memory", "cc");
+		break;
+#endif
+	default:
+		return (-1);
+	}
+	return (traps_taken == before + 1 ? 0 : -1);
+}
+
 static int
 one(void)
 {
 	ssize_t r;
+
+	if (trap_mode != T_NONE)
+		return (trap_one());
 
 #ifdef HAVE_SDT
 	if (usdt_loop) {
@@ -311,6 +406,10 @@ main(int argc, char **argv)
 			fail(3, "cannot open /dev/null");
 		argc--;
 		argv++;
+	} else if (argc > 2 && strcmp(argv[1], "-t") == 0) {
+		trap_mode = trap_mode_of(argv[2]);
+		argc -= 2;
+		argv += 2;
 	} else if (argc > 1 && argv[1][0] == '-' && argv[1][1] == 'u' && argv[1][2] == 0) {
 #ifndef HAVE_SDT
 		fail(2, "built without sys/sdt.h: the -u loop (its USDT probe) needs it; rebuild "

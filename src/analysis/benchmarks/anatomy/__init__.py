@@ -1,0 +1,63 @@
+"""Where a probe's cost goes (issue 52): the parts of a cost, measured on the host that
+pays them.
+
+This first part is the *platform*: what the host charges for the transitions a probe
+causes, with no tracer anywhere. The rate meter (``remote/workloads/rate-meter.c``,
+``-t MODE``) runs one loop per run, pinned to one CPU, in fixed windows: an empty loop, a
+system call (``getppid``), a signal sent to itself, a breakpoint (``int3``) taken to a
+SIGTRAP handler, and a single step (the trap flag) taken to it. Each round runs every
+loop once, shuffled; each part is one loop less another, paired within its round, with
+the one-sample Hodges-Lehmann estimate and its signed-rank 95 % CI over the rounds. The
+single step less the breakpoint is what a uprobe on an instruction the kernel
+single-steps pays beyond one on an instruction it emulates: under a nested hypervisor
+(these lab machines) a debug exception is dear, and that is a number here, not a guess.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from analysis.benchmarks.anatomy.execute import make_execute
+from analysis.benchmarks.anatomy.plan import MODES, PARTS, modes_for, rounds
+from analysis.benchmarks.anatomy.report import build, parts_table, runs_table
+from analysis.benchmarks.core.base import Benchmark, Param, Params, Plan, register
+from analysis.benchmarks.core.report import Report
+from analysis.campaign import Campaign
+
+__all__ = ["Anatomy", "MODES", "PARTS", "build", "parts_table", "runs_table"]
+
+WARMUP_MS = 100
+
+
+@register
+class Anatomy(Benchmark):
+    """The platform's price for a probe's transitions: system call, signal, breakpoint and
+    single step, each per iteration of the rate meter's loop, with no tracer."""
+
+    name = "anatomy"
+    notebook = "8.0-anatomy"
+    description = ("where a probe's cost goes: what the host charges for a system call, a "
+                   "breakpoint and a single step")
+    needs = ("cc",)
+    also_needs = ("x86-64 Linux for the breakpoint and single-step loops (the others run "
+                  "anywhere)",)
+    params = (
+        Param.integer("rounds", 10, "rounds, each running every loop once, shuffled", 1),
+        Param.integer("windows", 5, "windows per run", 1),
+        Param.integer("window_ms", 100, "length of a window (ms)", 1),
+        Param.integer("cpu", None, "CPU the meter is pinned to (None = the last one)", 0),
+    )
+
+    def plan(self, preflights: dict, p: Params, campaign: str) -> Plan:
+        (target, pf), = preflights.items()
+        modes, not_run = modes_for(pf.details.get("machine"), pf.os)
+        cpu = (pf.cpus or 1) - 1 if p.cpu is None else p.cpu
+        params = {"rounds": p.rounds, "windows": p.windows, "window_ms": p.window_ms,
+                  "warmup_ms": WARMUP_MS, "cpu": cpu, "modes": list(modes)}
+        return Plan(rounds(modes, 0, p.rounds, campaign, p.windows), params, not_run)
+
+    def execute(self, plan: Plan, p: Params, scratch: Path):
+        return make_execute(plan.parameters)
+
+    def report(self, camp: Campaign, **kwargs) -> Report:
+        return build(camp, **kwargs)

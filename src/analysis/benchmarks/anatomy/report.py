@@ -1,0 +1,97 @@
+"""The anatomy campaign's report, from its raw files: per run the meter's time per
+iteration, per part (one loop less another, paired within each round) the cost with its
+95 % CI, the figure and the summary."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis import plots
+from analysis.benchmarks.anatomy.figures import _ns, parts_figure
+from analysis.benchmarks.anatomy.plan import KIND, PARTS
+from analysis.benchmarks.core.report import Report
+from analysis.campaign import Campaign
+from analysis.ratemethod import VALUE
+from analysis.ratemethod import meter as ratemeter
+
+
+def runs_table(camp: Campaign, target: str) -> pd.DataFrame:
+    """Every finished platform run: its loop (``mode``), round, position, time per
+    iteration in the fast state (``ns_per_iter``: :data:`analysis.ratemethod.VALUE`, as the
+    rate method measures a block) and over every window, its windows and CPU share."""
+    rows = []
+    for rid, e in camp.run_records(target).items():
+        if e.get("status") != "done" or e.get("params", {}).get("kind") != KIND:
+            continue
+        path = camp.run_dir(target, rid) / "workload.stdout"
+        v = ratemeter.block_values(ratemeter.parse_windows(path.read_text(), path))
+        rows.append({"run_id": rid, "mode": e["experiment"], "round": int(e["params"]["round"]),
+                     "position": int(e["params"]["position"]), "ns_per_iter": v[VALUE],
+                     "ns_per_iter_all_windows": v["ns_per_iter"], "windows": v["windows"],
+                     "cpu_share": v["cpu_share"]})
+    cols = ["run_id", "mode", "round", "position", "ns_per_iter", "ns_per_iter_all_windows",
+            "windows", "cpu_share"]
+    return pd.DataFrame(rows, columns=cols).sort_values(["round", "position"]).reset_index(
+        drop=True)
+
+
+def parts_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per part of :data:`~analysis.benchmarks.anatomy.plan.PARTS` whose loops ran: the
+    rounds holding both, the one-sample Hodges-Lehmann estimate of their per-round
+    differences and its signed-rank 95 % CI (:func:`analysis.ratemethod.meter.shift_ci`)."""
+    by = runs.pivot_table(index="round", columns="mode", values="ns_per_iter", aggfunc="first")
+    rows = []
+    for part in PARTS:
+        if part.of not in by or part.against not in by:
+            continue
+        d = (by[part.of] - by[part.against]).dropna()
+        ns, lo, hi = ratemeter.shift_ci(d.to_numpy())
+        rows.append({"part": part.name, "of": part.of, "against": part.against, "ns": ns,
+                     "ci_low": lo, "ci_high": hi, "rounds": int(len(d)),
+                     "meaning": part.meaning})
+    return pd.DataFrame(rows, columns=["part", "of", "against", "ns", "ci_low", "ci_high",
+                                       "rounds", "meaning"])
+
+
+def build(camp: Campaign, target: str | None = None) -> Report:
+    """``runs`` and ``parts`` (also written in full), the figure
+    ``anatomy-<campaign>-platform`` and the summary."""
+    target = target or camp.first_target()
+    runs = runs_table(camp, target)
+    parts = parts_table(runs)
+    pf = (camp.target_records().get(target) or {}).get("preflight") or {}
+    host = pf.get("cpu_model") or "this host"
+    out = Report(camp, {"runs": runs, "parts": parts, "target": target},
+                 summary=summary(parts, runs, host, camp.parameters))
+    out.frame("runs", runs)
+    out.frame("parts", parts)
+    stem = f"{plots.figure_stem('anatomy', camp.name)}-platform"
+    fig = parts_figure(parts, f"What the platform charges, {target}")
+    out.values["figure"] = fig
+    out.figure(stem, fig, close=True)
+    out.first = [stem]
+    return out
+
+
+def summary(parts: pd.DataFrame, runs: pd.DataFrame, host: str, q: dict) -> str:
+    """The platform in a few lines: each part with its CI, and what a single step adds."""
+    base = runs.loc[runs["mode"] == "empty", "ns_per_iter"]
+    lines = [f"platform of {host}: {runs['round'].nunique()} rounds of "
+             f"{runs['mode'].nunique()} loops, {q.get('windows')} windows of "
+             f"{q.get('window_ms')} ms each, pinned to CPU {q.get('cpu')}; the empty loop "
+             f"{np.median(base):.2f} ns per iteration" if len(base) else
+             f"platform of {host}: no run of the empty loop"]
+    for _, r in parts.iterrows():
+        ci = (f"[{_ns(r['ci_low'])}, {_ns(r['ci_high'])}]"
+              if np.isfinite(r["ci_low"]) and np.isfinite(r["ci_high"])
+              else "no CI (too few rounds for a 95 % signed-rank CI)")
+        lines.append(f"{r['part']:<21} {_ns(r['ns']):>11} {ci}: {r['meaning']}")
+    step = parts.set_index("part")
+    if {"single-step", "breakpoint"} <= set(step.index):
+        s, b = step.loc["single-step", "ns"], step.loc["breakpoint", "ns"]
+        if b > 0:
+            lines.append(f"a single step costs {s / b:.1f}x a breakpoint here: a uprobe on an "
+                         "instruction the kernel single-steps pays the difference, one it "
+                         "emulates does not")
+    return "\n".join(lines)

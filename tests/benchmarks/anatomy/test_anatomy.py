@@ -1,0 +1,83 @@
+"""The anatomy benchmark's platform part on a small real campaign: every loop ran, each
+trap reached its handler (the meter checks every one), and every part is recomputed here
+from the raw windows with numpy alone."""
+
+from __future__ import annotations
+
+import json
+import platform
+import re
+
+import numpy as np
+import pytest
+
+from analysis import report
+from analysis.benchmarks import run_benchmark
+from analysis.benchmarks.anatomy import MODES, PARTS
+from conftest import need_tool
+
+
+def _fast_state(windows: np.ndarray) -> float:
+    """A run's time per iteration in the fast state, as the rate method defines a block's
+    (docs/explanation/rate-method.md): over the windows within 5 % of its 10th-percentile
+    window's time per iteration, total ns over total iterations."""
+    per = windows[:, 1] / windows[:, 0]
+    fast = per <= np.percentile(per, 10) * 1.05
+    return windows[fast, 1].sum() / windows[fast, 0].sum()
+
+
+def _walsh_median(d: np.ndarray) -> float:
+    i, j = np.triu_indices(len(d))
+    return float(np.median((d[i] + d[j]) / 2))
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the int3 and step loops are "
+                    "x86-64 only (their rows are then planned as not run)")
+def test_the_platform_parts_recomputed_from_the_raw_windows(tmp_path):
+    need_tool("cc")
+    data = tmp_path / "data"
+    result = run_benchmark("anatomy", "local", rounds=6, windows=3, window_ms=20,
+                           data_dir=data, campaign="anat", progress=False)
+    assert result.complete, result
+    folder = data / "raw" / "anat"
+    runs = json.loads((folder / "manifest.json").read_text())["runs"]["local"]
+    assert sorted({e["experiment"] for e in runs.values()}) == sorted(MODES)
+    by_round: dict[int, dict[str, float]] = {}
+    for rid, e in runs.items():
+        text = (folder / "local" / rid / "workload.stdout").read_text()
+        w = np.array([[int(a), int(b)] for a, b in
+                      re.findall(r"^w \d+ (\d+) (\d+) \d+$", text, re.M)], float)
+        assert len(w) == 3 and "# done" in text
+        by_round.setdefault(e["params"]["round"], {})[e["experiment"]] = _fast_state(w)
+    assert len(by_round) == 6 and all(len(v) == len(MODES) for v in by_round.values())
+
+    rep = report("anat", data_dir=data, figures_dir=tmp_path / "fig")
+    parts = rep.values["parts"].set_index("part")
+    assert list(parts.index) == [p.name for p in PARTS]
+    for p in PARTS:
+        d = np.array([r[p.of] - r[p.against] for r in by_round.values()])
+        assert np.isclose(parts.loc[p.name, "ns"], _walsh_median(d), rtol=1e-9), p.name
+        lo, hi = parts.loc[p.name, ["ci_low", "ci_high"]]
+        assert lo <= parts.loc[p.name, "ns"] <= hi  # six rounds: a finite 95 % CI
+    # what the platform charges is ordered as any x86-64 machine orders it: a system call
+    # costs more than nothing, a trap to a signal handler more than a system call
+    assert 0 < parts.loc["syscall", "ns"] < parts.loc["breakpoint", "ns"]
+    assert parts.loc["syscall", "ns"] < parts.loc["single-step", "ns"]
+    assert (tmp_path / "fig" / "anatomy-anat-platform.png").is_file()
+    for p in PARTS:
+        assert re.search(rf"^{re.escape(p.name)}\s", rep.summary, re.M), p.name
+
+
+def test_a_meter_loop_this_machine_cannot_run_is_refused_in_one_line(tmp_path):
+    """The meter's -t with a mode it does not know: exit status 2 and one line."""
+    import subprocess
+
+    from analysis.ratemethod import build_meter
+    from analysis.targets import connect
+
+    need_tool("cc")
+    meter = build_meter(connect("local"))
+    out = subprocess.run([meter, "-t", "hyper", "1", "1", "1"], capture_output=True,
+                         text=True, timeout=30)
+    assert out.returncode == 2
+    assert out.stderr.strip().count("\n") == 0 and "-t takes" in out.stderr
