@@ -17,8 +17,8 @@ import pytest
 
 import analysis
 from analysis import ratemethod
-from analysis.benchmarks import bystander
 from analysis.benchmarks.bystander import cases as bcases
+from analysis.benchmarks.bystander import plan as bplan
 from analysis.benchmarks.bystander import table as btable
 from analysis.campaign import Campaign
 from analysis.errors import MislabelledCase, ParameterError
@@ -70,11 +70,11 @@ def test_the_loops_of_loads_and_of_mappings(built):
 def test_cases_plan_their_controls_and_one_aa_slot_per_loop():
     picked = [c.id for c in bcases.chosen(["tp-pid", "dl-idle", "mm-idle"], bcases.TRACERS)]
     assert picked == ["control", "dl-control", "mm-control", "tp-pid", "dl-idle", "mm-idle"]
-    runs = bystander.round_runs(picked, 0, "s")
+    runs = bplan.round_runs(picked, 0, "s")
     aa = sorted(r.experiment for r in runs if r.params.get("aa"))
     assert aa == ["control", "dl-control", "mm-control"] and len(runs) == 9
     assert sorted(r.params["position"] for r in runs) == list(range(9))
-    later = bystander.round_runs(["tp-pid"], 7, "s", aa=False)
+    later = bplan.round_runs(["tp-pid"], 7, "s", aa=False)
     assert [r.experiment for r in later if not r.params.get("aa")] and \
         not any(r.params.get("aa") for r in later)
     with pytest.raises(ParameterError, match="unknown case"):

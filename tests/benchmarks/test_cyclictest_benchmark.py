@@ -9,7 +9,8 @@ import papermill
 import pytest
 
 from analysis import report, stats
-from analysis.benchmarks import cyclictest as latency
+from analysis.benchmarks.cyclictest import report as latency
+from analysis.benchmarks.cyclictest.execute import cyclictest_argv
 from analysis.campaign import Campaign
 from conftest import FIXTURES, ROOT, need_header, need_tool
 from docs_outputs import missing_outputs
@@ -31,8 +32,8 @@ def test_its_page_keeps_the_rt_notes():
 
 
 def test_cyclictest_command_is_the_thesis_one():
-    argv = latency.cyclictest_argv(loops=10_000_000, interval_us=30, histogram_us=10_000,
-                                   cpu=3, main_cpu=2, out="/x/c.json")
+    argv = cyclictest_argv(loops=10_000_000, interval_us=30, histogram_us=10_000,
+                           cpu=3, main_cpu=2, out="/x/c.json")
     for flag in ("--mlockall", "--priority=99", "--interval=30", "--loops=10000000",
                  "--histogram=10000", "--affinity=3", "--mainaffinity=2", "--json=/x/c.json"):
         assert flag in argv

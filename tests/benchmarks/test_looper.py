@@ -15,8 +15,9 @@ import papermill
 import pytest
 
 from analysis import report
-from analysis.benchmarks import looper
+from analysis.benchmarks.looper import execute as looper
 from analysis.benchmarks.looper import tracers as looper_tracers
+from analysis.benchmarks.looper.counts import check_counts, parse_counts
 from analysis.campaign import RunSpec
 from analysis.targets import connect
 from conftest import FIXTURES, ROOT, fake_dtrace, need_tool
@@ -48,14 +49,14 @@ def test_counts_from_real_bpftrace_output(fixtures=FIXTURES):
     # three runs of `bpftrace -e '... @calls[str(arg0)] = count();' -c 'looper 2000'` under
     # hyperfine --output inherit (1 warm-up + 2 runs), bpftrace 0.17 on this VM
     text = (fixtures / "looper" / "bpftrace-0.17-string-key.stdout").read_text()
-    counted = looper.parse_counts("bpftrace", text)
+    counted = parse_counts("bpftrace", text)
     assert counted == [{"": 1, "hello DTrace": 1999}] * 3
-    check = looper.check_counts("string-key", counted, 2000, 3)
+    check = check_counts("string-key", counted, 2000, 3)
     assert check["counts_ok"] and check["counted"] == [2000] * 3
     assert check["empty_key_counts"] == [1, 1, 1]  # the first str() read of a cold page
-    assert not looper.check_counts("string-key", counted, 2001, 3)["counts_ok"]
-    assert not looper.check_counts("string-key", counted, 2000, 4)["counts_ok"]  # a run lost
-    assert not looper.check_counts("startup", counted, 2000, 3)["counts_ok"]
+    assert not check_counts("string-key", counted, 2001, 3)["counts_ok"]
+    assert not check_counts("string-key", counted, 2000, 4)["counts_ok"]  # a run lost
+    assert not check_counts("startup", counted, 2000, 3)["counts_ok"]
 
 
 # --------------------------------------------------------------------------- #

@@ -92,7 +92,7 @@ def test_usdt_campaigns_compare_per_invocation(tmp_path):
                                "case3-bpftrace", "cost-bpftrace"}
     assert (rows["n_a"] == 3).all() and rows.loc["cost-bpftrace", "unit"] == "ns per event"
     # by hand: the cost is the mean over invocations of case 1 minus case 3
-    from analysis.benchmarks.usdt import invocation_table
+    from analysis.benchmarks.usdt.report import invocation_table
     inv = invocation_table(Campaign.open("u1", data_dir=tmp_path)).set_index(
         ["case", "tracer", "invocation"])["mean_ns"]
     expected = sum(inv[(1, "bpftrace", k)] - inv[(3, "bpftrace", k)] for k in range(3)) / 3

@@ -217,7 +217,7 @@ def test_fuzz_damaged_real_files(tmp_path, source, cut, pos, byte):
 
 @pytest.mark.parametrize("folder, campaign, loader, controls", [
     ("dd-campaign-v1/raw", "dd-fixture", "dd.results", ["01-control"]),
-    ("looper/data/raw", "t1", "looper", ["none", "startup"]),
+    ("looper/data/raw", "t1", "looper.report", ["none", "startup"]),
     ("kbuild/data/raw", "kb-fixture", "kbuild.results", ["00"]),
 ])
 def test_a_campaign_without_its_controls_runs_is_told_as_not_yet_far_enough(

@@ -24,8 +24,8 @@ import pytest
 import seaborn as sns
 
 from analysis import plots, published, stats
-from analysis.benchmarks import cyclictest as latency
 from analysis.benchmarks.core.report import Report
+from analysis.benchmarks.cyclictest import report as latency
 from analysis.benchmarks.dd.experiments import plan_experiments
 from analysis.benchmarks.dd.figures import draw_figures, percent_columns, thesis_tables
 from analysis.benchmarks.dd.results import with_published

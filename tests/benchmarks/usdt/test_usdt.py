@@ -12,7 +12,7 @@ import papermill
 import pytest
 
 from analysis import report
-from analysis.benchmarks import usdt
+from analysis.benchmarks.usdt import execute as usdt
 from analysis.benchmarks.usdt.measures import usdt_from_invocations
 from analysis.campaign import Campaign
 from analysis.loaders.samples import load_sample_ticks

@@ -23,62 +23,23 @@ slot's CI), within ``budget``. A bystander case whose tracer counted the meter i
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pandas as pd
 
-from analysis import plots, ratemethod
+from analysis import ratemethod
 from analysis.benchmarks.bystander import cases as _cases
-from analysis.benchmarks.bystander import figures as _figures
-from analysis.benchmarks.bystander import run as _run
 from analysis.benchmarks.bystander import table as _table
 from analysis.benchmarks.bystander.cases import BY_ID, GROUPS, TRACERS
+from analysis.benchmarks.bystander.execute import make_execute
+from analysis.benchmarks.bystander.plan import _RULE, count_iterations, first_runs, round_runs
+from analysis.benchmarks.bystander.report import build
 from analysis.benchmarks.core.base import Benchmark, Param, Params, Plan, register
 from analysis.benchmarks.core.report import Report
 from analysis.campaign import Campaign, RunSpec, open_for_report
 from analysis.errors import ParameterError
 from analysis.stats import precision as _precision
 from analysis.stats.adaptive import adaptive_step
-
-
-def count_iterations() -> dict[str, int]:
-    """Iterations of a counting run: the loop of reads (~150 ns each) the rate method's,
-    the loops of loads (~25 us each) and of mappings (~1.6 us) a tenth of that."""
-    n = ratemethod.counting_runs(["x"])[0].params["iterations"]  # (read when called)
-    return {"read": n, "load": max(n // 10, 1000), "map": max(n // 10, 1000)}
-_RULE = ("per crossing within +-precision, or under the A/A noise floor (the estimate within "
-         "it, the CI no wider)")
-
-
-def counting_runs(chosen: list[str]) -> list[RunSpec]:
-    n = count_iterations()
-    return [RunSpec(f"rcount-{c}", c, {"kind": ratemethod.COUNT_KIND,
-                                       "iterations": n[BY_ID[c].group]}) for c in chosen]
-
-
-def round_runs(chosen: list[str], r: int, seed, aa: bool = True) -> list[RunSpec]:
-    """One round: a bracket per case, the control of each group present and, with ``aa``,
-    each group's A/A slot (a second control bracket), all shuffled together."""
-    groups = [g for g in GROUPS if any(BY_ID[c].group == g for c in chosen)]
-    slots = [(c, False) for c in chosen if BY_ID[c].role != "control"]
-    slots += [(GROUPS[g], False) for g in groups]
-    slots += [(GROUPS[g], True) for g in groups] if aa else []
-    random.Random(f"{seed}-bystander-{r}").shuffle(slots)
-    out = []
-    for pos, (case, is_aa) in enumerate(slots):
-        params = {"kind": ratemethod.BRACKET_KIND, "round": r, "position": pos}
-        if is_aa:
-            params["aa"] = True
-        out.append(RunSpec(f"q{r:03d}-{pos:02d}-{'aa-' if is_aa else ''}{case}", case, params))
-    return out
-
-
-def first_runs(chosen: list[str], rounds: int, seed) -> list[RunSpec]:
-    runs = counting_runs(chosen)
-    for r in range(rounds):
-        runs += round_runs(chosen, r, seed)
-    return runs
 
 
 @register
@@ -196,7 +157,7 @@ class Bystander(Benchmark):
         return round_runs(short, rounds[-1] + 1, st["seed"], aa=False) if short else None
 
     def execute(self, plan: Plan, p: Params, scratch: Path):
-        return _run.make_execute(plan.parameters, scratch)
+        return make_execute(plan.parameters, scratch)
 
     def report(self, camp: Campaign, **kwargs) -> Report:
         return build(camp, **kwargs)
@@ -217,64 +178,3 @@ class Bystander(Benchmark):
             "per_event_ns_ci_low": t["per_crossing_ns_ci_low"].to_numpy(float),
             "per_event_ns_ci_high": t["per_crossing_ns_ci_high"].to_numpy(float)})
 
-
-def build(camp: Campaign, target: str | None = None) -> Report:
-    """The cases' costs per crossing (``values["table"]``), the tracer's counts per bracket
-    (``values["counts"]``), the figure (traced against bystander per case, log axis, the
-    rule of thumb under it), a table for print and the summary lines; from raw files, every
-    one checked against the manifest first; a mislabelled bystander case is refused."""
-    target = target or camp.first_target()
-    table = _table.case_table(camp, target)
-    counts = _table.tracer_counts(camp, target)
-    blocks = ratemethod.load_blocks(camp, target)
-    out = Report(camp, {"table": table, "counts": counts,
-                        "rule_of_thumb": _figures.rule_of_thumb(table)})
-    stem = plots.figure_stem("bystander", camp.name)
-    out.frame("bystander", table)
-    out.frame("tracer_counts", counts)
-    out.frame("rate_blocks", blocks)
-    out.figure(f"{stem}-cost", _figures.bystander_figure(
-        table, f"What the untraced pay: bystander against traced, {target}"))
-    frame, caption = print_table(table, target)
-    out.table(f"{stem}-table", frame, floatfmt=",.1f", caption=caption)
-    out.summary = "\n".join(summary_lines(table, camp))
-    return out
-
-
-def print_table(table: pd.DataFrame, target: str) -> tuple[pd.DataFrame, str]:
-    """The cases for print (<= 7 columns) and the caption."""
-    t = table[~table["role"].isin(["control"])]
-    frame = pd.DataFrame({
-        "Case": t["case"].to_numpy(), "Role": t["role"].to_numpy(),
-        "Filter": t["filtering"].to_numpy(),
-        "Cost per crossing (ns)": t["per_crossing_ns"].to_numpy(float),
-        "95 % CI": [ratemethod.ci_text({"per_event_ns_ci_low": r["per_crossing_ns_ci_low"],
-                                        "per_event_ns_ci_high": r["per_crossing_ns_ci_high"]},
-                                       ",.1f", "no CI") for _, r in t.iterrows()],
-        "Precision": t["precision"].to_numpy(),
-        "Tracer saw per iteration": t["tracer_saw_per_iteration"].to_numpy(float)})
-    return frame, (f"What a tracer costs the processes it does not trace, on {target} (rate "
-                   "method, bpftrace/DTrace): cost per crossing of the probe site by the "
-                   "untraced meter (the traced cases: per event of the traced meter), the "
-                   "Hodges-Lehmann shift of its brackets against its loop's control, exact "
-                   "95 % rank CI; 'Tracer saw': the tracer's own count per meter iteration "
-                   "(0 for a bystander; about 1 when it traced the meter)")
-
-
-def summary_lines(table: pd.DataFrame, camp: Campaign) -> list[str]:
-    q = camp.parameters
-    lines = [f"bystander: {len(table)} rows, rule: {q.get('rule', _RULE)}, precision "
-             f"{q.get('precision')}"]
-    for _, r in table.iterrows():
-        saw = r["tracer_saw_per_iteration"]
-        lines.append(f"  {r['case']:<22} {r['per_crossing_ns']:>10,.1f} ns per {r['crossing']} "
-                     f"[{r['per_crossing_ns_ci_low']:,.1f}, {r['per_crossing_ns_ci_high']:,.1f}]"
-                     f" {r['precision']}" + (f"; the tracer saw {saw:.2f} per iteration"
-                                             if saw == saw else ""))
-        if r["role"] == "kernel-filter" and saw == saw and saw >= 0.5:
-            lines.append(f"    the kernel did not filter: {r['filtering']} still ran the "
-                         "tracer's program for the bystander's calls")
-    for k, v in (q.get("skipped") or {}).items():
-        lines.append(f"  not run: {k}: {v}")
-    lines += [f"rule of thumb: {s}" for s in _figures.rule_of_thumb(table)]
-    return lines

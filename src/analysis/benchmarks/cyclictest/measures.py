@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from analysis import stats
-from analysis.benchmarks.cyclictest import load_runs
+from analysis.benchmarks.cyclictest.report import load_runs
 from analysis.campaign import Campaign
 from analysis.stats.measures import Blocks, Measure
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from analysis.benchmarks.core.base import script_digest
-from analysis.benchmarks.looper import load_runs
+from analysis.benchmarks.looper.report import load_runs
 from analysis.campaign import Campaign
 from analysis.stats.measures import Blocks, Measure
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.benchmarks.looper import PROBE_NAMES, results_table
+from analysis.benchmarks.looper.report import PROBE_NAMES, results_table
 from analysis.campaign import open_for_report
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.benchmarks.usdt import invocation_table
+from analysis.benchmarks.usdt.report import invocation_table
 from analysis.campaign import Campaign
 from analysis.stats.measures import Blocks, Measure
 
