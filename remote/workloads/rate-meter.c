@@ -42,6 +42,11 @@
  *         step     (x86-64 Linux) the trap flag set (popf): a debug exception after the
  *                  next instruction, taken to the SIGTRAP handler, which clears the flag
  *                  (a uprobe's single step out of line, plus a signal)
+ *         probes   (x86-64 Linux) three calls, no trap: tracelab_nop_target (its first
+ *                  instruction a nop, which the kernel emulates under a uprobe),
+ *                  tracelab_push_target (a push: emulated since Linux 6.10, single-stepped
+ *                  before) and tracelab_mov_target (a register move: always single-stepped
+ *                  out of line): the attach points of the anatomy's mechanism rows
  *       every trap is checked to have reached the handler (else exit 3); a MODE this
  *       machine cannot run exits with status 2 and says so.
  *   -b (first, before the loop's option): a bystander. The meter first forks a decoy, a
@@ -226,7 +231,25 @@ stop_decoy(void)
 	}
 }
 
-enum { T_NONE, T_EMPTY, T_SYSCALL, T_SIGNAL, T_INT3, T_STEP };
+enum { T_NONE, T_EMPTY, T_SYSCALL, T_SIGNAL, T_INT3, T_STEP, T_PROBES };
+
+#if defined(__linux__) && defined(__x86_64__)
+/* the uprobes' targets, written in assembly so that their first instruction is the one
+ * named (a compiler would add endbr64 or a frame) */
+__asm__(".text\n"
+    ".globl tracelab_nop_target\n.type tracelab_nop_target, @function\n"
+    "tracelab_nop_target:\n\tnop\n\tret\n"
+    ".size tracelab_nop_target, .-tracelab_nop_target\n"
+    ".globl tracelab_push_target\n.type tracelab_push_target, @function\n"
+    "tracelab_push_target:\n\tpush %rbp\n\tpop %rbp\n\tret\n"
+    ".size tracelab_push_target, .-tracelab_push_target\n"
+    ".globl tracelab_mov_target\n.type tracelab_mov_target, @function\n"
+    "tracelab_mov_target:\n\tmov %rdi, %rax\n\tret\n"
+    ".size tracelab_mov_target, .-tracelab_mov_target\n");
+void tracelab_nop_target(void);
+void tracelab_push_target(void);
+long tracelab_mov_target(long);
+#endif
 static int trap_mode;
 static pid_t self_pid;
 static volatile sig_atomic_t traps_taken;
@@ -263,13 +286,14 @@ trap_mode_of(const char *name)
 	struct sigaction sa;
 	int mode = strcmp(name, "empty") == 0 ? T_EMPTY : strcmp(name, "syscall") == 0
 	    ? T_SYSCALL : strcmp(name, "signal") == 0 ? T_SIGNAL : strcmp(name, "int3") == 0
-	    ? T_INT3 : strcmp(name, "step") == 0 ? T_STEP : T_NONE;
+	    ? T_INT3 : strcmp(name, "step") == 0 ? T_STEP : strcmp(name, "probes") == 0
+	    ? T_PROBES : T_NONE;
 
 	if (mode == T_NONE)
-		fail(2, "-t takes empty, syscall, signal, int3 or step");
+		fail(2, "-t takes empty, syscall, signal, int3, step or probes");
 #if !(defined(__linux__) && defined(__x86_64__))
-	if (mode == T_INT3 || mode == T_STEP)
-		fail(2, "-t int3 and -t step are x86-64 Linux only");
+	if (mode == T_INT3 || mode == T_STEP || mode == T_PROBES)
+		fail(2, "-t int3, step and probes are x86-64 Linux only");
 #endif
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_trap;
@@ -305,6 +329,11 @@ trap_one(void)
 	case T_STEP:
 		__asm__ __volatile__("pushfq; orq $0x100, (%%rsp); popfq; nop" ::: "memory", "cc");
 		break;
+	case T_PROBES:
+		tracelab_nop_target();
+		tracelab_push_target();
+		seq = tracelab_mov_target(seq + 1);
+		return (0);
 #endif
 	default:
 		return (-1);

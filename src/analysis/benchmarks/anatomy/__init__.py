@@ -11,12 +11,21 @@ the one-sample Hodges-Lehmann estimate and its signed-rank 95 % CI over the roun
 single step less the breakpoint is what a uprobe on an instruction the kernel
 single-steps pays beyond one on an instruction it emulates: under a nested hypervisor
 (these lab machines) a debug exception is dear, and that is a number here, not a guess.
+
+The second part is the *mechanism* (:mod:`.mechanism`): where bpftrace and uprobes are
+available, each round also holds rate-method brackets of a uprobe with an empty program
+on a ``nop`` (emulated), a ``push`` and a register move (single-stepped) and a return
+probe, against the control's ``BEGIN {}``: what the mechanism itself costs a traced
+thread, and, from the move less the nop, what the single step costs under a uprobe, set
+beside the platform's single step.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from analysis import ratemethod
+from analysis.benchmarks.anatomy import mechanism
 from analysis.benchmarks.anatomy.execute import make_execute
 from analysis.benchmarks.anatomy.plan import MODES, PARTS, modes_for, rounds
 from analysis.benchmarks.anatomy.report import build, parts_table, runs_table
@@ -38,9 +47,10 @@ class Anatomy(Benchmark):
     notebook = "8.0-anatomy"
     description = ("where a probe's cost goes: what the host charges for a system call, a "
                    "breakpoint and a single step")
-    needs = ("cc",)
-    also_needs = ("x86-64 Linux for the breakpoint and single-step loops (the others run "
-                  "anywhere)",)
+    needs = ("cc", "bpftrace")
+    optional = ("bpftrace",)  # the platform's rows run without it
+    also_needs = ("x86-64 Linux for the breakpoint, single-step and mechanism rows (the "
+                  "system call and signal rows run anywhere)", "uprobes (the mechanism rows)")
     params = (
         Param.integer("rounds", 10, "rounds, each running every loop once, shuffled", 1),
         Param.integer("windows", 5, "windows per run", 1),
@@ -54,10 +64,35 @@ class Anatomy(Benchmark):
         cpu = (pf.cpus or 1) - 1 if p.cpu is None else p.cpu
         params = {"rounds": p.rounds, "windows": p.windows, "window_ms": p.window_ms,
                   "warmup_ms": WARMUP_MS, "cpu": cpu, "modes": list(modes)}
-        return Plan(rounds(modes, 0, p.rounds, campaign, p.windows), params, not_run)
+        why = _no_mechanisms(pf)
+        runs = []
+        if why:
+            not_run.update({m: why for m in mechanism.MECHANISMS})
+        else:
+            params.update(mechanism.settings())
+            runs = ratemethod.counting_runs([mechanism.CONTROL, *mechanism.MECHANISMS])
+        for r in range(p.rounds):
+            runs += rounds(modes, r, 1, campaign, p.windows)
+            if not why:
+                runs += mechanism.runs(range(r, r + 1), campaign)
+        return Plan(runs, params, not_run)
 
     def execute(self, plan: Plan, p: Params, scratch: Path):
-        return make_execute(plan.parameters)
+        platform = make_execute(plan.parameters)
+        if "rate_control" not in plan.parameters:
+            return platform
+        return mechanism.make_execute(plan.parameters, platform, scratch=scratch)
 
     def report(self, camp: Campaign, **kwargs) -> Report:
         return build(camp, **kwargs)
+
+
+def _no_mechanisms(pf) -> str | None:
+    """Why a target runs no mechanism row (None: it runs them)."""
+    if not (pf.os == "Linux" and pf.details.get("machine") == "x86_64"):
+        return f"x86-64 Linux only (this target: {pf.os or '?'} {pf.details.get('machine') or '?'})"
+    if not pf.tools.get("bpftrace"):
+        return "no bpftrace on this target"
+    if not pf.capabilities.get("uprobes"):
+        return "no uprobes on this target"
+    return None

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis import plots
+from analysis import plots, ratemethod
+from analysis.benchmarks.anatomy import mechanism
 from analysis.benchmarks.anatomy.figures import _ns, parts_figure
 from analysis.benchmarks.anatomy.plan import KIND, PARTS
 from analysis.benchmarks.core.report import Report
@@ -54,12 +55,42 @@ def parts_table(runs: pd.DataFrame) -> pd.DataFrame:
                                        "rounds", "meaning"])
 
 
+def mechanism_table(camp: Campaign, target: str) -> pd.DataFrame:
+    """The mechanism rows (:mod:`.mechanism`) as parts: per experiment its per-event cost
+    by the rate method with its CI (the brackets used as ``rounds``), then the single step
+    under a uprobe: the register move's brackets against the nop's (Hodges-Lehmann shift,
+    exact Mann-Whitney CI, per event). Empty for a campaign without them."""
+    cols = ["part", "of", "against", "ns", "ci_low", "ci_high", "rounds", "meaning"]
+    if "rate_control" not in camp.parameters:
+        return pd.DataFrame(columns=cols)
+    rate = ratemethod.rate_table(camp, target).set_index("experiment")
+    rows = []
+    for exp, (_, _, meaning) in mechanism.MECHANISMS.items():
+        if exp not in rate.index:
+            continue
+        r = rate.loc[exp]
+        rows.append({"part": exp, "of": exp, "against": mechanism.CONTROL,
+                     "ns": r["per_event_ns"], "ci_low": r["per_event_ns_ci_low"],
+                     "ci_high": r["per_event_ns_ci_high"], "rounds": int(r["pairs_used"]),
+                     "meaning": meaning})
+    d = ratemethod.bracket_differences(camp, target)
+    mov, nop = (d.loc[d["label"] == e, "diff_ns"].to_numpy() for e in ("uprobe-mov", "uprobe-nop"))
+    if len(mov) and len(nop):
+        per = ratemethod.events_per_iteration(camp, target).get("uprobe-mov", np.nan)
+        ns, lo, hi = (v / per for v in ratemeter.shift_ci(mov, nop))
+        rows.append({"part": "uprobe-step-over-nop", "of": "uprobe-mov", "against": "uprobe-nop",
+                     "ns": ns, "ci_low": lo, "ci_high": hi, "rounds": int(min(len(mov), len(nop))),
+                     "meaning": "what a uprobe on a single-stepped instruction costs beyond one "
+                                "on an emulated instruction (both empty programs)"})
+    return pd.DataFrame(rows, columns=cols)
+
+
 def build(camp: Campaign, target: str | None = None) -> Report:
-    """``runs`` and ``parts`` (also written in full), the figure
-    ``anatomy-<campaign>-platform`` and the summary."""
+    """``runs`` and ``parts`` (also written in full; the platform's parts, then the
+    mechanism's), the figure ``anatomy-<campaign>-platform`` and the summary."""
     target = target or camp.first_target()
     runs = runs_table(camp, target)
-    parts = parts_table(runs)
+    parts = pd.concat([parts_table(runs), mechanism_table(camp, target)], ignore_index=True)
     pf = (camp.target_records().get(target) or {}).get("preflight") or {}
     host = pf.get("cpu_model") or "this host"
     out = Report(camp, {"runs": runs, "parts": parts, "target": target},
@@ -94,4 +125,9 @@ def summary(parts: pd.DataFrame, runs: pd.DataFrame, host: str, q: dict) -> str:
             lines.append(f"a single step costs {s / b:.1f}x a breakpoint here: a uprobe on an "
                          "instruction the kernel single-steps pays the difference, one it "
                          "emulates does not")
+    if {"uprobe-step-over-nop", "step-over-breakpoint"} <= set(step.index):
+        u, p = step.loc["uprobe-step-over-nop", "ns"], step.loc["step-over-breakpoint", "ns"]
+        lines.append(f"under a uprobe the single step costs {_ns(u)}; the platform's single "
+                     f"step beyond a breakpoint, {_ns(p)}: "
+                     + (f"{u / p:.0%} of it" if p > 0 else "no platform surcharge to compare"))
     return "\n".join(lines)

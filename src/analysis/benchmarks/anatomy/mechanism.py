@@ -1,0 +1,79 @@
+"""The anatomy's mechanism rows: a probe with an empty program on an instruction the
+kernel emulates, on one it may single-step, on one it always single-steps, and a return
+probe, each measured by the rate method (:mod:`analysis.ratemethod`: untraced and traced
+blocks of one meter process, ``A B A`` brackets, against the control's brackets).
+
+The meter's ``-t probes`` loop calls three functions per iteration, written in assembly so
+that their first instruction is the one named: ``tracelab_nop_target`` (``nop``: emulated),
+``tracelab_push_target`` (``push %rbp``: emulated since Linux 6.10, single-stepped
+before) and ``tracelab_mov_target`` (``mov %rdi, %rax``: single-stepped out of line). An
+experiment attaches bpftrace to one of them with an empty program (``{}``): what the
+mechanism costs, with no program to speak of. The control's script is ``BEGIN {}`` (the
+tracer's process alive, no probe on the path). A counting run per experiment counts its
+probe's hits per iteration (one, by construction: measured, not assumed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from analysis import ratemethod
+from analysis.campaign import RunSpec
+
+#: the meter's loop for the mechanism rows
+LOOP = "probes"
+CONTROL = "begin-only"
+#: experiment -> (probe type, the meter's function, what it is)
+MECHANISMS = {
+    "uprobe-nop": ("uprobe", "tracelab_nop_target",
+                   "a uprobe on a nop (emulated), empty program"),
+    "uprobe-push": ("uprobe", "tracelab_push_target",
+                    "a uprobe on a push (emulated since Linux 6.10), empty program"),
+    "uprobe-mov": ("uprobe", "tracelab_mov_target",
+                   "a uprobe on a register move (single-stepped), empty program"),
+    "uretprobe-nop": ("uretprobe", "tracelab_nop_target",
+                      "a return probe on the nop function (its entry trap, the return "
+                      "trampoline's), empty program"),
+}
+
+
+def settings() -> dict:
+    """The rate method's parameters of an anatomy campaign, as its manifest stores them."""
+    return {**ratemethod.settings(LOOP), "rate_control": CONTROL,
+            "rate_experiments": list(MECHANISMS)}
+
+
+def script(meter: str, experiment: str, counting: bool) -> str:
+    """An experiment's bpftrace script on the meter at ``meter`` (a path on the target)."""
+    if experiment == CONTROL:
+        kind, function, _ = MECHANISMS["uprobe-nop"]
+        return (f"uprobe:{meter}:{function} {{ @events = count(); }}\n" if counting
+                else "BEGIN {}\n")
+    kind, function, _ = MECHANISMS[experiment]
+    body = "@events = count();" if counting else ""
+    return f"{kind}:{meter}:{function} {{ {body} }}\n"
+
+
+def runs(rounds: range, seed) -> list[RunSpec]:
+    """The rate method's rounds ``rounds`` (a bracket per mechanism, the control's, the
+    A/A slot), shuffled per round."""
+    out = []
+    for r in rounds:
+        out += ratemethod.round_runs(list(MECHANISMS), CONTROL, r, seed)
+    return out
+
+
+def make_execute(q: dict, fallback, *, scratch: Path):
+    """Rate runs here (the meter pinned to the campaign's CPU; the tracer unpinned), every
+    other run (the platform's) by ``fallback``."""
+    def scripts(transport, meter: str, run: RunSpec, kind: str):
+        counting = kind == ratemethod.COUNT_KIND
+        path = scratch / f"anatomy-{'count-' if counting else ''}{run.experiment}.bt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(script(meter, run.experiment, counting))
+        return "bpftrace", path
+
+    def argv(meter: str, kind: str, run: RunSpec) -> list[str]:
+        return ["taskset", "-c", str(int(q["cpu"])),
+                *ratemethod.meter_argv(meter, ["-t", LOOP], kind, q, run.params)]
+
+    return ratemethod.make_execute(scripts, argv, q, fallback)
