@@ -42,11 +42,12 @@
  *         step     (x86-64 Linux) the trap flag set (popf): a debug exception after the
  *                  next instruction, taken to the SIGTRAP handler, which clears the flag
  *                  (a uprobe's single step out of line, plus a signal)
- *         probes   (x86-64 Linux) three calls, no trap: tracelab_nop_target (its first
+ *         probes   (x86-64 Linux) four calls, no trap: tracelab_nop_target (its first
  *                  instruction a nop, which the kernel emulates under a uprobe),
  *                  tracelab_push_target (a push: emulated since Linux 6.10, single-stepped
- *                  before) and tracelab_mov_target (a register move: always single-stepped
- *                  out of line): the attach points of the anatomy's mechanism rows
+ *                  before), tracelab_mov_target (a register move: always single-stepped
+ *                  out of line) and tracelab_ret_target (a bare ret, the kernel's bench's
+ *                  "without nop" target): the attach points of the anatomy's mechanism rows
  *       every trap is checked to have reached the handler (else exit 3); a MODE this
  *       machine cannot run exits with status 2 and says so.
  *   -b (first, before the loop's option): a bystander. The meter first forks a decoy, a
@@ -245,10 +246,14 @@ __asm__(".text\n"
     ".size tracelab_push_target, .-tracelab_push_target\n"
     ".globl tracelab_mov_target\n.type tracelab_mov_target, @function\n"
     "tracelab_mov_target:\n\tmov %rdi, %rax\n\tret\n"
-    ".size tracelab_mov_target, .-tracelab_mov_target\n");
+    ".size tracelab_mov_target, .-tracelab_mov_target\n"
+    ".globl tracelab_ret_target\n.type tracelab_ret_target, @function\n"
+    "tracelab_ret_target:\n\tret\n"
+    ".size tracelab_ret_target, .-tracelab_ret_target\n");
 void tracelab_nop_target(void);
 void tracelab_push_target(void);
 long tracelab_mov_target(long);
+void tracelab_ret_target(void);
 #endif
 static int trap_mode;
 static pid_t self_pid;
@@ -333,6 +338,7 @@ trap_one(void)
 		tracelab_nop_target();
 		tracelab_push_target();
 		seq = tracelab_mov_target(seq + 1);
+		tracelab_ret_target();
 		return (0);
 #endif
 	default:

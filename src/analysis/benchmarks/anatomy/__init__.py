@@ -56,6 +56,9 @@ class Anatomy(Benchmark):
         Param.integer("windows", 5, "windows per run", 1),
         Param.integer("window_ms", 100, "length of a window (ms)", 1),
         Param.integer("cpu", None, "CPU the meter is pinned to (None = the last one)", 0),
+        Param.names("mechanisms", list(mechanism.MECHANISMS), "the mechanism rows "
+                    "(where bpftrace and uprobes are available), comma-separated",
+                    tuple(mechanism.MECHANISMS)),
     )
 
     def plan(self, preflights: dict, p: Params, campaign: str) -> Plan:
@@ -69,12 +72,13 @@ class Anatomy(Benchmark):
         if why:
             not_run.update({m: why for m in mechanism.MECHANISMS})
         else:
-            params.update(mechanism.settings())
-            runs = ratemethod.counting_runs([mechanism.CONTROL, *mechanism.MECHANISMS])
+            chosen = [m for m in mechanism.MECHANISMS if m in p.mechanisms]
+            params.update(mechanism.settings(chosen))
+            runs = ratemethod.counting_runs([mechanism.CONTROL, *chosen])
         for r in range(p.rounds):
             runs += rounds(modes, r, 1, campaign, p.windows)
             if not why:
-                runs += mechanism.runs(range(r, r + 1), campaign)
+                runs += mechanism.runs(chosen, range(r, r + 1), campaign)
         return Plan(runs, params, not_run)
 
     def execute(self, plan: Plan, p: Params, scratch: Path):

@@ -1,39 +1,56 @@
-"""The anatomy campaign's figure: the platform's parts as points with their CIs on a log
-axis (they span decades: a system call in hundreds of ns, a single step in microseconds)."""
+"""The anatomy campaign's figure: every part as a point with its CI on a log axis (they span
+decades: a system call in hundreds of ns, a single step in microseconds), the platform's
+parts (no tracer) and the mechanism's (bpftrace, an empty program) told apart."""
 
 from __future__ import annotations
 
+import matplotlib.ticker
 import numpy as np
 import pandas as pd
 
 from analysis.plots.style import _caption, _figure, thesis_style
 
+#: how each group of parts is drawn: (colour, marker, legend)
+GROUPS = {"platform": ("C0", "o", "platform: one loop less another, no tracer (per iteration)"),
+          "mechanism": ("C3", "s", "mechanism: bpftrace, an empty program, by the rate method "
+                                   "(per event)")}
+
 
 def parts_figure(parts: pd.DataFrame, title: str):
-    """One row per part: its cost per iteration (point) with its 95 % CI (whiskers), on a
-    log axis; a part whose estimate is not above 0 is listed, not drawn (a log axis has
-    no place for it)."""
-    shown = parts[parts["ns"] > 0]
+    """One row per part (``group`` column: platform or mechanism): its estimate (point) with
+    its 95 % CI (whiskers), on a log axis; a part whose estimate is not above 0 is listed
+    in the caption, not drawn (a log axis has no place for it)."""
+    shown = parts[parts["ns"] > 0].reset_index(drop=True)
     with thesis_style():
-        fig, ax = _figure(height=0.45 * len(parts) + 1.6)
+        fig, ax = _figure(height=0.4 * len(parts) + 1.9)
         y = np.arange(len(shown))[::-1]
-        lo = np.clip(shown["ns"] - shown["ci_low"], 0, None).fillna(0)
-        hi = np.clip(shown["ci_high"] - shown["ns"], 0, None).fillna(0)
-        finite = np.isfinite(shown["ci_low"]) & np.isfinite(shown["ci_high"])
-        ax.errorbar(shown["ns"], y, xerr=[np.where(finite, lo, 0), np.where(finite, hi, 0)],
-                    fmt="o", color="C0", capsize=3)
-        for yi, (_, r) in zip(y, shown.iterrows()):
-            ax.annotate(_ns(r["ns"]), (r["ns"], yi), textcoords="offset points",
-                        xytext=(0, 7), ha="center", fontsize=7)
+        for group, (colour, marker, label) in GROUPS.items():
+            mask = (shown["group"] == group).to_numpy()
+            if not mask.any():
+                continue
+            g = shown[mask]
+            finite = (np.isfinite(g["ci_low"]) & np.isfinite(g["ci_high"])).to_numpy()
+            lo = np.where(finite, np.clip(g["ns"] - g["ci_low"], 0, None), 0)
+            hi = np.where(finite, np.clip(g["ci_high"] - g["ns"], 0, None), 0)
+            ax.errorbar(g["ns"], y[mask], xerr=[lo, hi], fmt=marker, color=colour, capsize=3,
+                        label=label)
+        for yi, v in zip(y, shown["ns"]):
+            ax.annotate(_ns(v), (v, yi), textcoords="offset points", xytext=(0, 7),
+                        ha="center", fontsize=7)
+        first_mechanism = np.flatnonzero((shown["group"] == "mechanism").to_numpy())
+        if len(first_mechanism) and first_mechanism[0] > 0:
+            ax.axhline(y[first_mechanism[0]] + 0.5, color="0.6", linewidth=0.6)
         ax.set_yticks(y, shown["part"])
         ax.set_xscale("log")
-        ax.set_xlabel("cost per iteration (ns, log scale)")
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.10g}"))
+        ax.set_xlabel("cost (ns, log scale)")
         ax.set_ylim(-0.7, len(shown) - 0.3)
         ax.set_title(title)
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.06), fontsize=7, frameon=False)
         hidden = parts.loc[parts["ns"] <= 0, "part"].tolist()
-        _caption(fig, "points: each part's Hodges-Lehmann estimate over the rounds (one "
-                 "loop less another, paired within a round); whiskers: its 95 % CI "
-                 "(signed-rank); no tracer anywhere" + (
+        _caption(fig, "points: Hodges-Lehmann estimates; whiskers: 95 % CIs (platform: "
+                 "signed-rank over the rounds, each a pair of runs in one round; mechanism: "
+                 "exact Mann-Whitney over the brackets, against the control's BEGIN {})" + (
                      f"; not drawn (not above 0): {', '.join(hidden)}" if hidden else ""))
         return fig
 

@@ -3,10 +3,11 @@ kernel emulates, on one it may single-step, on one it always single-steps, and a
 probe, each measured by the rate method (:mod:`analysis.ratemethod`: untraced and traced
 blocks of one meter process, ``A B A`` brackets, against the control's brackets).
 
-The meter's ``-t probes`` loop calls three functions per iteration, written in assembly so
+The meter's ``-t probes`` loop calls four functions per iteration, written in assembly so
 that their first instruction is the one named: ``tracelab_nop_target`` (``nop``: emulated),
 ``tracelab_push_target`` (``push %rbp``: emulated since Linux 6.10, single-stepped
-before) and ``tracelab_mov_target`` (``mov %rdi, %rax``: single-stepped out of line). An
+before), ``tracelab_mov_target`` (``mov %rdi, %rax``: single-stepped out of line) and
+``tracelab_ret_target`` (a bare ``ret``: the kernel's bench's "without nop" target). An
 experiment attaches bpftrace to one of them with an empty program (``{}``): what the
 mechanism costs, with no program to speak of. The control's script is ``BEGIN {}`` (the
 tracer's process alive, no probe on the path). A counting run per experiment counts its
@@ -30,16 +31,18 @@ MECHANISMS = {
                     "a uprobe on a push (emulated since Linux 6.10), empty program"),
     "uprobe-mov": ("uprobe", "tracelab_mov_target",
                    "a uprobe on a register move (single-stepped), empty program"),
+    "uprobe-ret": ("uprobe", "tracelab_ret_target",
+                   "a uprobe on a bare ret (the kernel's bench's trig-uprobe-without-nop), "
+                   "empty program"),
     "uretprobe-nop": ("uretprobe", "tracelab_nop_target",
                       "a return probe on the nop function (its entry trap, the return "
                       "trampoline's), empty program"),
 }
 
 
-def settings() -> dict:
+def settings(chosen: list[str]) -> dict:
     """The rate method's parameters of an anatomy campaign, as its manifest stores them."""
-    return {**ratemethod.settings(LOOP), "rate_control": CONTROL,
-            "rate_experiments": list(MECHANISMS)}
+    return {**ratemethod.settings(LOOP), "rate_control": CONTROL, "rate_experiments": chosen}
 
 
 def script(meter: str, experiment: str, counting: bool) -> str:
@@ -53,12 +56,12 @@ def script(meter: str, experiment: str, counting: bool) -> str:
     return f"{kind}:{meter}:{function} {{ {body} }}\n"
 
 
-def runs(rounds: range, seed) -> list[RunSpec]:
-    """The rate method's rounds ``rounds`` (a bracket per mechanism, the control's, the
-    A/A slot), shuffled per round."""
+def runs(chosen: list[str], rounds: range, seed) -> list[RunSpec]:
+    """The rate method's rounds ``rounds`` (a bracket per ``chosen`` mechanism, the
+    control's, the A/A slot), shuffled per round."""
     out = []
     for r in rounds:
-        out += ratemethod.round_runs(list(MECHANISMS), CONTROL, r, seed)
+        out += ratemethod.round_runs(chosen, CONTROL, r, seed)
     return out
 
 

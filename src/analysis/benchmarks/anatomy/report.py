@@ -16,6 +16,9 @@ from analysis.campaign import Campaign
 from analysis.ratemethod import VALUE
 from analysis.ratemethod import meter as ratemeter
 
+#: the parts table's columns (``group``: platform or mechanism)
+COLUMNS = ["part", "group", "of", "against", "ns", "ci_low", "ci_high", "rounds", "meaning"]
+
 
 def runs_table(camp: Campaign, target: str) -> pd.DataFrame:
     """Every finished platform run: its loop (``mode``), round, position, time per
@@ -48,11 +51,10 @@ def parts_table(runs: pd.DataFrame) -> pd.DataFrame:
             continue
         d = (by[part.of] - by[part.against]).dropna()
         ns, lo, hi = ratemeter.shift_ci(d.to_numpy())
-        rows.append({"part": part.name, "of": part.of, "against": part.against, "ns": ns,
-                     "ci_low": lo, "ci_high": hi, "rounds": int(len(d)),
-                     "meaning": part.meaning})
-    return pd.DataFrame(rows, columns=["part", "of", "against", "ns", "ci_low", "ci_high",
-                                       "rounds", "meaning"])
+        rows.append({"part": part.name, "group": "platform", "of": part.of,
+                     "against": part.against, "ns": ns, "ci_low": lo, "ci_high": hi,
+                     "rounds": int(len(d)), "meaning": part.meaning})
+    return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def mechanism_table(camp: Campaign, target: str) -> pd.DataFrame:
@@ -60,16 +62,15 @@ def mechanism_table(camp: Campaign, target: str) -> pd.DataFrame:
     by the rate method with its CI (the brackets used as ``rounds``), then the single step
     under a uprobe: the register move's brackets against the nop's (Hodges-Lehmann shift,
     exact Mann-Whitney CI, per event). Empty for a campaign without them."""
-    cols = ["part", "of", "against", "ns", "ci_low", "ci_high", "rounds", "meaning"]
     if "rate_control" not in camp.parameters:
-        return pd.DataFrame(columns=cols)
+        return pd.DataFrame(columns=COLUMNS)
     rate = ratemethod.rate_table(camp, target).set_index("experiment")
     rows = []
     for exp, (_, _, meaning) in mechanism.MECHANISMS.items():
         if exp not in rate.index:
             continue
         r = rate.loc[exp]
-        rows.append({"part": exp, "of": exp, "against": mechanism.CONTROL,
+        rows.append({"part": exp, "group": "mechanism", "of": exp, "against": mechanism.CONTROL,
                      "ns": r["per_event_ns"], "ci_low": r["per_event_ns_ci_low"],
                      "ci_high": r["per_event_ns_ci_high"], "rounds": int(r["pairs_used"]),
                      "meaning": meaning})
@@ -78,16 +79,17 @@ def mechanism_table(camp: Campaign, target: str) -> pd.DataFrame:
     if len(mov) and len(nop):
         per = ratemethod.events_per_iteration(camp, target).get("uprobe-mov", np.nan)
         ns, lo, hi = (v / per for v in ratemeter.shift_ci(mov, nop))
-        rows.append({"part": "uprobe-step-over-nop", "of": "uprobe-mov", "against": "uprobe-nop",
+        rows.append({"part": "uprobe-step-over-nop", "group": "mechanism", "of": "uprobe-mov",
+                     "against": "uprobe-nop",
                      "ns": ns, "ci_low": lo, "ci_high": hi, "rounds": int(min(len(mov), len(nop))),
                      "meaning": "what a uprobe on a single-stepped instruction costs beyond one "
                                 "on an emulated instruction (both empty programs)"})
-    return pd.DataFrame(rows, columns=cols)
+    return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def build(camp: Campaign, target: str | None = None) -> Report:
     """``runs`` and ``parts`` (also written in full; the platform's parts, then the
-    mechanism's), the figure ``anatomy-<campaign>-platform`` and the summary."""
+    mechanism's), the figure ``anatomy-<campaign>-parts`` and the summary."""
     target = target or camp.first_target()
     runs = runs_table(camp, target)
     parts = pd.concat([parts_table(runs), mechanism_table(camp, target)], ignore_index=True)
@@ -97,8 +99,8 @@ def build(camp: Campaign, target: str | None = None) -> Report:
                  summary=summary(parts, runs, host, camp.parameters))
     out.frame("runs", runs)
     out.frame("parts", parts)
-    stem = f"{plots.figure_stem('anatomy', camp.name)}-platform"
-    fig = parts_figure(parts, f"What the platform charges, {target}")
+    stem = f"{plots.figure_stem('anatomy', camp.name)}-parts"
+    fig = parts_figure(parts, f"Where a probe's cost goes, {target}")
     out.values["figure"] = fig
     out.figure(stem, fig, close=True)
     out.first = [stem]
