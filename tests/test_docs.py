@@ -235,7 +235,7 @@ def test_loader_example_points_at_the_run_layout():
     path = FIXTURES / example
     parts = path.relative_to(FIXTURES).parts
     assert parts[-6:-4] == ("data", "raw")  # data/raw/<campaign>/<target>/<run_id>/hyperfine.json
-    runs = analysis.loaders.load_hyperfine(path)
+    runs = analysis.load_hyperfine(path)
     assert {"command", "run", "time_s", "user_s", "system_s", "exit_code"} <= set(runs.columns)
 
 
@@ -251,9 +251,9 @@ def test_hyperfine_and_cyclictest_quirks_are_documented():
 def test_the_worked_numbers_on_the_input_formats_page_hold():
     text = _page("reference/input-formats.md")
     assert "events=10_000_000)  # 78.1" in text and "# 0.131" in text
-    assert round(analysis.stats.overhead.per_event_cost_ns(runtime_s=6.75364, control_s=5.97243,
+    assert round(analysis.per_event_cost_ns(runtime_s=6.75364, control_s=5.97243,
                                             events=10_000_000), 1) == 78.1
-    assert round(analysis.stats.overhead.relative_slowdown(6.75364, 5.97243), 3) == 0.131
+    assert round(analysis.relative_slowdown(6.75364, 5.97243), 3) == 0.131
 
 
 def test_the_tsmp_page_matches_the_public_loader(tmp_path):

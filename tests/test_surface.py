@@ -4,7 +4,8 @@ written with ``COLUMNS=100`` by the code of commit 2e3d17f), but for one name re
 purpose: ``lesson``, an alias module of the teaching notebook's benchmark (one door, one
 name: notebook 0.0 now runs it through ``analysis.run_benchmark``). Issue 51 made the face
 smaller on purpose (:data:`MOVED_51`): ``__all__`` lists the functions and exceptions a
-notebook calls, the subpackages are reached as subpackages, and the function that wrote a
+notebook calls (the design's public interface among them: ``../shared/DESIGN.md``), the
+subpackages are reached as subpackages, and the function that wrote a
 bundle, which hid the subpackage ``analysis.bundle``, is ``make_bundle``."""
 
 from __future__ import annotations
@@ -26,10 +27,8 @@ REMOVED = {"lesson"}
 #: issue 51: what left ``__all__`` -> where a notebook reaches it now (None: a subpackage,
 #: still ``analysis.NAME`` after ``import analysis``)
 MOVED_51 = {
-    "load_hyperfine": "loaders", "load_hyperfine_many": "loaders", "load_cyclictest": "loaders",
-    "CyclictestRun": "loaders", "load_samples": "loaders", "summarize_samples": "loaders",
-    "per_event_cost_ns": "stats.overhead", "relative_slowdown": "stats.overhead",
-    "overhead_table": "stats.overhead",
+    "load_hyperfine_many": "loaders", "CyclictestRun": "loaders", "load_samples": "loaders",
+    "summarize_samples": "loaders", "overhead_table": "stats.overhead",
     "stats": None, "published": None, "benchmarks": None, "rules": None, "plots": None,
     "paths": None,
     "bundle": None,  # the subpackage; the function is make_bundle

@@ -1,9 +1,11 @@
 """Measure what tracers cost: run benchmarks on targets, load results, compute overheads
 with honest statistics, and export thesis-ready figures.
 
-``analysis.__all__`` holds the functions and exceptions a notebook calls: the benchmarks'
-front door (``run_benchmark``, ``report``, ``compare``, the reviewer's bundle), pricing a
-probe, targets (``preflight``, ``connect``), figures and tables, and the errors. Subpackages
+``analysis.__all__`` holds the functions and exceptions a notebook calls: the stable loaders
+and overhead arithmetic of the design's public interface (``load_hyperfine``,
+``load_cyclictest``, ``per_event_cost_ns``, ``relative_slowdown``), the benchmarks' front
+door (``run_benchmark``, ``report``, ``compare``, the reviewer's bundle), pricing a probe,
+targets (``preflight``, ``connect``), figures and tables, and the errors. Subpackages
 are reached as subpackages (``analysis.benchmarks.registry()``, ``analysis.stats``,
 ``analysis.loaders``, ``analysis.rules``, ``analysis.published``, ``analysis.paths``, ...);
 the layout and its layers are described in ``docs/design.md``.
@@ -29,11 +31,16 @@ from analysis.errors import (
     TargetError,
     TargetUnreachable,
 )
+from analysis.loaders.cyclictest import load_cyclictest
+from analysis.loaders.hyperfine import load_hyperfine
 from analysis.plots import export_table, save_figure
+from analysis.stats.overhead import per_event_cost_ns, relative_slowdown
 from analysis.targets import connect
 from analysis.targets.preflight import preflight
 
 __all__ = [
+    # the design's stable loaders and overhead arithmetic
+    "load_hyperfine", "load_cyclictest", "per_event_cost_ns", "relative_slowdown",
     # the benchmarks' front door, and what follows a campaign
     "run_benchmark", "report", "compare", "make_bundle", "verify_bundle",
     # pricing a probe
