@@ -34,7 +34,7 @@ def _walsh_median(d: np.ndarray) -> float:
 
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="the int3 and step loops are "
                     "x86-64 only (their rows are then planned as not run)")
-def test_the_platform_parts_recomputed_from_the_raw_windows(tmp_path):
+def test_the_platform_parts_recomputed_from_the_raw_windows(tmp_path, short_blocks):
     need_tool("cc")
     data = tmp_path / "data"
     result = run_benchmark("anatomy", "local", rounds=6, windows=3, window_ms=20,
