@@ -47,7 +47,9 @@
  *                  tracelab_push_target (a push: emulated since Linux 6.10, single-stepped
  *                  before), tracelab_mov_target (a register move: always single-stepped
  *                  out of line) and tracelab_ret_target (a bare ret, the kernel's bench's
- *                  "without nop" target): the attach points of the anatomy's mechanism rows
+ *                  "without nop" target), then read(2) of one byte from /dev/zero through
+ *                  libc (its read tracepoint, libc's __read): the attach points of the
+ *                  anatomy's mechanism rows
  *       every trap is checked to have reached the handler (else exit 3); a MODE this
  *       machine cannot run exits with status 2 and says so.
  *   -b (first, before the loop's option): a bystander. The meter first forks a decoy, a
@@ -339,7 +341,7 @@ trap_one(void)
 		tracelab_push_target();
 		seq = tracelab_mov_target(seq + 1);
 		tracelab_ret_target();
-		return (0);
+		return (read(fd, buf, 1) == 1 ? 0 : -1);
 #endif
 	default:
 		return (-1);

@@ -7,7 +7,9 @@ The meter's ``-t probes`` loop calls four functions per iteration, written in as
 that their first instruction is the one named: ``tracelab_nop_target`` (``nop``: emulated),
 ``tracelab_push_target`` (``push %rbp``: emulated since Linux 6.10, single-stepped
 before), ``tracelab_mov_target`` (``mov %rdi, %rax``: single-stepped out of line) and
-``tracelab_ret_target`` (a bare ``ret``: the kernel's bench's "without nop" target). An
+``tracelab_ret_target`` (a bare ``ret``: the kernel's bench's "without nop" target); then
+it reads one byte from ``/dev/zero`` through libc, which passes benchmark 1's attach points
+of experiments 04 (the read syscall's entry tracepoint) and 06 (libc's ``__read``). An
 experiment attaches bpftrace to one of them with an empty program (``{}``): what the
 mechanism costs, with no program to speak of. The control's script is ``BEGIN {}`` (the
 tracer's process alive, no probe on the path). A counting run per experiment counts its
@@ -23,21 +25,31 @@ from analysis.campaign import RunSpec
 #: the meter's loop for the mechanism rows
 LOOP = "probes"
 CONTROL = "begin-only"
-#: experiment -> (probe type, the meter's function, what it is)
+#: experiment -> (its attach point, ``{meter}`` the meter's path on the target; what it is)
 MECHANISMS = {
-    "uprobe-nop": ("uprobe", "tracelab_nop_target",
+    "uprobe-nop": ("uprobe:{meter}:tracelab_nop_target",
                    "a uprobe on a nop (emulated), empty program"),
-    "uprobe-push": ("uprobe", "tracelab_push_target",
+    "uprobe-push": ("uprobe:{meter}:tracelab_push_target",
                     "a uprobe on a push (emulated since Linux 6.10), empty program"),
-    "uprobe-mov": ("uprobe", "tracelab_mov_target",
+    "uprobe-mov": ("uprobe:{meter}:tracelab_mov_target",
                    "a uprobe on a register move (single-stepped), empty program"),
-    "uprobe-ret": ("uprobe", "tracelab_ret_target",
+    "uprobe-ret": ("uprobe:{meter}:tracelab_ret_target",
                    "a uprobe on a bare ret (the kernel's bench's trig-uprobe-without-nop), "
                    "empty program"),
-    "uretprobe-nop": ("uretprobe", "tracelab_nop_target",
+    "uretprobe-nop": ("uretprobe:{meter}:tracelab_nop_target",
                       "a return probe on the nop function (its entry trap, the return "
                       "trampoline's), empty program"),
+    "uprobe-libc-read": ("uprobe:libc:__read",
+                         "a uprobe on libc's __read, benchmark 1's experiment 06's attach "
+                         "point (its first instruction as libc was built), empty program"),
+    "tracepoint-read": ("tracepoint:syscalls:sys_enter_read",
+                        "the read syscall's entry tracepoint, benchmark 1's experiment 04's "
+                        "attach point (the kernel's bench's trig-tp), empty program"),
 }
+
+#: the meter's process name: the counting scripts count its events alone (libc's __read
+#: and the read tracepoint fire for every process)
+COMM = "tracelab-rate"
 
 
 def settings(chosen: list[str]) -> dict:
@@ -46,14 +58,16 @@ def settings(chosen: list[str]) -> dict:
 
 
 def script(meter: str, experiment: str, counting: bool) -> str:
-    """An experiment's bpftrace script on the meter at ``meter`` (a path on the target)."""
+    """An experiment's bpftrace script on the meter at ``meter`` (a path on the target):
+    its attach point with an empty program; counting, ``@events`` of the meter's own hits."""
     if experiment == CONTROL:
-        kind, function, _ = MECHANISMS["uprobe-nop"]
-        return (f"uprobe:{meter}:{function} {{ @events = count(); }}\n" if counting
-                else "BEGIN {}\n")
-    kind, function, _ = MECHANISMS[experiment]
-    body = "@events = count();" if counting else ""
-    return f"{kind}:{meter}:{function} {{ {body} }}\n"
+        if not counting:
+            return "BEGIN {}\n"
+        experiment = "uprobe-nop"
+    attach = MECHANISMS[experiment][0].format(meter=meter)
+    if counting:
+        return f'{attach} /comm == "{COMM}"/ {{ @events = count(); }}\n'
+    return f"{attach} {{ }}\n"
 
 
 def runs(chosen: list[str], rounds: range, seed) -> list[RunSpec]:

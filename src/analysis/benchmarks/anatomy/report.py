@@ -66,7 +66,7 @@ def mechanism_table(camp: Campaign, target: str) -> pd.DataFrame:
         return pd.DataFrame(columns=COLUMNS)
     rate = ratemethod.rate_table(camp, target).set_index("experiment")
     rows = []
-    for exp, (_, _, meaning) in mechanism.MECHANISMS.items():
+    for exp, (_, meaning) in mechanism.MECHANISMS.items():
         if exp not in rate.index:
             continue
         r = rate.loc[exp]
