@@ -11,10 +11,10 @@
 #   foreign.instances  ftrace instances with events enabled
 #   foreign.procs      running tracer processes: pid/comm (bpftrace, perf, trace-cmd, stap,
 #                      staprun, sysdig, dtrace)
-#   busy.cpus          CPUs more than 10 % busy over half a second (cpuN:P%), not a tracer
-#                      but what else runs on the workload's and the tracer's CPUs
-#                      (left out with --no-busy)
-#   busy.procs         the processes more than 10 % of a CPU busy over that half second,
+#   busy.cpus          CPUs more than 10 % busy over half a second (--busy S: over S
+#                      seconds) (cpuN:P%), not a tracer but what else runs on the
+#                      workload's and the tracer's CPUs (left out with --no-busy)
+#   busy.procs         the processes more than 10 % of a CPU busy over that window,
 #                      at most five, busiest first (pid/comm:P%)
 set -u
 LC_ALL=C
@@ -59,10 +59,15 @@ procs=$({ ps -e -o pid= -o stat= -o comm= 2>/dev/null ||
     $3 == "stap" || $3 == "staprun" || $3 == "sysdig" || $3 == "dtrace") { printf "%s/%s ", $1, $3 }')
 say foreign.procs "$(printf '%s' "$procs" | sed 's/ $//')"
 [ "${1:-}" = --no-busy ] && exit 0
-# the CPUs and the processes, each sampled at both ends of the same half second
+window=0.5
+if [ "${1:-}" = --busy ]; then
+    case ${2:-} in ''|*[!0-9.]*|*.*.*) echo "tracers.sh: --busy takes seconds, not '${2:-}'" >&2; exit 2 ;; esac
+    window=$2
+fi
+# the CPUs and the processes, each sampled at both ends of the same window
 s1=$(grep '^cpu[0-9]' "$proc/stat" 2>/dev/null)
 p1=$(cat "$proc"/[0-9]*/stat 2>/dev/null)
-sleep 0.5
+sleep "$window"
 s2=$(grep '^cpu[0-9]' "$proc/stat" 2>/dev/null)
 p2=$(cat "$proc"/[0-9]*/stat 2>/dev/null)
 say busy.cpus "$(printf '%s\n%s\n' "$s1" "$s2" | awk '

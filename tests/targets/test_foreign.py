@@ -78,3 +78,29 @@ def test_a_zombie_tracer_is_not_at_work_a_live_one_is(tmp_path):
         live.kill()
         live.wait()
         dead.wait()
+
+
+def test_the_busy_window_is_the_environments_and_a_bad_one_is_refused_first(tmp_path,
+                                                                            monkeypatch):
+    """TRACELAB_BUSY_WINDOW_S sets how long a scan samples the CPUs: used and recorded, and a
+    value that is no number of seconds is refused in one line before anything is made."""
+    import time
+
+    import pytest
+
+    from analysis.benchmarks import run_benchmark
+    from analysis.errors import ParameterError
+    from analysis.targets import connect, foreign
+
+    monkeypatch.setenv("TRACELAB_BUSY_WINDOW_S", "fast")
+    with pytest.raises(ParameterError, match=r"TRACELAB_BUSY_WINDOW_S='fast': expected"):
+        run_benchmark("anatomy", "local", rounds=1, data_dir=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setenv("TRACELAB_BUSY_WINDOW_S", "0.6")
+    with connect("local") as transport:
+        t0 = time.monotonic()
+        seen = foreign.check(transport, "local", allow=True)
+        took = time.monotonic() - t0
+    assert seen["busy_window_s"] == 0.6 and took >= 0.6, (seen, took)
+    monkeypatch.delenv("TRACELAB_BUSY_WINDOW_S")
+    assert foreign.busy_window_s() == 0.5  # the default: half a second

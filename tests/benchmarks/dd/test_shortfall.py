@@ -24,9 +24,11 @@ _SPIN = ("import ctypes; ctypes.CDLL(None).prctl(15, b'" + NAME + "', 0, 0, 0)\n
 
 
 @pytest.mark.slow
-def test_a_cpu_bound_neighbour_is_named_with_the_blocks_it_cost(tmp_path, short_blocks):
+def test_a_cpu_bound_neighbour_is_named_with_the_blocks_it_cost(tmp_path, short_blocks,
+                                                                monkeypatch):
     need_tool("bpftrace")
     need_tool("cc")
+    monkeypatch.delenv("TRACELAB_BUSY_WINDOW_S", raising=False)  # the default half second
     spin = subprocess.Popen([sys.executable, "-c", _SPIN])
     try:
         result = run_benchmark("dd", "local", experiments=[4], method="rate", rounds=2,

@@ -53,6 +53,7 @@ def run_benchmark(name: str, targets: str | Sequence[str] | None = "local", *,
     hosts_at_once = params.pop("parallel", _fleet.PARALLEL) if inventory is not None else None
     p = bench.parse(params)
     _params.folder("data_dir", data_dir)
+    foreign.busy_window_s()  # a bad TRACELAB_BUSY_WINDOW_S: refused before anything is made
     opts = RunOptions(campaign, data_dir, ConnectOptions(trust_new_host_keys, ssh_config),
                       allow_foreign_tracers, progress, on_run)
     if inventory is not None:
