@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from conftest import ROOT
 from docs_examples import FENCE, Page, ext, line_of
 
 
@@ -50,5 +51,10 @@ def hand_typed_parameters(page: Page, known: set[str]) -> list[str]:
 
 
 def generated_tables(page: Page) -> list[str]:
-    """The subjects of the page's ``{params-table}`` directives."""
-    return [m[1] for m in re.finditer(r"^\s*[`~]{3,}\{params-table\}\s+(\S+)", page.text, re.M)]
+    """The subjects of the page's ``{params-table}`` directives, and every notebook's for a
+    ``{notebooks-params}`` directive (a section per notebook of ``notebooks/``)."""
+    found = [m[1] for m in re.finditer(r"^\s*[`~]{3,}\{params-table\}\s+(\S+)", page.text,
+                                       re.M)]
+    if re.search(r"^\s*[`~]{3,}\{notebooks-params\}\s*$", page.text, re.M):
+        found += sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
+    return found

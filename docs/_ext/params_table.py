@@ -254,6 +254,27 @@ class ParamsTable(Directive):
         return out + [_table(header, body, widths)]
 
 
+class NotebooksParams(Directive):
+    """``notebooks-params``: a section per notebook of ``notebooks/``, in story order, each
+    its parameters' table (:class:`ParamsTable`): a new notebook adds its own, no page
+    lists the notebooks by hand."""
+
+    has_content = False
+
+    def run(self):
+        out: list[nodes.Node] = []
+        for stem in notebook_stems():
+            section = nodes.section(ids=[nodes.make_id(f"notebook-{stem}")])
+            section += nodes.title(text=stem)
+            table = ParamsTable("params-table", [stem], {}, [], self.lineno,
+                                self.content_offset, self.block_text, self.state,
+                                self.state_machine)
+            section.extend(table.run())
+            out.append(section)
+        return out
+
+
 def setup(app):
     app.add_directive("params-table", ParamsTable)
+    app.add_directive("notebooks-params", NotebooksParams)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

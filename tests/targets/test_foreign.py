@@ -94,7 +94,7 @@ def test_the_busy_window_is_the_environments_and_a_bad_one_is_refused_first(tmp_
 
     monkeypatch.setenv("TRACELAB_BUSY_WINDOW_S", "fast")
     with pytest.raises(ParameterError, match=r"TRACELAB_BUSY_WINDOW_S='fast': expected"):
-        run_benchmark("anatomy", "local", rounds=1, data_dir=tmp_path)
+        run_benchmark("dd", "local", rounds=1, data_dir=tmp_path)
     assert list(tmp_path.iterdir()) == []
     monkeypatch.setenv("TRACELAB_BUSY_WINDOW_S", "0.6")
     with connect("local") as transport:
