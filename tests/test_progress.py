@@ -151,7 +151,7 @@ def test_make_demos_notebook_writes_its_progress_to_the_terminal_not_the_noteboo
         pytest.skip("make is not installed")
     name = "demo-progress"
     data, figures = tmp_path / "data", tmp_path / "figures"
-    small = {"experiments": "4", "rounds": "2", "precision": "0.2", "budget": "30 s",
+    small = {"experiments": "4", "rounds": "2", "precision": "0.2", "budget": "15 s",
              "budget_cap": "None", "data_dir": str(data), "figures_dir": str(figures)}
     command = _demo_command(tmp_path, name) + "".join(
         f" -p {k} {shlex.quote(v)}" for k, v in small.items())
@@ -166,9 +166,9 @@ def test_make_demos_notebook_writes_its_progress_to_the_terminal_not_the_noteboo
     assert {1, 2} <= rounds and any("round 2 of at least 2" in x for x in lines), lines
     said = [x for x in lines if "used" not in x]  # the prediction, before round 1 and after 2
     assert any(": this host: the untraced loop " in x for x in said), lines
-    assert any(": in 0:30 expect " in x for x in said), lines
+    assert any(": in 0:15 expect " in x for x in said), lines
     assert any(": prediction after round 2: " in x for x in said), lines
-    assert all(re.search(r"of 00:30 used, \d\d:\d\d left in the budget", x)
+    assert all(re.search(r"of 00:15 used, \d\d:\d\d left in the budget", x)
                for x in lines[1:] if x not in said)
     decided = [x for x in lines if "of 1 within +-20 %, widest 04-tracepoint-entry" in x]
     assert decided, lines
@@ -183,7 +183,7 @@ def test_make_demos_notebook_writes_its_progress_to_the_terminal_not_the_noteboo
     assert re.search(r"rate method \(dd's read and write in a loop, rate_loop='read\+write'\): "
                      r"(every experiment within \+-20% \(1 of 1\)|0 of 1 within \+-20%)", summary)
     assert re.search(r"predicted before round 1: (median \+-[\d.]+ %, [01] of 1 within|no CI "
-                     r"in 0:30)", summary), summary
+                     r"in 0:15)", summary), summary
     # the files make demo's last line names: its report line's command (with this test's
     # folders; in this process, conftest.cli_in_process) prints them; every one exists and
     # holds what it promises

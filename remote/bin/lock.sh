@@ -18,8 +18,6 @@ TOKEN=${2:-}
 [ -n "$TOKEN" ] || die "usage: lock.sh hold|check|release TOKEN"
 case $TOKEN in *[!A-Za-z0-9._-]*) die "invalid token" ;; esac
 shift 2
-RELEASE="$LOCK_BASE.release-$TOKEN"
-
 case $cmd in
 check)
     lock_check "$TOKEN"
@@ -27,10 +25,9 @@ check)
     ;;
 release)
     lock_check "$TOKEN" || exit 0
-    : > "$RELEASE"
+    kill -USR1 "$(sed -n 's/^pid=//p' "$LOCK_BASE.info")" 2>/dev/null
     i=0
-    while lock_check "$TOKEN" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-    rm -f "$RELEASE"
+    while lock_check "$TOKEN" && [ $i -lt 250 ]; do sleep 0.02; i=$((i + 1)); done
     exit 0
     ;;
 hold) ;;
@@ -39,10 +36,11 @@ esac
 
 CLEAN=
 if [ "${1:-}" = --clean ]; then CLEAN=$2; shift 2; fi
-rm -f "$RELEASE"
 lock_try "$TOKEN" "$@" || exit $?
-trap 'lock_release; rm -f "$RELEASE"' EXIT
+WATCH=
+trap 'lock_release; [ -z "$WATCH" ] || kill "$WATCH" 2>/dev/null' EXIT
 trap 'exit 130' INT TERM HUP
+trap 'exit 0' USR1  # lock.sh release
 if [ -n "$CLEAN" ] && [ -d "$CLEAN" ]; then rm -rf "$CLEAN"; fi
 printf 'locked %s\n' "$TOKEN"
 # standard input closes when the controller goes away: then let go
@@ -51,10 +49,11 @@ exec 3<&0
     trap 'kill "$c" 2>/dev/null; exit 0' TERM
     cat <&3 > /dev/null 2>&1 &
     c=$!
-    wait "$c" && : > "$RELEASE"
+    wait "$c"
 ) < /dev/null > /dev/null 2>&1 9>&- &
 WATCH=$!
 exec 3<&-
-while [ ! -e "$RELEASE" ]; do sleep 0.2; done
-kill "$WATCH" 2>/dev/null
+# held, without polling the target, until `lock.sh release` (USR1: the wait ends at once)
+# or the end of standard input (the watcher ends)
+wait "$WATCH"
 exit 0

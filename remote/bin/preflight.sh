@@ -49,6 +49,24 @@ FreeBSD)
     ;;
 esac
 
+# ---------------------------------------------------------------- slow checks, started now
+# Listing DTrace's probes and starting bpftrace take about 0.4 and 0.3 s each: as root on
+# Linux both start here, in the background, and are waited for where their lines are said
+# (before tracers.sh looks for tracers at work), so a preflight costs the slower of them.
+bg=
+if [ "$os" = Linux ] && [ "$(id -u)" = 0 ] && bg=$(mktemp -d 2>/dev/null); then
+    trap 'rm -rf "$bg"' EXIT
+    trap 'exit 130' INT TERM HUP
+    if have bpftrace; then
+        (timeout 30 bpftrace -e 'BEGIN { exit(); }' > "$bg/bpf.out" 2>&1; echo $? > "$bg/bpf.rc") &
+        bpf_job=$!
+    fi
+    if have dtrace && dtrace -V >/dev/null 2>&1; then
+        (timeout 60 dtrace -l 2>/dev/null | awk 'NR > 1 { n[$2]++ } END { for (p in n) printf "%s:%d ", p, n[p] }' > "$bg/dtrace") &
+        dtrace_job=$!
+    fi
+fi
+
 # ---------------------------------------------------------------- tools
 tool() {  # tool NAME VERSION-COMMAND...
     name=$1; shift
@@ -116,8 +134,10 @@ if [ "$os" = Linux ]; then
     else
         say cap.bpf_stats 0
     fi
-    if have bpftrace && [ "$(id -u)" = 0 ]; then
-        if out=$(timeout 30 bpftrace -e 'BEGIN { exit(); }' 2>&1); then
+    if [ -n "${bpf_job:-}" ]; then
+        wait "$bpf_job"
+        out=$(cat "$bg/bpf.out" 2>/dev/null)
+        if [ "$(cat "$bg/bpf.rc" 2>/dev/null)" = 0 ]; then
             say cap.bpf 1
         else
             say cap.bpf 0
@@ -143,8 +163,9 @@ if [ "$os" = Linux ]; then
     # DTrace for Linux (Oracle's, on BPF; the bootstrap installs it under /opt/tracelab/dtrace):
     # usable when it lists the syscall provider's probes as root; fbt needs kprobes or fentry
     dtrace_ok=0 dtrace_fbt=0
-    if have dtrace && dtrace -V >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-        providers=$(timeout 60 dtrace -l 2>/dev/null | awk 'NR > 1 { n[$2]++ } END { for (p in n) printf "%s:%d ", p, n[p] }')
+    if [ -n "${dtrace_job:-}" ]; then
+        wait "$dtrace_job"
+        providers=$(cat "$bg/dtrace" 2>/dev/null)
         say dtrace_providers "$(printf '%s' "$providers" | tr ' ' '\n' | sort | tr '\n' ' ' | sed 's/^ *//; s/ *$//')"
         case " $providers" in *" syscall:"*) dtrace_ok=1 ;; esac
         case " $providers" in *" fbt:"*) dtrace_fbt=1 ;; esac
