@@ -247,6 +247,26 @@ def make_execute(scripts: Callable, argv: Callable, q: dict, fallback, *,
     return execute
 
 
+def bpftrace_on_meter(q: dict, fallback, script: Callable, loop: list[str], *, scratch: Path,
+                      prefix: str):
+    """:func:`make_execute` for bpftrace scripts on the meter itself:
+    ``script(meter, experiment, counting)`` is a run's script (written to ``scratch`` as
+    ``{prefix}[count-]{experiment}.bt``), the meter runs its ``loop`` options pinned to the
+    campaign's ``cpu`` (the tracer where ``q`` says, else unpinned)."""
+    def scripts(transport, meter: str, run: RunSpec, kind: str):
+        counting = kind == COUNT_KIND
+        path = scratch / f"{prefix}{'count-' if counting else ''}{run.experiment}.bt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(script(meter, run.experiment, counting))
+        return "bpftrace", path
+
+    def argv(meter: str, kind: str, run: RunSpec) -> list[str]:
+        return ["taskset", "-c", str(int(q["cpu"])),
+                *meter_argv(meter, loop, kind, q, run.params)]
+
+    return make_execute(scripts, argv, q, fallback)
+
+
 def _host_check(transport, run: RunSpec, staging: Path, workload: list[str], q: dict,
                 tracer_cpu) -> dict:
     """The host check's run: the meter untraced, no tracer (kind ``none``)."""

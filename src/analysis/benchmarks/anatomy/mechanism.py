@@ -82,15 +82,5 @@ def runs(chosen: list[str], rounds: range, seed) -> list[RunSpec]:
 def make_execute(q: dict, fallback, *, scratch: Path):
     """Rate runs here (the meter pinned to the campaign's CPU; the tracer unpinned), every
     other run (the platform's) by ``fallback``."""
-    def scripts(transport, meter: str, run: RunSpec, kind: str):
-        counting = kind == ratemethod.COUNT_KIND
-        path = scratch / f"anatomy-{'count-' if counting else ''}{run.experiment}.bt"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(script(meter, run.experiment, counting))
-        return "bpftrace", path
-
-    def argv(meter: str, kind: str, run: RunSpec) -> list[str]:
-        return ["taskset", "-c", str(int(q["cpu"])),
-                *ratemethod.meter_argv(meter, ["-t", LOOP], kind, q, run.params)]
-
-    return ratemethod.make_execute(scripts, argv, q, fallback)
+    return ratemethod.bpftrace_on_meter(q, fallback, script, ["-t", LOOP], scratch=scratch,
+                                        prefix="anatomy-")

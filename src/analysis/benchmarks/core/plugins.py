@@ -3,7 +3,7 @@ of the group ``analysis.benchmarks`` (in its ``pyproject.toml``,
 ``[project.entry-points."analysis.benchmarks"]``, ``sleeper = "tracelab_sleeper:Sleeper"``),
 and the registry loads them after the lab's own, once per process. An entry point names a
 subclass of :class:`~analysis.benchmarks.Benchmark` (registered under its ``name``) or a
-module that registers its benchmarks with ``@register`` when imported.
+module that registers its benchmarks with :func:`~analysis.benchmarks.register` when imported.
 
 What is borrowed: as pluggy does for pytest's ``pytest11`` plugins, every entry point of the
 group is loaded and the distribution it came from is kept with what it registered (pytest
@@ -75,11 +75,11 @@ def load_one(ep: importlib.metadata.EntryPoint, registry: dict, kind: type) -> l
 
 def _registered(ep: importlib.metadata.EntryPoint, registry: dict, kind: type) -> dict:
     """What loading ``ep`` registers (name -> benchmark; possibly over a name ``registry``
-    had, which the caller refuses): a module's ``@register`` calls, or the class it names."""
+    had, which the caller refuses): a module's ``register`` decorations, or the class it names."""
     before = dict(registry)
     obj = ep.load()
     if isinstance(obj, type) and issubclass(obj, kind):
-        if not any(type(b) is obj for b in registry.values()):  # @register did not
+        if not any(type(b) is obj for b in registry.values()):  # not registered by its decorator
             bench = obj()
             registry[bench.name] = bench
         homes = (obj,)

@@ -81,18 +81,8 @@ def script(meter: str, experiment: str, counting: bool) -> str:
 def make_execute(q: dict, fallback, *, scratch: Path):
     """Rate runs here (the meter pinned to the workload CPU, the tracer where the
     iterations method runs it: unpinned), every other run by ``fallback``."""
-    def scripts(transport, meter: str, run: RunSpec, kind: str):
-        counting = kind == ratemethod.COUNT_KIND
-        path = scratch / f"rate-{'count-' if counting else ''}{run.experiment}.bt"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(script(meter, run.experiment, counting))
-        return "bpftrace", path
-
-    def argv(meter: str, kind: str, run: RunSpec) -> list[str]:
-        return ["taskset", "-c", str(int(q["cpu"])),
-                *ratemethod.meter_argv(meter, ["-u"], kind, q, run.params)]
-
-    return ratemethod.make_execute(scripts, argv, q, fallback)
+    return ratemethod.bpftrace_on_meter(q, fallback, script, ["-u"], scratch=scratch,
+                                        prefix="rate-")
 
 
 def iterations_costs(inv: pd.DataFrame) -> pd.DataFrame:
