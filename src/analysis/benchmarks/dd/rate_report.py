@@ -108,6 +108,17 @@ def _machine_lines(out) -> list[str]:
     return lines
 
 
+def _ns(v: float, fmt: str) -> str:
+    """A cost in ns, or what stands for none (never "nan ns")."""
+    return f"{v:{fmt}} ns" if math.isfinite(v) else "no estimate"
+
+
+def _total(r) -> str:
+    return (f"{r['total_ns_per_event']:.1f} ns "
+            f"{_rm.ci_text(r, '.1f', column='total_ns_per_event')}"
+            if math.isfinite(r["total_ns_per_event"]) else "no estimate")
+
+
 def _cost_lines(out) -> list[str]:
     """The control's presence, what was subtracted, each cost with its CI, the rounds' last
     decision."""
@@ -127,15 +138,15 @@ def _cost_lines(out) -> list[str]:
     for _, r in table[table["experiment"] != CONTROL].iterrows():
         ci = _rm.ci_text(r, ".1f") + (f"  +-{r['precision_reached']:.1%}"
                               if math.isfinite(r["precision_reached"]) else "")
-        lines.append(f"rate {r['experiment']:<17} {r['per_event_ns']:>9.1f} ns {ci} "
+        if not math.isfinite(r["per_event_ns"]):
+            ci = "(too few usable brackets)"
+        lines.append(f"rate {r['experiment']:<17} {_ns(r['per_event_ns'], '>9.1f')} {ci} "
                      f"({r['pairs_used']} rounds{_every(r)})")
         if math.isfinite(r.get("consumer_ns_per_event", math.nan)):
             lines.append(f"     {'':<17} + the tracer's own CPU {r['consumer_ns_per_event']:.1f} "
                          f"ns {_rm.ci_text(r, '.1f', column='consumer_ns_per_event')} per event "
                          f"({r['tracer_cpu_share']:.1%} of a CPU): "
-                         f"{r['total_ns_per_event']:.1f} ns "
-                         f"{_rm.ci_text(r, '.1f', column='total_ns_per_event')} "
-                         "on the whole machine")
+                         f"{_total(r)} on the whole machine")
     if (out.values.get("adaptive") or {}).get("rate_last_decision"):
         lines.append(f"rate rounds: {out.values['adaptive']['rate_last_decision']}")
     return lines
