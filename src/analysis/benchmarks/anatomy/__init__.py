@@ -24,11 +24,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 from analysis import ratemethod
 from analysis.benchmarks.anatomy import mechanism
 from analysis.benchmarks.anatomy.execute import make_execute
 from analysis.benchmarks.anatomy.plan import MODES, PARTS, modes_for, rounds
-from analysis.benchmarks.anatomy.report import build, parts_table, runs_table
+from analysis.benchmarks.anatomy.report import build, mechanism_table, parts_table, runs_table
 from analysis.benchmarks.core.base import Benchmark, Param, Params, Plan, register
 from analysis.benchmarks.core.report import Report
 from analysis.campaign import Campaign
@@ -89,6 +91,19 @@ class Anatomy(Benchmark):
 
     def report(self, camp: Campaign, **kwargs) -> Report:
         return build(camp, **kwargs)
+
+    def mechanisms(self, campaign: Campaign, target: str):
+        """Its mechanism rows on attach points other programs use (libc's ``__read``, the
+        read syscall's tracepoint), not on the meter's own functions."""
+        t = mechanism_table(campaign, target)
+        t = t[t["part"].isin(mechanism.MECHANISMS)]
+        points = {e: mechanism.MECHANISMS[e][0] for e in t["part"]}
+        t = t[[("{meter}" not in points[e]) for e in t["part"]]]
+        return pd.DataFrame({"attach_point": [points[e] for e in t["part"]],
+                             "mechanism": t["part"].to_numpy(),
+                             "per_event_ns": t["ns"].to_numpy(float),
+                             "per_event_ns_ci_low": t["ci_low"].to_numpy(float),
+                             "per_event_ns_ci_high": t["ci_high"].to_numpy(float)})
 
 
 def _no_mechanisms(pf) -> str | None:

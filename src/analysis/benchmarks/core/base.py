@@ -211,6 +211,13 @@ class Benchmark:
         raise NotImplementedError."""
         raise NotImplementedError(f"{self.name} measures no per-event costs")
 
+    def mechanisms(self, campaign: Campaign, target: str):
+        """Attach points this campaign measured with an empty program, a part of every
+        script's cost there (:mod:`analysis.benchmarks.core.parts`): a
+        DataFrame[attach_point, mechanism, per_event_ns, per_event_ns_ci_low,
+        per_event_ns_ci_high]. A benchmark that measures none keeps this one."""
+        raise NotImplementedError(f"{self.name} measures no mechanism")
+
     def measures(self, campaign: Campaign, target: str,
                  method: str | None = None) -> dict:
         """What ``compare`` compares of a finished campaign on ``target``: per row key a

@@ -63,6 +63,8 @@ class Report:
     written: list[Path] = field(default_factory=list)
     #: the stems of the outputs a reader opens first (a figure, a thesis table)
     first: list[str] = field(default_factory=list)
+    #: other campaigns' manifests it read (e.g. the mechanism rows dd's parts come from)
+    also_from: list[Path] = field(default_factory=list)
 
     def first_files(self) -> list[Path]:
         """The written files a reader opens first: of each stem in :attr:`first`, its PNG
@@ -73,8 +75,8 @@ class Report:
     @property
     def sources(self) -> list[Path]:
         """What every output is made from (its provenance): the campaign's manifest, whose
-        checksums name every raw file."""
-        return [self.campaign.manifest_path]
+        checksums name every raw file, and those of :attr:`also_from`."""
+        return [self.campaign.manifest_path, *self.also_from]
 
     @property
     def tables(self) -> dict[str, pd.DataFrame]:

@@ -7,6 +7,7 @@ import math
 from analysis import plots
 from analysis import ratemethod as _rm
 from analysis.benchmarks.core.report import Report
+from analysis.benchmarks.dd import parts as _parts
 from analysis.benchmarks.dd import rate_report as _rr
 from analysis.benchmarks.dd import rate_tables as _rt
 from analysis.benchmarks.dd import rounds as _rounds
@@ -68,6 +69,7 @@ def build(camp: Campaign, target: str | None = None, *, n_resamples: int = 4999)
     out.flags = [f"{e}: {f}" for e, fs in zip(table["experiment"], table["flags"]) for f in fs]
     _outputs(out, camp, target)
     _both_tracers(out, camp, target)
+    _explained(out, camp, target)
     return out
 
 
@@ -107,7 +109,29 @@ def _rate_report(camp: Campaign, target: str, planned, n_resamples: int) -> Repo
         out.table(f"{stem}-{name}", frame, caption=caption, formats=formats)
     out.first = [f"{stem}-per-event-cost", f"{stem}-table"]
     _both_tracers(out, camp, target)
+    _explained(out, camp, target)
     return out
+
+
+def _explained(out: Report, camp: Campaign, target: str) -> None:
+    """Each cost in parts where a campaign of this host measured its attach point's
+    mechanism (:mod:`.parts`): ``parts`` (processed file and ``dd-<campaign>-parts`` table)
+    and the summary's lines; nothing where none did."""
+    parts = _parts.parts_table(out.values["table"], out.values["planned"], camp, target,
+                               out.values.get("rate_table"))
+    out.values["parts"] = parts
+    if not len(parts):
+        return
+    out.frame("parts", parts)
+    raw = camp.folder.parent
+    out.also_from += [raw / c / "manifest.json" for c in dict.fromkeys(parts["mechanism_campaign"])]
+    out.table(f"{plots.figure_stem('dd', camp.name)}-parts", _parts.thesis_table(parts), caption=(
+        "Each cost in parts: the mechanism (the same attach point with an empty program, "
+        f"measured by campaign {', '.join(dict.fromkeys(parts['mechanism_campaign']))} on "
+        "this host) and what the program adds (the "
+        "difference; its 95 % CI from the two CIs' half-widths in quadrature, an "
+        "approximation); the tracer's own CPU per event is paid besides, on another CPU."))
+    out.summary = "\n".join([out.summary, *_parts.summary_lines(parts)])
 
 
 def _both_tracers(out: Report, camp: Campaign, target: str) -> None:
