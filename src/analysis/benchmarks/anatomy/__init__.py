@@ -51,6 +51,7 @@ class Anatomy(Benchmark):
                    "breakpoint and a single step")
     needs = ("cc", "bpftrace")
     optional = ("bpftrace",)  # the platform's rows run without it
+    uses = ("dd",)  # its experiments' scripts (``experiments``), lent by its probe_scripts
     also_needs = ("x86-64 Linux for the breakpoint, single-step and mechanism rows (the "
                   "system call and signal rows run anywhere)", "uprobes (the mechanism rows)")
     params = (
@@ -61,6 +62,10 @@ class Anatomy(Benchmark):
         Param.names("mechanisms", list(mechanism.MECHANISMS), "the mechanism rows "
                     "(where bpftrace and uprobes are available), comma-separated",
                     tuple(mechanism.MECHANISMS)),
+        Param("experiments", None, "benchmark 1's experiments measured in the same rounds "
+              "(numbers or ids, comma-separated; None: none), each explained by its attach "
+              "point's mechanism row: mechanism + program, the tracer's own CPU beside",
+              "list", mechanism.experiment_names),
     )
 
     def plan(self, preflights: dict, p: Params, campaign: str) -> Plan:
@@ -74,8 +79,12 @@ class Anatomy(Benchmark):
         if why:
             not_run.update({m: why for m in mechanism.MECHANISMS})
         else:
-            chosen = [m for m in mechanism.MECHANISMS if m in p.mechanisms]
-            params.update(mechanism.settings(chosen))
+            explained, skipped = mechanism.explain(pf, p.experiments)
+            not_run.update(skipped)
+            needed = {e["mechanism"] for e in explained.values()}
+            chosen = [m for m in mechanism.MECHANISMS if m in p.mechanisms or m in needed]
+            params.update(mechanism.settings(chosen, explained))
+            chosen += list(explained)
             runs = ratemethod.counting_runs([mechanism.CONTROL, *chosen])
         for r in range(p.rounds):
             runs += rounds(modes, r, 1, campaign, p.windows)

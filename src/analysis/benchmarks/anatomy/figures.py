@@ -13,7 +13,10 @@ from analysis.plots.style import _caption, _figure, thesis_style
 #: how each group of parts is drawn: (colour, marker, legend)
 GROUPS = {"platform": ("C0", "o", "platform: one loop less another, no tracer (per iteration)"),
           "mechanism": ("C3", "s", "mechanism: bpftrace, an empty program, by the rate method "
-                                   "(per event)")}
+                                   "(per event)"),
+          "experiment": ("C2", "D", "benchmark 1's script, the same rounds (per event)"),
+          "program": ("C1", "^", "program: the script less its attach point's mechanism"),
+          "consumer": ("C4", "v", "the tracer's own CPU per event (another CPU)")}
 
 
 def parts_figure(parts: pd.DataFrame, title: str):

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis import ratemethod
+from analysis import _params, paths, ratemethod
+from analysis.benchmarks.core.base import get
+from analysis.benchmarks.core.parts import attach_key
 from analysis.campaign import RunSpec
 
 #: the meter's loop for the mechanism rows
@@ -52,19 +54,62 @@ MECHANISMS = {
 COMM = "tracelab-rate"
 
 
-def settings(chosen: list[str]) -> dict:
-    """The rate method's parameters of an anatomy campaign, as its manifest stores them."""
-    return {**ratemethod.settings(LOOP), "rate_control": CONTROL, "rate_experiments": chosen}
+def settings(chosen: list[str], explained: dict | None = None) -> dict:
+    """The rate method's parameters of an anatomy campaign, as its manifest stores them
+    (``explained``: benchmark 1's experiments in the same rounds, :func:`explain`)."""
+    out = {**ratemethod.settings(LOOP), "rate_control": CONTROL,
+           "rate_experiments": [*chosen, *(explained or {})]}
+    if explained:
+        out["explained"] = explained
+    return out
 
 
-def script(meter: str, experiment: str, counting: bool) -> str:
+def experiment_names(value) -> list[str] | None:
+    """The ``experiments`` parameter: None, numbers or ids (a list or a comma string)."""
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = [value]
+    if isinstance(value, (list, tuple)):
+        value = ",".join(str(v) for v in value)
+    return _params.names("experiments", value)
+
+
+def explain(pf, experiments) -> tuple[dict, dict]:
+    """Benchmark 1's ``experiments`` (its scripts as this target runs them, lent by its
+    :meth:`~analysis.benchmarks.Benchmark.probe_scripts`) to measure in the same rounds:
+    per id its script (a path in the project), attach point, note and the mechanism row
+    of that attach point (None: none measures it); and those that cannot run, with why."""
+    if not experiments:
+        return {}, {}
+    points = {attach_key(a): m for m, (a, _) in MECHANISMS.items() if "{meter}" not in a}
+    explained, skipped = {}, {}
+    for s in get("dd").probe_scripts(pf, experiments):
+        if s["skipped"]:
+            skipped[s["id"]] = s["skipped"]
+            continue
+        explained[s["id"]] = {
+            "script": str(Path(s["script"]).resolve().relative_to(paths.project_root())),
+            "attach_point": s["attach_point"], "note": s["note"],
+            "mechanism": points.get(attach_key(s["attach_point"]))}
+    return explained, skipped
+
+
+def script(meter: str, experiment: str, counting: bool, explained: dict | None = None) -> str:
     """An experiment's bpftrace script on the meter at ``meter`` (a path on the target):
-    its attach point with an empty program; counting, ``@events`` of the meter's own hits."""
+    its attach point with an empty program, or benchmark 1's own script (``explained``);
+    counting, ``@events`` of the meter's own hits at its attach point."""
     if experiment == CONTROL:
         if not counting:
             return "BEGIN {}\n"
         experiment = "uprobe-nop"
-    attach = MECHANISMS[experiment][0].format(meter=meter)
+    if explained and experiment in explained:
+        e = explained[experiment]
+        if not counting:
+            return (paths.project_root() / e["script"]).read_text()
+        attach = e["attach_point"]
+    else:
+        attach = MECHANISMS[experiment][0].format(meter=meter)
     if counting:
         return f'{attach} /comm == "{COMM}"/ {{ @events = count(); }}\n'
     return f"{attach} {{ }}\n"
@@ -82,5 +127,8 @@ def runs(chosen: list[str], rounds: range, seed) -> list[RunSpec]:
 def make_execute(q: dict, fallback, *, scratch: Path):
     """Rate runs here (the meter pinned to the campaign's CPU; the tracer unpinned), every
     other run (the platform's) by ``fallback``."""
-    return ratemethod.bpftrace_on_meter(q, fallback, script, ["-t", LOOP], scratch=scratch,
+    def scripts(meter: str, experiment: str, counting: bool) -> str:
+        return script(meter, experiment, counting, q.get("explained"))
+
+    return ratemethod.bpftrace_on_meter(q, fallback, scripts, ["-t", LOOP], scratch=scratch,
                                         prefix="anatomy-")

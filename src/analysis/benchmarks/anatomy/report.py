@@ -13,7 +13,7 @@ from analysis.benchmarks.anatomy.figures import _ns, parts_figure
 from analysis.benchmarks.anatomy.plan import KIND, PARTS
 from analysis.benchmarks.core.report import Report
 from analysis.campaign import Campaign
-from analysis.ratemethod import VALUE
+from analysis.ratemethod import VALUE, consumer
 from analysis.ratemethod import meter as ratemeter
 
 #: the parts table's columns (``group``: platform or mechanism)
@@ -64,7 +64,9 @@ def mechanism_table(camp: Campaign, target: str) -> pd.DataFrame:
     exact Mann-Whitney CI, per event). Empty for a campaign without them."""
     if "rate_control" not in camp.parameters:
         return pd.DataFrame(columns=COLUMNS)
-    rate = ratemethod.rate_table(camp, target).set_index("experiment")
+    rate = consumer.with_consumer(ratemethod.rate_table(camp, target), camp, target,
+                                  ratemethod.events_per_iteration(camp, target),
+                                  mechanism.CONTROL).set_index("experiment")
     rows = []
     for exp, (_, meaning) in mechanism.MECHANISMS.items():
         if exp not in rate.index:
@@ -75,16 +77,52 @@ def mechanism_table(camp: Campaign, target: str) -> pd.DataFrame:
                      "ci_high": r["per_event_ns_ci_high"], "rounds": int(r["pairs_used"]),
                      "meaning": meaning})
     d = ratemethod.bracket_differences(camp, target)
-    mov, nop = (d.loc[d["label"] == e, "diff_ns"].to_numpy() for e in ("uprobe-mov", "uprobe-nop"))
-    if len(mov) and len(nop):
-        per = ratemethod.events_per_iteration(camp, target).get("uprobe-mov", np.nan)
-        ns, lo, hi = (v / per for v in ratemeter.shift_ci(mov, nop))
+    per = ratemethod.events_per_iteration(camp, target)
+
+    def shift(of: str, against: str) -> tuple | None:  # per event, brackets against brackets
+        a, b = (d.loc[d["label"] == e, "diff_ns"].to_numpy() for e in (of, against))
+        if not (len(a) and len(b)):
+            return None
+        return (*(v / per.get(of, np.nan) for v in ratemeter.shift_ci(a, b)),
+                int(min(len(a), len(b))))
+
+    step = shift("uprobe-mov", "uprobe-nop")
+    if step:
         rows.append({"part": "uprobe-step-over-nop", "group": "mechanism", "of": "uprobe-mov",
-                     "against": "uprobe-nop",
-                     "ns": ns, "ci_low": lo, "ci_high": hi, "rounds": int(min(len(mov), len(nop))),
+                     "against": "uprobe-nop", **dict(zip(("ns", "ci_low", "ci_high", "rounds"),
+                                                         step)),
                      "meaning": "what a uprobe on a single-stepped instruction costs beyond one "
                                 "on an emulated instruction (both empty programs)"})
+    for exp, e in (camp.parameters.get("explained") or {}).items():
+        rows += _explained_rows(exp, e, rate, shift)
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _explained_rows(exp: str, e: dict, rate: pd.DataFrame, shift) -> list[dict]:
+    """Benchmark 1's experiment ``exp`` measured in the same rounds: its cost, its program
+    (its brackets less its mechanism's, per event) and the tracer's own CPU per event."""
+    if exp not in rate.index:
+        return []
+    r, m = rate.loc[exp], e.get("mechanism")
+    rows = [{"part": exp, "group": "experiment", "of": exp, "against": mechanism.CONTROL,
+             "ns": r["per_event_ns"], "ci_low": r["per_event_ns_ci_low"],
+             "ci_high": r["per_event_ns_ci_high"], "rounds": int(r["pairs_used"]),
+             "meaning": f"benchmark 1's {exp} ({e['attach_point']}; {e['note']}), its own "
+                        "script, per event"}]
+    program = shift(exp, m) if m else None
+    if program:
+        rows.append({"part": f"{exp} program", "group": "program", "of": exp, "against": m,
+                     **dict(zip(("ns", "ci_low", "ci_high", "rounds"), program)),
+                     "meaning": f"what {exp}'s program adds to its attach point's empty one "
+                                f"({m}): its brackets less the mechanism's, per event"})
+    if np.isfinite(r.get("consumer_ns_per_event", np.nan)):
+        rows.append({"part": f"{exp} tracer CPU", "group": "consumer", "of": exp,
+                     "against": "", "ns": r["consumer_ns_per_event"],
+                     "ci_low": r["consumer_ns_per_event_ci_low"],
+                     "ci_high": r["consumer_ns_per_event_ci_high"],
+                     "rounds": int(r["pairs_used"]),
+                     "meaning": "the tracer's own process, CPU time per event, on another CPU"})
+    return rows
 
 
 def build(camp: Campaign, target: str | None = None) -> Report:
@@ -118,7 +156,7 @@ def summary(parts: pd.DataFrame, runs: pd.DataFrame, host: str, q: dict) -> str:
     for _, r in parts.iterrows():
         ci = (f"[{_ns(r['ci_low'])}, {_ns(r['ci_high'])}]"
               if np.isfinite(r["ci_low"]) and np.isfinite(r["ci_high"])
-              else "no CI (too few rounds for a 95 % signed-rank CI)")
+              else "no CI (too few rounds or brackets for a 95 % CI)")
         lines.append(f"{r['part']:<21} {_ns(r['ns']):>11} {ci}: {r['meaning']}")
     step = parts.set_index("part")
     if {"single-step", "breakpoint"} <= set(step.index):
@@ -132,4 +170,31 @@ def summary(parts: pd.DataFrame, runs: pd.DataFrame, host: str, q: dict) -> str:
         lines.append(f"under a uprobe the single step costs {_ns(u)}; the platform's single "
                      f"step beyond a breakpoint, {_ns(p)}: "
                      + (f"{u / p:.0%} of it" if p > 0 else "no platform surcharge to compare"))
-    return "\n".join(lines)
+    return "\n".join([*lines, *sums(parts)])
+
+
+def sums(parts: pd.DataFrame) -> list[str]:
+    """Per explained experiment: do its parts add up to its cost? (Each part is its own
+    estimate, so they need not add exactly: by how much they do not, and whether that is
+    inside the cost's CI), and the whole machine's cost with the tracer's own CPU."""
+    by = parts.set_index("part")
+    lines = []
+    for _, r in parts[parts["group"] == "experiment"].iterrows():
+        exp = r["part"]
+        prog = f"{exp} program"
+        if prog not in by.index:
+            continue
+        m = by.loc[by.loc[prog, "against"], "ns"]
+        total = m + by.loc[prog, "ns"]
+        off = total - r["ns"]
+        inside = r["ci_low"] <= total <= r["ci_high"]
+        line = (f"{exp}: mechanism {_ns(m)} + program {_ns(by.loc[prog, 'ns'])} = "
+                f"{_ns(total)}, against its cost {_ns(r['ns'])}: {off:+,.1f} ns, "
+                + ("inside its CI" if inside else "outside its CI" if np.isfinite(r["ci_low"])
+                   else "its cost has no CI"))
+        own = f"{exp} tracer CPU"
+        if own in by.index:
+            line += (f"; the tracer's own CPU {_ns(by.loc[own, 'ns'])} per event besides: "
+                     f"{_ns(r['ns'] + by.loc[own, 'ns'])} on the whole machine")
+        lines.append(line)
+    return lines

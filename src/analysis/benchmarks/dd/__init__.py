@@ -256,6 +256,13 @@ class DD(Benchmark):
     def report(self, camp: Campaign, **kwargs) -> Report:
         return _report.build(camp, **kwargs)
 
+    def probe_scripts(self, preflight, experiments) -> list[dict]:
+        """Benchmark 1's bpftrace scripts as this target runs them (originals, or their
+        stated substitutes), the control left out."""
+        return [{"id": x.id, "script": x.script, "attach_point": x.attach_point,
+                 "note": x.note, "skipped": x.skipped}
+                for x in plan_experiments(preflight, "bpftrace", experiments) if x.id != CONTROL]
+
     def costs(self, campaign, *, data_dir=None, target: str | None = None) -> pd.DataFrame:
         camp = open_for_report(campaign, data_dir)
         target = target or camp.first_target()
