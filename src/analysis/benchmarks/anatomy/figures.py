@@ -19,11 +19,16 @@ GROUPS = {"platform": ("C0", "o", "platform: one loop less another, no tracer (p
           "consumer": ("C4", "v", "the tracer's own CPU per event (another CPU)")}
 
 
+#: the axis' lowest value: a part under it is named in the caption, not drawn
+FLOOR_NS = 1.0
+
+
 def parts_figure(parts: pd.DataFrame, title: str):
-    """One row per part (``group`` column: platform or mechanism): its estimate (point) with
-    its 95 % CI (whiskers), on a log axis; a part whose estimate is not above 0 is listed
-    in the caption, not drawn (a log axis has no place for it)."""
-    shown = parts[parts["ns"] > 0].reset_index(drop=True)
+    """One row per part (``group`` column: :data:`GROUPS`): its estimate (point) with its
+    95 % CI (whiskers), on a log axis; a part under :data:`FLOOR_NS` (a tracer idle per
+    event, a program that adds nothing measurable) is listed in the caption, not drawn: a
+    log axis would spend decades on noise around zero."""
+    shown = parts[parts["ns"] >= FLOOR_NS].reset_index(drop=True)
     with thesis_style():
         fig, ax = _figure(height=0.4 * len(parts) + 1.9)
         y = np.arange(len(shown))[::-1]
@@ -33,7 +38,7 @@ def parts_figure(parts: pd.DataFrame, title: str):
                 continue
             g = shown[mask]
             finite = (np.isfinite(g["ci_low"]) & np.isfinite(g["ci_high"])).to_numpy()
-            lo = np.where(finite, np.clip(g["ns"] - g["ci_low"], 0, None), 0)
+            lo = np.where(finite, np.clip(g["ns"] - np.maximum(g["ci_low"], FLOOR_NS), 0, None), 0)
             hi = np.where(finite, np.clip(g["ci_high"] - g["ns"], 0, None), 0)
             ax.errorbar(g["ns"], y[mask], xerr=[lo, hi], fmt=marker, color=colour, capsize=3,
                         label=label)
@@ -47,14 +52,20 @@ def parts_figure(parts: pd.DataFrame, title: str):
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.10g}"))
         ax.set_xlabel("cost (ns, log scale)")
+        ax.set_xlim(left=FLOOR_NS)
         ax.set_ylim(-0.7, len(shown) - 0.3)
         ax.set_title(title)
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.06), fontsize=7, frameon=False)
-        hidden = parts.loc[parts["ns"] <= 0, "part"].tolist()
-        _caption(fig, "points: Hodges-Lehmann estimates; whiskers: 95 % CIs (platform: "
-                 "signed-rank over the rounds, each a pair of runs in one round; mechanism: "
-                 "exact Mann-Whitney over the brackets, against the control's BEGIN {})" + (
-                     f"; not drawn (not above 0): {', '.join(hidden)}" if hidden else ""))
+        hidden = [f"{r['part']} ({_ns(r['ns'])})" for _, r in parts.iterrows()
+                  if not r["ns"] >= FLOOR_NS]
+        _caption(fig, "points: Hodges-Lehmann estimates; whiskers: 95 % CIs, cut at the "
+                 f"axis' {FLOOR_NS:g} ns (platform: signed-rank over the rounds, each a pair "
+                 "of runs in one round; mechanism and benchmark 1's scripts: exact "
+                 "Mann-Whitney over the brackets, against the control's BEGIN {}; program: "
+                 "the script's brackets against its mechanism's; the tracer's CPU: "
+                 "signed-rank over the brackets)" + (
+                     f"; not drawn (under {FLOOR_NS:g} ns): {', '.join(hidden)}"
+                     if hidden else ""))
         return fig
 
 
