@@ -16,7 +16,6 @@ from analysis.benchmarks import run_benchmark
 from analysis.benchmarks.anatomy import MODES, PARTS
 from analysis.campaign import Campaign
 from conftest import need_tool, raw_bracket
-from docs_outputs import missing_outputs
 
 
 def _fast_state(windows: np.ndarray) -> float:
@@ -72,7 +71,6 @@ def test_the_platform_parts_recomputed_from_the_raw_windows(tmp_path, short_bloc
     _check_mechanisms(folder, every, parts, data)
     for p in PARTS:
         assert re.search(rf"^{re.escape(p.name)}\s", rep.summary, re.M), p.name
-    _check_dd_in_parts(data, parts, tmp_path)
 
 
 def test_a_meter_loop_this_machine_cannot_run_is_refused_in_one_line(tmp_path):
@@ -149,45 +147,3 @@ def _check_mechanisms(folder, every: dict, parts, data) -> None:
     else:  # the speed-state rule left none of one of them: no program part
         assert "09-map program" not in parts.index
 
-
-def _check_dd_in_parts(data, parts, tmp_path) -> None:
-    """Benchmark 1 on this host after it, in the same data folder: 04 and 09 attach to the
-    read tracepoint whose empty program anatomy measured, so dd's report shows each cost as
-    that mechanism + what the program adds (the difference, by hand here), naming the
-    campaign. The same dd campaign in a folder without the anatomy campaign shows none."""
-    import shutil
-
-    import pandas as pd
-
-    result = run_benchmark("dd", "local", experiments=[4, 9], method="rate", rounds=2,
-                           precision=None, budget=None, data_dir=data, campaign="ddp",
-                           progress=False)
-    assert result.complete, result
-    rep = report("ddp", data_dir=data, figures_dir=tmp_path / "fig")
-    got = rep.values["parts"].set_index("experiment")
-    mech = parts.loc["tracepoint-read"]
-    if not np.isfinite(mech["ns"]):  # no estimate (the speed-state rule): nothing to lend
-        assert got.empty and "parts (" not in rep.summary
-        return
-    assert sorted(got.index) == ["04-tracepoint-entry", "09-map"]
-    table = rep.values["table"].set_index("experiment")
-    for e, r in got.iterrows():
-        assert (r["mechanism"], r["mechanism_campaign"], r["host_match"]) == (
-            "tracepoint-read", "anat", "same boot")
-        assert r["mechanism_ns"] == mech["ns"]
-        assert r["program_ns"] == pytest.approx(table.loc[e, "per_event_ns"] - mech["ns"],
-                                                nan_ok=True)
-    assert missing_outputs("dd", "ddp", data, tmp_path / "fig", conditions=(
-        "the rate method", "an anatomy campaign of this host")) == []  # as its page lists
-    written = pd.read_csv(data / "processed" / "ddp" / "parts.csv")
-    assert list(written["experiment"]) == list(got.index)
-    md = (tmp_path / "fig" / "dd-ddp-parts.md").read_text()
-    assert "raw/ddp/manifest.json" in md.splitlines()[0]
-    assert "raw/anat/manifest.json" in md.splitlines()[0]  # its provenance names both
-    assert re.search(r"^  09-map .* = mechanism .* \(tracepoint-read\) \+ program ",
-                     rep.summary, re.M), rep.summary
-    alone = tmp_path / "alone"
-    shutil.copytree(data / "raw" / "ddp", alone / "raw" / "ddp")
-    rep = report("ddp", data_dir=alone, figures_dir=alone / "fig")
-    assert rep.values["parts"].empty and "parts (" not in rep.summary
-    assert not (alone / "fig" / "dd-ddp-parts.md").exists()
