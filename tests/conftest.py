@@ -509,3 +509,49 @@ def save_manifest(folder: Path, manifest: dict) -> None:
     import json
 
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=2))
+
+
+# --------------------------------------------------------------------------- #
+# The test VM's image, built beside the tests that trace nothing
+#
+# On a machine without a current image of the test VM (a fresh one) building it takes
+# about 75 s, mostly downloading and unpacking packages (tests/targets/test_vm.py). It
+# starts, in a process of its own, when the session's tests are collected; the tests that
+# trace nothing and time nothing (QUIET) run first, beside it; the first other test waits
+# for it to end, so no tracer or timing test ever runs beside the build. Where the image
+# is current (a machine that ran the tests before) the build process ends at once.
+
+QUIET = ("tests/stats/", "tests/plots/", "tests/loaders/", "tests/published/",
+         "tests/test_docs_numbers.py", "tests/test_mentions.py", "tests/test_structure.py",
+         "tests/test_surface.py")
+_PREBUILD: dict = {}
+
+
+def _quiet(item) -> bool:
+    path = Path(str(item.fspath)).resolve().relative_to(Path(__file__).resolve().parents[1])
+    return str(path).startswith(QUIET)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    quiet = [i for i in items if _quiet(i)]
+    items[:] = quiet + [i for i in items if not _quiet(i)]
+    wants_vm = any(Path(str(i.fspath)).name == "test_vm.py" for i in items)
+    tools = all(shutil.which(t) for t in ("mmdebstrap", "mkfs.ext4", "qemu-system-x86_64"))
+    if quiet and wants_vm and tools and os.geteuid() == 0 and not config.option.collectonly:
+        import tempfile
+
+        log = Path(tempfile.mkdtemp(prefix="tracelab-vm-prebuild-")) / "build.log"
+        with open(log, "w") as out:
+            _PREBUILD["proc"] = subprocess.Popen(
+                [sys.executable, "-m", "analysis", "vm", "build", "ci-standard"],
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        _PREBUILD["log"] = log
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """The first test that is not QUIET waits for the image's build, before any of its
+    fixtures (a session's campaign among them) is set up."""
+    proc = _PREBUILD.get("proc")
+    if proc is not None and not _quiet(item):
+        proc.wait()  # its failure, if any, shows where test_vm.py builds the image again
