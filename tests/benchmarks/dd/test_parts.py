@@ -29,8 +29,9 @@ MECHANISM = {"04-tracepoint-entry": "tracepoint-read", "06-uprobe": "uprobe-libc
 @pytest.fixture
 def pair(tmp_path) -> Path:
     data = tmp_path / "data"
-    with tarfile.open(PAIR) as tar:
-        tar.extractall(data / "raw", filter="data")
+    with tarfile.open(PAIR) as tar:  # (Debian 12's Python, 3.11.2, has no filter=)
+        kw = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+        tar.extractall(data / "raw", **kw)
     return data
 
 
