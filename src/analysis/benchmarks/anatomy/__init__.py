@@ -105,10 +105,8 @@ class Anatomy(Benchmark):
         """Its mechanism rows on attach points other programs use (libc's ``__read``, the
         read syscall's tracepoint), not on the meter's own functions."""
         t = mechanism_table(campaign, target)
-        t = t[t["part"].isin(mechanism.MECHANISMS)]
-        points = {e: mechanism.MECHANISMS[e][0] for e in t["part"]}
-        t = t[[("{meter}" not in points[e]) for e in t["part"]]]
-        return pd.DataFrame({"attach_point": [points[e] for e in t["part"]],
+        t = t[t["part"].isin(mechanism.SHARED)]
+        return pd.DataFrame({"attach_point": [mechanism.SHARED[e] for e in t["part"]],
                              "mechanism": t["part"].to_numpy(),
                              "per_event_ns": t["ns"].to_numpy(float),
                              "per_event_ns_ci_low": t["ci_low"].to_numpy(float),

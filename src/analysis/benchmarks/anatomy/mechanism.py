@@ -49,6 +49,10 @@ MECHANISMS = {
                         "attach point (the kernel's bench's trig-tp), empty program"),
 }
 
+#: the mechanism rows on attach points other programs use (not the meter's own functions):
+#: mechanism -> attach point, as :func:`~analysis.benchmarks.core.parts.attach_key` spells it
+SHARED = {m: attach_key(a) for m, (a, _) in MECHANISMS.items() if "{meter}" not in a}
+
 #: the meter's process name: the counting scripts count its events alone (libc's __read
 #: and the read tracepoint fire for every process)
 COMM = "tracelab-rate"
@@ -82,7 +86,7 @@ def explain(pf, experiments) -> tuple[dict, dict]:
     of that attach point (None: none measures it); and those that cannot run, with why."""
     if not experiments:
         return {}, {}
-    points = {attach_key(a): m for m, (a, _) in MECHANISMS.items() if "{meter}" not in a}
+    points = {a: m for m, a in SHARED.items()}
     explained, skipped = {}, {}
     for s in get("dd").probe_scripts(pf, experiments):
         if s["skipped"]:
