@@ -74,8 +74,11 @@ def rate_sections(out) -> Sections:
         _cols(rate[rate["experiment"].isin([CONTROL, _rounds.AA])],
               ["experiment", "per_event_ns", "per_event_ns_ci_low", "per_event_ns_ci_high",
                "pairs_used", "traced_fast_share", "blocks_preempted"]),
-        _cols(rows, ["experiment", "pairs_used", "traced_fast_share", "blocks_preempted",
-                     "noise_floor_ns"])], ignore_index=True)
+        _cols(rows, ["experiment", "per_event_ns", "per_event_ns_ci_low",
+                     "per_event_ns_ci_high", "pairs_used", "traced_fast_share",
+                     "blocks_preempted", "noise_floor_ns"])], ignore_index=True)
+    if "noise_floor_ns" in machine:  # the control's rows: per iteration, one read each
+        machine.loc[machine["experiment"].isin([CONTROL, _rounds.AA]), "noise_floor_ns"] = floor
     return Sections([
         Section("Per-event costs (rate method)",
                 "Each cost is the shift of its brackets' differences (traced block minus the "
