@@ -109,6 +109,9 @@ def value(rec: dict, key: str) -> str:
         "failed": lambda: f"{rec['failed']:,}",
         "predicted_start": lambda: _predicted(rec["prediction"]["start"]),
         "predicted_refined": lambda: _predicted(rec["prediction"]["refined"]),
+        "needs_start": lambda: f"{rec['prediction']['start']['needs_min']:.1f} min",
+        "needs_refined": lambda: f"{rec['prediction']['refined']['needs_min']:.1f} min",
+        "block_cv": lambda: f"±{rec['prediction']['start']['block_cv'] * 100:.0f} %",
         "reached": lambda: (f"a median ±{rec['reached']['median'] * 100:.1f} %, "
                             f"{rec['reached']['met']} of {len(rec['experiments']) - 2} "
                             "within the target"),

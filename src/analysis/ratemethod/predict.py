@@ -124,9 +124,10 @@ def _fast(ns: np.ndarray, iterations: np.ndarray) -> float:
 def host_noise(ns, iterations, geometry: Geometry, *, source: str = "") -> Noise:
     """The host's noise from an untraced run's windows (``ns``, ``iterations`` per window):
     every offset of a pseudo-bracket (``geometry``), its difference traced-slot minus the
-    mean of its untraced slots, each slot in its fast state; ``sigma_ref`` their robust
-    spread; ``block_cv`` half the 10th-90th percentile range of untraced blocks' values
-    over their median (two speed states show in it; a robust sd would hide the rarer one);
+    mean of its untraced slots, each slot in its fast state; ``sigma_ref`` the robust
+    spread of those the CIs would keep (all, on a host of one speed state); ``block_cv``
+    half the 10th-90th percentile range of untraced blocks' values over their median (two
+    speed states show in it; a robust sd would hide the rarer one);
     ``kept`` the share of pseudo-brackets whose untraced slots both ran in the fast state,
     where the blocks fall into two states. Raises ValueError when the run is shorter than
     two brackets."""
@@ -146,11 +147,15 @@ def host_noise(ns, iterations, geometry: Geometry, *, source: str = "") -> Noise
     blocks = np.array([_fast(ns[i:i + a], it[i:i + a]) for i in range(0, ns.size - a + 1, a)])
     base = float(np.median(blocks))
     states = speed_states(blocks)
-    kept = 1.0
+    keep = np.ones(len(diffs), bool)
     if states["two_states"]:
-        kept = float(np.mean([max(x, y) <= states["threshold_ns"] for x, y in untraced]))
+        keep = np.array([max(x, y) <= states["threshold_ns"] for x, y in untraced])
+    # the spread of the pseudo-brackets the CIs would keep: those across a change of state
+    # are left out of the CIs, and counted as such by ``kept`` (not a second time as spread)
+    kept = float(np.mean(keep))
+    spread = np.asarray(diffs)[keep] if keep.sum() >= 2 else np.asarray(diffs)
     p10, p90 = np.percentile(blocks, [10, 90])
-    cv, sigma_ref = float((p90 - p10) / 2 / base), robust_sd(diffs)
+    cv, sigma_ref = float((p90 - p10) / 2 / base), robust_sd(spread)
     return Noise(base_ns=base, block_cv=cv, sigma_ref_ns=sigma_ref,
                  tau_ns=TAU_PER_REF * sigma_ref, rho=RHO_PER_CV * cv,
                  source=source or f"an untraced run of {ns.size} windows", kept=kept)
