@@ -21,9 +21,11 @@ CAMPAIGNS = Path(__file__).resolve().parents[2] / "docs" / "_data" / "campaigns"
 #: the recorded demos: the noisy host of 29 Nov 2026, a calmer one of 6 Dec 2026, and three of
 #: 6 Dec with the host check (the second and third with a bursty neighbour on the tracer's
 #: CPU, the third extended from its CIs), and one of 7 Dec 2026 on a host noisy by itself
-#: (+-15 % block to block, two speed states: extended from its first prediction)
+#: (+-15 % block to block, two speed states: extended from its first prediction) and one
+#: a quarter of an hour later with the host check corrected (extended from the CIs of round 5)
 RECORDED = ("demo-20261129-043609", "demo-20261206-025312", "demo-20261206-064032",
-            "demo-20261206-064529", "demo-20261206-071348", "demo-20261207-000134")
+            "demo-20261206-064529", "demo-20261206-071348", "demo-20261207-000134",
+            "demo-20261207-001500")
 
 
 def unpack(name: str, root: Path) -> Campaign:
