@@ -187,6 +187,28 @@ def _ftrace_state() -> tuple:
     return inst, [u for u in uprobes.splitlines() if "tracelab" in u or u[2:5] == "dt_"]
 
 
+def _states(pids) -> str:
+    """Each process's state and where in the kernel it waits: a tracer in state D with
+    ``synchronize_rcu_tasks_trace`` on its stack is the kernel finishing its detach (see
+    docs/reference/remote.md), not a tracer that ignored its signal."""
+    out = []
+    for pid in sorted(pids):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            out.append(f"{pid} (gone)")
+            continue
+        where = []
+        for name in ("wchan", "stack"):
+            try:
+                text = Path(f"/proc/{pid}/{name}").read_text()
+            except OSError:
+                continue
+            where.append(" < ".join(ln.split()[-1] for ln in text.splitlines()[:4]) or "-")
+        out.append(f"{pid} state {state}, in the kernel: {' | '.join(where) or 'unknown'}")
+    return "; ".join(out)
+
+
 def _lttng_sessions() -> list[str]:
     if shutil.which("lttng") is None:
         return []
@@ -201,7 +223,8 @@ def nothing_left_behind():
     need_tool("pgrep")
     before = _tracers_alive()
     yield
-    assert _tracers_alive() - before == set(), "a bpftrace process was left running"
+    left = _tracers_alive() - before
+    assert left == set(), f"a bpftrace process was left running: {_states(left)}"
     inst, uprobes = _ftrace_state()
     assert inst == [] and uprobes == [], f"ftrace state left behind: {inst} {uprobes}"
     assert _lttng_sessions() == [], "an LTTng session was left behind"
@@ -340,7 +363,8 @@ def dd_notebook_full(tmp_path_factory):
         "bpf_stats": "off",  # split: test_adaptive
         "campaign": "ci-full", "data_dir": str(folder / "data"),
         "figures_dir": str(folder / "figures")}, cwd=str(folder))
-    assert _tracers_alive() - before == set(), "a bpftrace process was left running"
+    left = _tracers_alive() - before
+    assert left == set(), f"a bpftrace process was left running: {_states(left)}"
     inst, uprobes = _ftrace_state()
     assert inst == [] and uprobes == [], f"ftrace state left behind: {inst} {uprobes}"
     return SimpleNamespace(out=out, data=folder / "data", figures=folder / "figures",
