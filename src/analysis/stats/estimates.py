@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy import stats as _st
@@ -203,8 +204,15 @@ def cluster_bootstrap_ci(x, y, gx, gy, statistic: str = "difference", centre: st
     se = float(np.std(values, ddof=1))
     if not np.isfinite(se) or se == 0:
         return estimate, (float("nan"), float("nan"))
-    half = float(_st.t.ppf(0.5 + confidence / 2, len(keys) - 1)) * se
+    half = _t_quantile(0.5 + confidence / 2, len(keys) - 1) * se
     return estimate, (estimate - half, estimate + half)
+
+
+@lru_cache(maxsize=256)
+def _t_quantile(q: float, df: int) -> float:
+    """Student's t quantile, kept: scipy's ``ppf`` costs about 0.2 ms a call, a seventh of a
+    cluster bootstrap's time, and a report or simulation asks for the same few again."""
+    return float(_st.t.ppf(q, df))
 
 
 def _clusters(groups: list[np.ndarray], pick: np.ndarray) -> np.ndarray:
