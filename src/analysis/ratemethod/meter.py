@@ -132,8 +132,9 @@ def bracket_blocks(text: str, path: Path | str | None = None) -> dict[str, dict]
     or ``t0`` are missing or a block holds no window."""
     w = parse_windows(text, path)
     t0, marks = _t0_and_marks(text, path)
-    end = t0 + w["ns"].cumsum().to_numpy()
-    start = end - w["ns"].to_numpy()
+    ns, it, cpu = (w[c].to_numpy() for c in ("ns", "iterations", "cpu_ns"))
+    end = t0 + ns.cumsum()
+    start = end - ns
     parts = {"before": end <= marks[0],
              "traced": (start >= marks[1]) & (end <= marks[2]),
              "after": start >= marks[3]}
@@ -142,7 +143,7 @@ def bracket_blocks(text: str, path: Path | str | None = None) -> dict[str, dict]
         if not mask.any():
             raise DataFormatError(path, "w", f"no whole window {name} the tracer (a window "
                                   "is longer than the bracket's part?)")
-        out[name] = block_values(w[mask])
+        out[name] = _block_values(ns[mask], it[mask], cpu[mask])
     return out
 
 
@@ -153,16 +154,23 @@ def block_values(windows: pd.DataFrame) -> dict:
     ``fast_windows`` of them), the windows' coefficient of variation, their number, the
     iterations and the thread's CPU share (CPU time / wall time: below
     :data:`MIN_CPU_SHARE` it was preempted)."""
-    per = windows["ns_per_iter"].to_numpy(float)
-    fast, fast_value = fast_state(windows["ns"].to_numpy(float),
-                                   windows["iterations"].to_numpy(float))
-    return {"ns_per_iter": float(windows["ns"].sum() / windows["iterations"].sum()),
+    return _block_values(windows["ns"].to_numpy(), windows["iterations"].to_numpy(),
+                         windows["cpu_ns"].to_numpy())
+
+
+def _block_values(ns: np.ndarray, iterations: np.ndarray, cpu_ns: np.ndarray) -> dict:
+    """:func:`block_values` of the windows' integer columns (numpy: a campaign has
+    thousands of blocks)."""
+    per = ns / iterations
+    fast, fast_value = fast_state(ns.astype(float), iterations.astype(float))
+    total_ns, total_it = ns.sum(), iterations.sum()
+    return {"ns_per_iter": float(total_ns / total_it),
             "fast_ns_per_iter": fast_value, "fast_windows": int(fast.sum()),
             "median_ns_per_iter": float(np.median(per)),
-            "cpu_share": float(windows["cpu_ns"].sum() / windows["ns"].sum()),
-            "cpu_ns_per_iter": float(windows["cpu_ns"].sum() / windows["iterations"].sum()),
+            "cpu_share": float(cpu_ns.sum() / total_ns),
+            "cpu_ns_per_iter": float(cpu_ns.sum() / total_it),
             "window_cv": float(per.std(ddof=1) / per.mean()) if per.size > 1 else math.nan,
-            "windows": int(per.size), "iterations": int(windows["iterations"].sum())}
+            "windows": int(per.size), "iterations": int(total_it)}
 
 
 def fast_state(ns: np.ndarray, iterations: np.ndarray) -> tuple[np.ndarray, float]:

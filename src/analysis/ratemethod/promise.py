@@ -19,6 +19,9 @@ from analysis.ratemethod.execute import AA, BRACKET_KIND, COUNT_KIND, HOST_KIND
 
 #: the refined prediction comes after this many rounds
 REFINE_AFTER = 2
+#: campaigns simulated per prediction (:func:`analysis.ratemethod.predict.schedule`): the
+#: time every experiment needs is the median over them, with its 10th-90th percentiles
+DRAWS = 200
 _COUNTED = re.compile(r"^# rate-meter 1 iterations=(\d+) ns=(\d+)$", re.M)
 
 
@@ -89,9 +92,12 @@ def _bracket_seconds_before(campaign: Campaign, target: str, q: dict) -> dict[st
     return out
 
 
-def _spent(campaign: Campaign, target: str) -> float:
-    """The time the campaign's runs took (the precision rule's count)."""
-    return float(sum(e.get("duration_s") or 0.0 for e in campaign.run_records(target).values()))
+def _spent(campaign: Campaign, target: str, *, before_brackets: bool = False) -> float:
+    """The time the campaign's runs took (the precision rule's count); ``before_brackets``:
+    its host check and counting runs only (what had run before round 1, in a replay too)."""
+    return float(sum(e.get("duration_s") or 0.0 for e in campaign.run_records(target).values()
+                     if not (before_brackets
+                             and e.get("params", {}).get("kind") == BRACKET_KIND)))
 
 
 def at_start(campaign: Campaign, target: str, ids, control: str, p, min_rounds: int) -> dict:
@@ -104,7 +110,7 @@ def at_start(campaign: Campaign, target: str, ids, control: str, p, min_rounds: 
     seconds = _bracket_seconds_before(campaign, target, q)
     seconds["control"] = seconds.pop(control, float(np.mean(list(seconds.values()) or [2.0])))
     return _record("start", noise, costs, seconds, p, min_rounds,
-                   predict.Done(spent_s=_spent(campaign, target)),
+                   predict.Done(spent_s=_spent(campaign, target, before_brackets=True)),
                    "the larger of its counting run's cost here and the published one")
 
 
@@ -112,10 +118,10 @@ def after_rounds(campaign: Campaign, target: str, ids, control: str, p, min_roun
                  rounds: int = REFINE_AFTER) -> dict:
     """The prediction after ``rounds`` rounds: the model fitted to the campaign's brackets."""
     from analysis.ratemethod.table import bracket_differences, load_blocks
-    d = bracket_differences(campaign, target)
+    blocks = load_blocks(campaign, target)
+    d = bracket_differences(campaign, target, blocks)
     d = d[d["round"] < rounds]
     refs = d[d["label"].isin([control, AA])]["diff_ns"].to_numpy(float)
-    blocks = load_blocks(campaign, target)
     base = float(blocks.loc[blocks["role"] == "A", "fast_ns_per_iter"].median())
     start = host_check(campaign, target)
     diffs = {x: g["diff_ns"].to_numpy(float) for x, g in d.groupby("label")
@@ -155,7 +161,7 @@ def _record(when: str, noise: predict.Noise, costs: dict, seconds: dict, p, min_
             done: predict.Done, cost_source: str) -> dict:
     target, budget = p.precision, p.budget
     cap = getattr(p, "budget_cap", None)
-    kw = dict(target=target, min_rounds=min_rounds, done=done)
+    kw = dict(target=target, min_rounds=min_rounds, done=done, draws=DRAWS)
     given = predict.schedule(noise, costs, seconds, budget_s=budget, **kw)
     needs = given.all_by_s()
     effective = budget
@@ -175,9 +181,14 @@ def _record(when: str, noise: predict.Noise, costs: dict, seconds: dict, p, min_
             "at_end": {x: _num(v) for x, v in end.at_budget.items()},
             "needs_s": {x: _num(v) for x, v in given.needs_s.items()},
             "min_rounds": min_rounds, "min_rounds_s": _num(given.min_rounds_s),
+            "all_met_s": _num(given.all_by_s()),
+            "all_met_range_s": [_num(v) for v in given.all_met_range or (math.nan, math.nan)],
+            "draws": DRAWS,
             "met_at_end": end.met(target) if target is not None else None,
+            "met_at_budget": given.met(target) if target is not None else None,
             "experiments": len(costs),
-            "median_at_end": float(np.median(finite)) if finite else None}
+            "median_at_end": float(np.median(finite)) if finite else None,
+            "median_at_end_range": [_num(v) for v in end.median_range or (math.nan,) * 2]}
 
 
 def _num(v: float) -> float | None:
@@ -221,7 +232,9 @@ def lines(record: dict) -> list[str]:
         return out
     at = record["at_budget"]
     widest = sorted(at, key=lambda x: -(at[x] if at[x] is not None else math.inf))[:2]
-    met = sum(v is not None and v <= target for v in at.values())
+    met = record.get("met_at_budget")
+    if met is None:  # a record made before simulated campaigns
+        met = sum(v is not None and v <= target for v in at.values())
     t = f"+-{target * 100:g} %"
     out.append(f"in {_mmss(budget)} expect {met} of {len(at)} within {t}; widest "
                + ", ".join(f"{x} about {_pm(at[x])}" for x in widest))
@@ -230,11 +243,14 @@ def lines(record: dict) -> list[str]:
                   default=None)
     if slowest is not None:
         first = record.get("min_rounds_s")
+        every = record.get("all_met_s", needs[slowest])
+        low, high = record.get("all_met_range_s") or (None, None)
+        spread = (f"; {_mmss(low)}-{_mmss(high)} in 8 of 10 simulated campaigns"
+                  if low is not None and high is not None and "draws" in record else "")
         rule = (f"; the rule's first {record['min_rounds']} rounds end about {_mmss(first)}"
-                if first is not None and needs[slowest] is not None
-                and first > needs[slowest] else "")
-        out.append(f"{t} on every experiment needs about {_mmss(needs[slowest])} "
-                   f"(the last: {slowest}){rule}")
+                if first is not None and every is not None and first > every else "")
+        out.append(f"{t} on every experiment needs about {_mmss(every)} "
+                   f"(the last: {slowest}{spread}){rule}")
     eff, cap = record["effective_budget_s"], record["cap_s"]
     if eff != budget:
         ends = (f"; expect {record['met_at_end']} of {record['experiments']} within {t} "

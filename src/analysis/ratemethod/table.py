@@ -159,11 +159,14 @@ def _rows(blocks: pd.DataFrame, states: dict, per_iter: dict, control: str) -> l
     return rows
 
 
-def bracket_differences(campaign: Campaign, target: str) -> pd.DataFrame:
+def bracket_differences(campaign: Campaign, target: str,
+                        blocks: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per bracket that the CIs use (no speed-state change, not wholly slow): its label,
     round and difference (traced - untraced, ns per iteration, each block in the fast
-    state). The sessions the speed script compares with hyperfine's rounds."""
-    blocks = load_blocks(campaign, target)
+    state). The sessions the speed script compares with hyperfine's rounds. ``blocks``:
+    :func:`load_blocks` of the same campaign and target, where the caller has it."""
+    if blocks is None:
+        blocks = load_blocks(campaign, target)
     diffs, _, _ = _pairs(blocks, blocks.attrs["states"])
     return diffs.loc[_in_ci(diffs), ["label", "round", "diff_ns"]].reset_index(drop=True)
 
