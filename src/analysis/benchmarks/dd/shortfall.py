@@ -134,7 +134,10 @@ def _needed(adaptive: dict, budget_s: float | None) -> str | None:
     prediction the campaign fell short of names no budget)."""
     pred = adaptive.get("rate_prediction") or {}
     last = pred.get("refined") or pred.get("start") or {}
-    needs = [v for v in (last.get("needs_s") or {}).values()]
+    if "all_met_s" in last:  # simulated campaigns: when the last one is within the target
+        needs = [last["all_met_s"]]
+    else:
+        needs = [v for v in (last.get("needs_s") or {}).values()]
     if not needs or any(v is None for v in needs) or max(needs) <= (budget_s or 0):
         return None
     return f"{math.ceil(max(needs) / 60)} min"
