@@ -109,8 +109,8 @@ def value(rec: dict, key: str) -> str:
         "failed": lambda: f"{rec['failed']:,}",
         "predicted_start": lambda: _predicted(rec["prediction"]["start"]),
         "predicted_refined": lambda: _predicted(rec["prediction"]["refined"]),
-        "needs_start": lambda: f"{rec['prediction']['start']['needs_min']:.1f} min",
-        "needs_refined": lambda: f"{rec['prediction']['refined']['needs_min']:.1f} min",
+        "needs_start": lambda: _needs(rec["prediction"]["start"]),
+        "needs_refined": lambda: _needs(rec["prediction"]["refined"]),
         "block_cv": lambda: f"±{rec['prediction']['start']['block_cv'] * 100:.0f} %",
         "reached": lambda: (f"a median ±{rec['reached']['median'] * 100:.1f} %, "
                             f"{rec['reached']['met']} of {len(rec['experiments']) - 2} "
@@ -121,6 +121,15 @@ def value(rec: dict, key: str) -> str:
         "host": lambda: host_text(rec),
     }
     return simple[key]()
+
+
+def _needs(made: dict) -> str:
+    """The time every experiment needs, with its 10th-90th percentiles where the
+    prediction simulated campaigns."""
+    low, high = (made.get("needs_range_min") or [None, None])[:2] or (None, None)
+    spread = (f" ({low:.1f}-{high:.1f} in 8 of 10 simulated campaigns)"
+              if low is not None and high is not None else "")
+    return f"{made['needs_min']:.1f} min{spread}"
 
 
 def hover(rec: dict) -> str:

@@ -25,12 +25,13 @@ CAMPAIGNS = Path(__file__).resolve().parents[2] / "docs" / "_data" / "campaigns"
 #: a quarter of an hour later with the host check corrected (extended from the CIs of round 5)
 RECORDED = ("demo-20261129-043609", "demo-20261206-025312", "demo-20261206-064032",
             "demo-20261206-064529", "demo-20261206-071348", "demo-20261207-000134",
-            "demo-20261207-001500", "demo-20261207-030834")
+            "demo-20261207-001500", "demo-20261207-030834", "demo-20261207-034430")
 #: those with a host check that met their target (the rest ran out of budget, or had none);
-#: the last: the noisy host of 7 Dec 2026 three hours later (+-14 % block to block, 19 rounds)
+#: the last two: the host of 7 Dec 2026 three hours later, noisy (+-14 % block to block, 19
+#: rounds), then calm at its start (+-2 %) with one experiment whose sessions varied (27 rounds)
 MET_WITH_HOST_CHECK = ("demo-20261206-064032", "demo-20261206-071348",
                        "demo-20261207-000134", "demo-20261207-001500",
-                       "demo-20261207-030834")
+                       "demo-20261207-030834", "demo-20261207-034430")
 
 
 def unpack(name: str, root: Path) -> Campaign:
@@ -156,7 +157,9 @@ def test_a_recorded_campaign_replayed_ends_near_what_round_2_predicted(name, rec
 def test_recorded_campaigns_replayed_met_about_when_round_2_predicted(recorded):
     """The time every experiment needs, predicted after round 2 (the median of the
     simulated campaigns), against the time each demo that met its target took: within a
-    factor 1.5 for at least five of the six, within a factor 2 for all."""
+    factor 1.5 for at least five of the seven, within a factor 2 for all (replayed on 7 Dec
+    2026: 1.01-1.46 for five; 1.60 and 1.86 for the last two, one experiment's sessions
+    varying more than its first two brackets showed)."""
     ratios = {}
     p = SimpleNamespace(precision=0.1, budget=240.0, budget_cap=3600.0)
     for name in RECORDED:
@@ -167,7 +170,7 @@ def test_recorded_campaigns_replayed_met_about_when_round_2_predicted(recorded):
         ids = [r["experiment"] for r in camp.parameters["plan"]]
         rec = promise.after_rounds(camp, "local", ids, "01-control", p, 5)
         ratios[name] = state["spent_s"] / rec["all_met_s"]
-    assert len(ratios) == 6, ratios
+    assert len(ratios) == 7, ratios
     assert sum(1 / 1.5 <= r <= 1.5 for r in ratios.values()) >= 5, ratios
     assert all(1 / 2 <= r <= 2 for r in ratios.values()), ratios
 
@@ -176,10 +179,12 @@ def test_recorded_campaigns_replayed_end_near_what_their_start_predicted(recorde
     """Before round 1, from the host check and the counting runs alone, the time every
     experiment needs (the median of the simulated campaigns) against the time each demo
     took to meet its target (the rule's count of its runs): within a factor 1.5 for at
-    least four of the five, never beyond a factor 3 (the start has seen 10 s of the host).
-    With the expected CIs alone (no campaigns simulated) the same start is short by more
-    than a factor 1.5 for at least three of them: the widest of 17 noisy CIs is what
-    decides when a campaign ends."""
+    least four of the six, never beyond a factor 3 (the start has seen 10 s of the host).
+    Replayed on 7 Dec 2026: 1.04-1.37 for four; 0.40 (a host check across a bad spell)
+    and 1.99 (one experiment's sessions varied: 18-per-event at 7.5 us in ten brackets,
+    9.3-13.4 us in four). With the expected CIs alone (no campaigns simulated) the same
+    start is short by more than a factor 1.5 for at least four of them (1.74-4.22): the
+    widest of 17 noisy CIs is what decides when a campaign ends."""
     ratios, expected = {}, {}
     p = SimpleNamespace(precision=0.1, budget=240.0, budget_cap=3600.0)
     for name in MET_WITH_HOST_CHECK:
@@ -200,7 +205,23 @@ def test_recorded_campaigns_replayed_end_near_what_their_start_predicted(recorde
         expected[name] = state["spent_s"] / max(v for v in plain["needs_s"].values())
     assert sum(1 / 1.5 <= r <= 1.5 for r in ratios.values()) >= 4, ratios
     assert all(1 / 3 <= r <= 3 for r in ratios.values()), ratios
-    assert sum(r > 1.5 for r in expected.values()) >= 3, expected
+    assert sum(r > 1.5 for r in expected.values()) >= 4, expected
+
+
+def test_the_tail_factor_is_recomputed_from_the_recorded_demos(recorded):
+    """:data:`predict.TAIL_DECILES` from the raw brackets of the eight demos it was read
+    from (every experiment with five brackets or more): the same deciles, to the two
+    decimals kept."""
+    from analysis.ratemethod.table import bracket_differences
+    ratios = []
+    for name in RECORDED[:8]:
+        d = bracket_differences(recorded(name), "local")
+        refs = d[d["label"].isin(["01-control", "aa-control"])]["diff_ns"]
+        ratios += predict.tail_ratios({x: g["diff_ns"] for x, g in d.groupby("label")
+                                       if x not in ("01-control", "aa-control")}, refs)
+    assert len(ratios) == 96
+    assert np.quantile(ratios, np.linspace(0, 1, 11)) == pytest.approx(predict.TAIL_DECILES,
+                                                                        abs=0.005)
 
 
 def test_the_budget_is_extended_to_what_the_target_needs_up_to_the_cap():

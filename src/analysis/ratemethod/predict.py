@@ -58,8 +58,8 @@ import numpy as np
 from scipy.stats import chi2
 from scipy.stats import t as student_t
 
-__all__ = ["Geometry", "Noise", "PRIOR", "extension", "fit", "half_width", "host_noise",
-           "robust_sd", "schedule"]
+__all__ = ["Geometry", "Noise", "PRIOR", "TAIL_DECILES", "extension", "fit", "half_width",
+           "host_noise", "robust_sd", "schedule", "tail_ratios"]
 
 #: the probe's own spreads where nothing tells them (a host check without windows)
 PRIOR = {"tau_ns": 10.0, "rho": 0.01}
@@ -184,6 +184,25 @@ def host_noise(ns, iterations, geometry: Geometry, *, source: str = "") -> Noise
                  tau_ns=TAU_PER_REF * sigma_ref, rho=RHO_PER_CV * cv,
                  source=source or f"an untraced run of {ns.size} windows", kept=kept,
                  tails=TAIL_DECILES)
+
+
+def tail_ratios(diffs: Mapping[str, Sequence[float]], reference: Sequence[float],
+                min_brackets: int = 5) -> list[float]:
+    """Per experiment with ``min_brackets`` or more: the half-width of its exact rank CI
+    against the references (:func:`analysis.ratemethod.meter.shift_ci`) over
+    :func:`half_width` from the two robust spreads. :data:`TAIL_DECILES` are the deciles
+    of these over the recorded demos (tests/ratemethod/test_predict.py recomputes them)."""
+    from analysis.ratemethod.meter import shift_ci
+    ref = np.asarray(reference, float)
+    out = []
+    for x in diffs.values():
+        x = np.asarray(x, float)
+        if x.size < min_brackets:
+            continue
+        _, low, high = shift_ci(x, ref)
+        out.append(float((high - low) / 2 / half_width(x.size, ref.size, robust_sd(x),
+                                                       robust_sd(ref))))
+    return out
 
 
 def fit(diffs: Mapping[str, Sequence[float]], reference: Sequence[float], base_ns: float,
