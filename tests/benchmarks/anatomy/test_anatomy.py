@@ -147,3 +147,23 @@ def _check_mechanisms(folder, every: dict, parts, data) -> None:
     else:  # the speed-state rule left none of one of them: no program part
         assert "09-map program" not in parts.index
 
+
+
+def test_the_figure_caption_names_only_the_groups_drawn():
+    """A campaign without benchmark 1's scripts (``experiments=None``) draws no script,
+    program or tracer-CPU points: its caption says how the platform's and the mechanism's
+    CIs were made, and nothing of the others."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from analysis.benchmarks.anatomy.figures import CI_METHODS, parts_figure
+    parts = pd.DataFrame({"part": ["syscall", "int3", "uprobe-nop"],
+                          "group": ["platform", "platform", "mechanism"],
+                          "ns": [300.0, 2500.0, 9000.0], "ci_low": [290.0, 2400.0, 8800.0],
+                          "ci_high": [310.0, 2600.0, 9200.0]})
+    fig = parts_figure(parts, "t")
+    caption = fig._supxlabel.get_text().replace("\n", " ")
+    plt.close(fig)
+    said = {group for group, text in CI_METHODS if text.split(":")[0] + ":" in caption}
+    assert said == {"platform", "mechanism"}, caption
+    assert "BEGIN {}" in caption and "program:" not in caption

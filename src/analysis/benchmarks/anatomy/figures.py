@@ -58,15 +58,23 @@ def parts_figure(parts: pd.DataFrame, title: str):
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.06), fontsize=7, frameon=False)
         hidden = [f"{r['part']} ({_ns(r['ns'])})" for _, r in parts.iterrows()
                   if not r["ns"] >= FLOOR_NS]
+        how = "; ".join(text for group, text in CI_METHODS if group in set(parts["group"]))
         _caption(fig, "points: Hodges-Lehmann estimates; whiskers: 95 % CIs, cut at the "
-                 f"axis' {FLOOR_NS:g} ns (platform: signed-rank over the rounds, each a pair "
-                 "of runs in one round; mechanism and benchmark 1's scripts: exact "
-                 "Mann-Whitney over the brackets, against the control's BEGIN {}; program: "
-                 "the script's brackets against its mechanism's; the tracer's CPU: "
-                 "signed-rank over the brackets)" + (
+                 f"axis' {FLOOR_NS:g} ns ({how})" + (
                      f"; not drawn (under {FLOOR_NS:g} ns): {', '.join(hidden)}"
                      if hidden else ""))
         return fig
+
+
+#: how each group's CI is made, for the caption (only the groups drawn are named)
+CI_METHODS = (("platform", "platform: signed-rank over the rounds, each a pair of runs in one "
+                           "round"),
+              ("mechanism", "mechanism: exact Mann-Whitney over the brackets, against the "
+                            "control's BEGIN {}"),
+              ("experiment", "benchmark 1's scripts: exact Mann-Whitney over the brackets, "
+                             "against the control's BEGIN {}"),
+              ("program", "program: the script's brackets against its mechanism's"),
+              ("consumer", "the tracer's CPU: signed-rank over the brackets"))
 
 
 def _ns(v: float) -> str:

@@ -53,7 +53,8 @@ def argv(qemu: str, name: str, image: Path, run: Path, port: int, accel: str, cp
             *how, "-cpu", cpu, "-smp", str(cpus),
             "-m", str(memory_mb), "-kernel", str(image / "vmlinuz"),
             "-initrd", str(image / "initrd.img"),
-            "-append", "root=/dev/vda rw console=ttyS0 earlyprintk=serial,ttyS0 panic=-1",
+            "-append", "root=/dev/vda rw console=ttyS0 earlyprintk=serial,ttyS0 panic=-1 loglevel=6 "
+            "systemd.show_status=false",
             "-drive", f"file={image / 'rootfs.img'},if=virtio,format=raw,snapshot=on",
             "-netdev", f"user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:{port}-:22",
             "-device", "virtio-net-pci,netdev=n0", "-display", "none",
