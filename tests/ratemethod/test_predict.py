@@ -15,6 +15,7 @@ import pytest
 from analysis.campaign import Campaign
 from analysis.ratemethod import meter as ratemeter
 from analysis.ratemethod import predict, promise
+from analysis.ratemethod.rounds import Done
 from analysis.ratemethod.table import rate_table
 
 CAMPAIGNS = Path(__file__).resolve().parents[2] / "docs" / "_data" / "campaigns"
@@ -107,26 +108,6 @@ def test_the_fit_finds_the_spreads_it_was_drawn_with():
     assert noise.rho == pytest.approx(0.08, rel=0.3)
     for x, c in costs.items():
         assert abs(fitted[x] - c) < 4 * noise.sigma_x(c) / math.sqrt(12)
-
-
-def test_the_schedule_follows_the_rule():
-    """Every experiment in the first rounds, then only those short of the target; the
-    budget stops it; with no target the rounds go on to the budget."""
-    noise = predict.Noise(400, 0.05, 10.0, 0.0, 0.0, "test")
-    seconds = {"control": 2.0, "cheap": 2.0, "dear": 2.0}
-    f = predict.schedule(noise, {"cheap": 50.0, "dear": 5000.0}, seconds, target=0.1,
-                         budget_s=60.0, min_rounds=3)
-    assert f.brackets["dear"] == 3  # met after the first rounds: no more
-    assert f.brackets["cheap"] > 3
-    assert f.end_s <= 60.0
-    # the independent count: 3 rounds of control, A/A and both (8 s each), then rounds of
-    # the control and cheap (4 s) while the next one fits
-    assert f.brackets["cheap"] == 3 + int((60 - 24) // 4)
-    h = predict.half_width(f.brackets["cheap"], 3 * 2 + (f.brackets["cheap"] - 3), 10, 10)
-    assert f.at_budget["cheap"] == pytest.approx(h / 50)
-    # dear meets the target with its second bracket (one gives no CI): after two rounds
-    assert predict.half_width(2, 4, 10, 10) / 5000 <= 0.1
-    assert f.needs_s["dear"] == pytest.approx(16.0)
 
 
 @pytest.mark.parametrize("name", RECORDED)
@@ -229,7 +210,7 @@ def test_the_budget_is_extended_to_what_the_target_needs_up_to_the_cap():
     costs = {"04": 150.0, "06": 9000.0}
     seconds = {"control": 2.0, "04": 2.0, "06": 2.0}
     base = dict(noise=noise, costs=costs, seconds=seconds, min_rounds=5,
-                done=predict.Done(spent_s=10.0), cost_source="test")
+                done=Done(spent_s=10.0), cost_source="test")
 
     def record(budget, cap):
         p = SimpleNamespace(precision=0.1, budget=budget, budget_cap=cap)

@@ -26,9 +26,9 @@ into them. On eight recorded demos the rank CI was a median 1.35 times (deciles
 Rounds follow the precision rule (:class:`analysis.stats.precision.Rule`): every
 experiment in each of the first ``min_rounds`` rounds (with the A/A slot, a second
 reference bracket), then only those short of the target, the widest first, while the
-budget lasts. :func:`schedule` simulates campaigns under the rule: their brackets drawn
-from the model, each experiment's tail factor drawn from :data:`TAIL_DECILES`, each CI
-from its own brackets' spread. A campaign stops when its last experiment is within the
+budget lasts. :func:`analysis.ratemethod.rounds.schedule` simulates campaigns under the
+rule: their brackets drawn from the model, each experiment's tail factor drawn from
+:data:`TAIL_DECILES`, each CI from its own brackets' spread. A campaign stops when its last experiment is within the
 target. The widest of 17 noisy CIs decides that, so it is later than the expected CIs
 say. On the recorded demos of 6-7 Dec 2026, with the expected CIs alone, the demos ran
 1.0-3.0 times (median 2.1) as long as their start predicted.
@@ -52,14 +52,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import chi2
 from scipy.stats import t as student_t
 
 __all__ = ["Geometry", "Noise", "PRIOR", "TAIL_DECILES", "extension", "fit", "half_width",
-           "host_noise", "robust_sd", "schedule", "tail_ratios"]
+           "host_noise", "robust_sd", "tail_ratios"]
 
 #: the probe's own spreads where nothing tells them (a host check without windows)
 PRIOR = {"tau_ns": 10.0, "rho": 0.01}
@@ -79,7 +79,8 @@ HOST_BRACKETS = 6
 #: tests/ratemethod/test_predict.py). Brackets have heavier tails than normal noise (a
 #: bracket that ran beside a burst): with 5-20 brackets the exact rank CI's order
 #: statistics reach into them, a robust spread does not. A simulated campaign draws each
-#: experiment's factor (and the references') from these deciles (:func:`schedule`)
+#: experiment's factor (and the references') from these deciles
+#: (:func:`analysis.ratemethod.rounds.schedule`)
 TAIL_DECILES = (0.58, 0.86, 0.97, 1.12, 1.21, 1.35, 1.58, 1.71, 1.86, 2.3, 5.59)
 #: a pseudo-bracket's windows: untraced, tracer starting (left out), traced, tracer
 #: stopping (left out), untraced; the gaps as the design's median attach (0.12 s) and stop
@@ -256,253 +257,6 @@ def half_width(n: float, m: float, sigma_x: float, sigma_ref: float,
         return math.inf
     q = student_t.ppf(0.5 + confidence / 2, n + m - 2)
     return float(q * math.sqrt(math.pi / 3) * math.sqrt(sigma_x ** 2 / n + sigma_ref ** 2 / m))
-
-
-@dataclass(frozen=True)
-class Forecast:
-    """Per experiment: the precision expected when the budget ends (``at_budget``), its
-    brackets then, and the time from the campaign's start its target needs
-    (``needs_s``; infinite: not within ``max_rounds``)."""
-
-    at_budget: dict[str, float]
-    brackets: dict[str, int]
-    needs_s: dict[str, float]
-    rounds: int
-    end_s: float
-    min_rounds_s: float = math.nan  # when the rule's first rounds (every experiment) end
-    #: simulated campaigns (:func:`schedule` with ``draws``): the median time from the
-    #: campaign's start at which every experiment was within the target at once, and the
-    #: 10th and 90th percentiles of that time (infinite: not within ``max_rounds``)
-    all_met_s: float | None = None
-    all_met_range: tuple[float, float] | None = None
-    #: simulated campaigns: the 5th and 95th percentiles of the median precision over the
-    #: experiments when the budget ends
-    median_range: tuple[float, float] | None = None
-    #: simulated campaigns: the median count of experiments within the target when the
-    #: budget ends (not the count of median widths within it)
-    met_median: int | None = None
-
-    def met(self, target: float) -> int:
-        if self.met_median is not None:
-            return self.met_median
-        return sum(v <= target for v in self.at_budget.values())
-
-    def all_by_s(self) -> float:
-        if self.all_met_s is not None:
-            return self.all_met_s
-        return max(self.needs_s.values(), default=0.0)
-
-
-@dataclass(frozen=True)
-class Done:
-    """What a campaign has run so far: each experiment's ``brackets``, the ``references``
-    (the control's and the A/A slot's brackets), the ``rounds`` and the time ``spent_s``."""
-
-    brackets: Mapping[str, int] = field(default_factory=dict)
-    references: int = 0
-    rounds: int = 0
-    spent_s: float = 0.0
-
-
-def schedule(noise: Noise, costs: Mapping[str, float], bracket_s: Mapping[str, float], *,
-             target: float | None, budget_s: float | None, min_rounds: int,
-             done: Done | None = None, max_rounds: int = 200, draws: int = 0,
-             seed: int = 0) -> Forecast:
-    """The precision rule's rounds simulated on the model: ``costs`` per experiment (ns per
-    iteration), ``bracket_s`` each one's bracket in seconds (``"control"``: a reference
-    bracket's), ``done`` what has run (default: nothing). A round holds the control's
-    bracket, the A/A slot's in the first ``min_rounds`` rounds, and every experiment then,
-    afterwards those short of ``target``; the budget stops it as the rule does (the next
-    round's control and widest experiment must fit). Then the same rounds go on without a
-    budget until every experiment meets the target (``needs_s``).
-
-    ``draws=0``: each CI at its expected width. ``draws=N``: ``N`` campaigns whose brackets
-    are drawn from the model (normal, ``sigma_x`` times a tail factor drawn from
-    ``noise.tails`` per campaign and experiment; each kept with probability ``kept``),
-    each CI's width from its own brackets' spread, as the rule sees it (:func:`_drawn`):
-    a campaign stops when the last of its experiments is within the target, and that is
-    later than the expected widths say (the widest of many noisy widths decides; on the
-    recorded demos of 6 and 7 Dec 2026, by a factor 1.0-3.0 for the expected CIs alone)."""
-    if draws:
-        return _drawn(noise, costs, bracket_s, target=target, budget_s=budget_s,
-                      min_rounds=min_rounds, done=done or Done(), max_rounds=max_rounds,
-                      draws=draws, seed=seed)
-    done = done or Done()
-    n = {x: int(done.brackets.get(x, 0)) for x in costs}
-    m, r, t = int(done.references), int(done.rounds), float(done.spent_s)
-    ctl = bracket_s.get("control", float(np.mean(list(bracket_s.values()) or [2.0])))
-
-    def widths() -> dict[str, float]:
-        return {x: _precision(noise, costs[x], n[x], m) for x in costs}
-
-    ended: tuple | None = None  # (widths, brackets, time, rounds) when the budget ran out
-    needs: dict[str, float] = {}
-    first_s = t if r >= min_rounds else math.nan
-    while r < max_rounds:
-        if r == min_rounds:
-            first_s = t
-        width = widths()
-        needs.update({x: t for x, w in width.items() if target is not None and w <= target
-                      and x not in needs})
-        short = sorted((x for x in costs if r < min_rounds or target is None
-                        or width[x] > target), key=lambda x: (-width[x], x))
-        if r >= min_rounds and not short:
-            break
-        if ended is None and budget_s is not None and r >= min_rounds:
-            fits = _fitting(short, budget_s - t - ctl, bracket_s, ctl)
-            if not fits:
-                ended = (width, dict(n), t, r)
-                if target is None:
-                    break
-            short = fits or short
-        refs = 2 if r < min_rounds else 1
-        for x in short:
-            n[x] += 1
-        m, r = m + refs, r + 1
-        t += refs * ctl + sum(bracket_s.get(x, ctl) for x in short)
-    at_budget, brackets, end_s, rounds_at_end = ended or (widths(), dict(n), t, r)
-    final = widths()
-    for x in costs:
-        needs.setdefault(x, math.inf if final[x] > (target or math.inf) else t)
-    return Forecast(at_budget, brackets, needs, rounds_at_end, end_s, first_s)
-
-
-def _drawn(noise: Noise, costs: Mapping[str, float], bracket_s: Mapping[str, float], *,
-           target: float | None, budget_s: float | None, min_rounds: int, done: Done,
-           max_rounds: int, draws: int, seed: int) -> Forecast:
-    """:func:`schedule` over ``draws`` simulated campaigns, all rounds of all campaigns at
-    once (arrays of campaigns x experiments). Per campaign and experiment the brackets'
-    running sums give the sample spread, and the width is :func:`half_width` of it; the
-    rule's choice, its budget cut and its stop are taken per campaign. The forecast holds
-    the medians over the campaigns (``needs_s``: infinite where half of them never met)."""
-    names = list(costs)
-    rng = np.random.default_rng(seed)
-    d, k = draws, len(names)
-    c = np.abs(np.array([costs[x] for x in names], float))
-    deciles = noise.tails or (1.0, 1.0)
-    tails = lambda shape: np.interp(rng.random(shape), np.linspace(0, 1, len(deciles)),  # noqa: E731
-                                    deciles)
-    sig_ref = noise.sigma_ref_ns * tails(d)
-    if noise.tails_x:
-        sig = np.array([noise.sigma_x(v) for v in c]) * tails((d, k))
-    else:  # the reference's robust spread widened, the experiment's own variance as it is
-        own = np.array([noise.sigma_x(v) ** 2 - noise.sigma_ref_ns ** 2 for v in c])
-        sig = np.sqrt(sig_ref[:, None] ** 2 + own[None, :])
-    ctl = bracket_s.get("control", float(np.mean(list(bracket_s.values()) or [2.0])))
-    sec = np.array([bracket_s.get(x, ctl) for x in names], float)
-    n, s1, s2 = np.zeros((d, k)), np.zeros((d, k)), np.zeros((d, k))
-    m, r1, r2 = np.zeros(d), np.zeros(d), np.zeros(d)
-
-    def add(mask, sd):  # one bracket where mask holds, kept with probability ``kept``
-        keep = mask & (rng.random(mask.shape) < noise.kept)
-        e = rng.normal(0.0, 1.0, mask.shape) * sd
-        return keep.astype(float), np.where(keep, e, 0.0)
-
-    def refs(mask):
-        nonlocal m, r1, r2
-        kept, e = add(mask, sig_ref)
-        m, r1, r2 = m + kept, r1 + e, r2 + e ** 2
-
-    for i, x in enumerate(names):  # what has run: drawn from the same model
-        for _ in range(int(done.brackets.get(x, 0))):
-            kept, e = add(np.ones(d, bool), sig[:, i])
-            n[:, i], s1[:, i], s2[:, i] = n[:, i] + kept, s1[:, i] + e, s2[:, i] + e ** 2
-    for _ in range(int(done.references)):
-        refs(np.ones(d, bool))
-
-    def widths() -> np.ndarray:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            vx = np.where(n >= 2, (s2 - s1 ** 2 / np.maximum(n, 1)) / np.maximum(n - 1, 1), np.nan)
-            vr = np.where(m >= 2, (r2 - r1 ** 2 / np.maximum(m, 1)) / np.maximum(m - 1, 1), np.nan)
-            q = student_t.ppf(0.975, np.maximum(n + m[:, None] - 2, 1))
-            h = q * math.sqrt(math.pi / 3) * np.sqrt(np.maximum(vx, 0) / np.maximum(n, 1)
-                                                       + np.maximum(vr, 0)[:, None]
-                                                       / np.maximum(m, 1)[:, None])
-        w = h / np.where(c > 0, c, np.nan)
-        return np.where((n >= 2) & (m[:, None] >= 2) & np.isfinite(w), w, np.inf)
-
-    r, t = int(done.rounds), np.full(d, float(done.spent_s))
-    first_s = float(done.spent_s) if r >= min_rounds else math.nan
-    goal = math.inf if target is None else target
-    needs = np.full((d, k), np.inf)
-    all_met = np.full(d, np.inf)
-    active = np.ones(d, bool)  # not yet stopped (met, or out of budget without a target)
-    ended = np.zeros(d, bool)
-    at_w, at_n = np.full((d, k), np.inf), np.zeros((d, k))
-    at_t, at_r = np.zeros(d), np.zeros(d)
-    while r < max_rounds and active.any():
-        if r == min_rounds:
-            first_s = float(np.median(t))
-        w = widths()
-        met = w <= goal
-        needs = np.where(met & ~np.isfinite(needs) & active[:, None], t[:, None], needs)
-        if r >= min_rounds and target is not None:
-            done_now = active & met.all(axis=1)
-            all_met[done_now] = t[done_now]
-            stop = done_now & ~ended
-            at_w[stop], at_n[stop], at_t[stop], at_r[stop] = w[stop], n[stop], t[stop], r
-            ended |= done_now
-            active &= ~done_now
-        short = np.ones((d, k), bool) if r < min_rounds or target is None else ~met
-        short &= active[:, None]
-        if budget_s is not None and r >= min_rounds:
-            key = np.where(short, -w, np.inf)
-            order = np.argsort(key, axis=1, kind="stable")
-            spend = np.cumsum(np.take_along_axis(np.where(short, sec, 0.0), order, 1), 1)
-            fit_sorted = np.take_along_axis(short, order, 1) & (
-                spend <= (budget_s - t - ctl)[:, None])
-            fits = np.zeros_like(short)
-            np.put_along_axis(fits, order, fit_sorted, 1)
-            limited = active & ~ended  # after its budget a campaign goes on for needs_s
-            out = limited & ~fits.any(axis=1)
-            at_w[out], at_n[out], at_t[out], at_r[out] = w[out], n[out], t[out], r
-            ended |= out
-            if target is None:
-                active &= ~out
-                short &= active[:, None]
-            short = np.where((limited & ~out)[:, None], fits, short)
-        refs_now = 2 if r < min_rounds else 1
-        for _ in range(refs_now):
-            refs(active)
-        kept, e = add(short, sig)
-        n, s1, s2 = n + kept, s1 + e, s2 + e ** 2
-        t = t + np.where(active, refs_now * ctl + (short * sec).sum(axis=1), 0.0)
-        r += 1
-    w = widths()
-    rest = ~ended
-    at_w[rest], at_n[rest], at_t[rest], at_r[rest] = w[rest], n[rest], t[rest], r
-    med = lambda v: float(np.median(v))  # noqa: E731 (infinite where half are)
-    p10, p90 = (float(v) for v in np.quantile(all_met, [0.1, 0.9], method="nearest"))
-    medians = np.median(at_w, axis=1)  # per campaign, over its experiments
-    m05, m95 = (float(v) for v in np.quantile(medians, [0.05, 0.95], method="nearest"))
-    return Forecast({x: med(at_w[:, i]) for i, x in enumerate(names)},
-                    {x: int(med(at_n[:, i])) for i, x in enumerate(names)},
-                    {x: med(needs[:, i]) for i, x in enumerate(names)},
-                    int(med(at_r)), med(at_t), first_s,
-                    all_met_s=med(all_met) if target is not None else None,
-                    all_met_range=(p10, p90) if target is not None else None,
-                    median_range=(m05, m95),
-                    met_median=int(np.median((at_w <= goal).sum(axis=1))))
-
-
-def _precision(noise: Noise, cost: float, n: int, m: int) -> float:
-    """The relative half-width after ``n`` brackets against ``m`` reference ones."""
-    c = abs(cost)
-    h = half_width(n * noise.kept, m * noise.kept, noise.sigma_x(c), noise.sigma_ref_ns)
-    return h / c if c > 0 else math.inf
-
-
-def _fitting(order: list[str], left_s: float, bracket_s: Mapping[str, float], ctl: float
-             ) -> list[str]:
-    """The rule's round under a budget: the longest prefix of ``order`` that fits in
-    ``left_s`` seconds (after the control's bracket)."""
-    fits = []
-    for x in order:
-        left_s -= bracket_s.get(x, ctl)
-        if left_s < 0:
-            break
-        fits.append(x)
-    return fits
 
 
 def extension(widths: Mapping[str, float], brackets: Mapping[str, int],

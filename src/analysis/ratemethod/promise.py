@@ -15,11 +15,12 @@ import numpy as np
 from analysis.campaign import Campaign
 from analysis.ratemethod import meter as ratemeter
 from analysis.ratemethod import predict
+from analysis.ratemethod.rounds import Done, Goal, schedule
 from analysis.ratemethod.execute import AA, BRACKET_KIND, COUNT_KIND, HOST_KIND
 
 #: the refined prediction comes after this many rounds
 REFINE_AFTER = 2
-#: campaigns simulated per prediction (:func:`analysis.ratemethod.predict.schedule`): the
+#: campaigns simulated per prediction (:func:`analysis.ratemethod.rounds.schedule`): the
 #: time every experiment needs is the median over them, with its 10th-90th percentiles
 DRAWS = 200
 _COUNTED = re.compile(r"^# rate-meter 1 iterations=(\d+) ns=(\d+)$", re.M)
@@ -110,7 +111,7 @@ def at_start(campaign: Campaign, target: str, ids, control: str, p, min_rounds: 
     seconds = _bracket_seconds_before(campaign, target, q)
     seconds["control"] = seconds.pop(control, float(np.mean(list(seconds.values()) or [2.0])))
     return _record("start", noise, costs, seconds, p, min_rounds,
-                   predict.Done(spent_s=_spent(campaign, target, before_brackets=True)),
+                   Done(spent_s=_spent(campaign, target, before_brackets=True)),
                    "the larger of its counting run's cost here and the published one")
 
 
@@ -152,24 +153,24 @@ def after_rounds(campaign: Campaign, target: str, ids, control: str, p, min_roun
     done = early.groupby("label").size().to_dict()  # run, kept in a CI or not
     return _record(f"after round {rounds}", noise, costs,
                    {k: float(np.mean(v)) for k, v in seconds.items()}, p, min_rounds,
-                   predict.Done({x: int(done.get(x, 0)) for x in costs},
+                   Done({x: int(done.get(x, 0)) for x in costs},
                                 int(done.get(control, 0) + done.get(AA, 0)), rounds, spent),
                    f"its brackets in rounds 1-{rounds}")
 
 
 def _record(when: str, noise: predict.Noise, costs: dict, seconds: dict, p, min_rounds: int,
-            done: predict.Done, cost_source: str) -> dict:
+            done: Done, cost_source: str) -> dict:
     target, budget = p.precision, p.budget
     cap = getattr(p, "budget_cap", None)
-    kw = dict(target=target, min_rounds=min_rounds, done=done, draws=DRAWS)
-    given = predict.schedule(noise, costs, seconds, budget_s=budget, **kw)
+    kw = dict(done=done, draws=DRAWS)
+    given = schedule(noise, costs, seconds, Goal(target, budget, min_rounds), **kw)
     needs = given.all_by_s()
     effective = budget
     if target is not None and budget is not None and cap is not None and cap > budget:
         effective = budget if needs <= budget else (  # not within max_rounds: the cap
             min(cap, math.ceil(needs * 1.05)) if math.isfinite(needs) else cap)
-    end = given if effective == budget else predict.schedule(noise, costs, seconds,
-                                                             budget_s=effective, **kw)
+    end = given if effective == budget else schedule(
+        noise, costs, seconds, Goal(target, effective, min_rounds), **kw)
     finite = [v for v in end.at_budget.values() if math.isfinite(v)]
     return {"when": when, "base_ns": noise.base_ns, "block_cv": noise.block_cv,
             "kept": noise.kept,
@@ -238,19 +239,7 @@ def lines(record: dict) -> list[str]:
     t = f"+-{target * 100:g} %"
     out.append(f"in {_mmss(budget)} expect {met} of {len(at)} within {t}; widest "
                + ", ".join(f"{x} about {_pm(at[x])}" for x in widest))
-    needs = record["needs_s"]
-    slowest = max(needs, key=lambda x: needs[x] if needs[x] is not None else math.inf,
-                  default=None)
-    if slowest is not None:
-        first = record.get("min_rounds_s")
-        every = record.get("all_met_s", needs[slowest])
-        low, high = record.get("all_met_range_s") or (None, None)
-        spread = (f"; {_mmss(low)}-{_mmss(high)} in 8 of 10 simulated campaigns"
-                  if low is not None and high is not None and "draws" in record else "")
-        rule = (f"; the rule's first {record['min_rounds']} rounds end about {_mmss(first)}"
-                if first is not None and every is not None and first > every else "")
-        out.append(f"{t} on every experiment needs about {_mmss(every)} "
-                   f"(the last: {slowest}{spread}){rule}")
+    out += _needs_line(record, t)
     eff, cap = record["effective_budget_s"], record["cap_s"]
     if eff != budget:
         ends = (f"; expect {record['met_at_end']} of {record['experiments']} within {t} "
@@ -265,6 +254,25 @@ def lines(record: dict) -> list[str]:
                    f"{record['tau_ns']:.0f} ns and {record['rho'] * 100:.0f} % of its cost to "
                    f"a bracket's spread; costs: {record['cost_source']})")
     return out
+
+
+def _needs_line(record: dict, t: str) -> list[str]:
+    """The time every experiment needs (the simulated campaigns' median and 10th-90th
+    percentiles, where the record has them), and the slowest experiment."""
+    needs = record["needs_s"]
+    slowest = max(needs, key=lambda x: needs[x] if needs[x] is not None else math.inf,
+                  default=None)
+    if slowest is None:
+        return []
+    first = record.get("min_rounds_s")
+    every = record.get("all_met_s", needs[slowest])
+    low, high = record.get("all_met_range_s") or (None, None)
+    spread = (f"; {_mmss(low)}-{_mmss(high)} in 8 of 10 simulated campaigns"
+              if low is not None and high is not None and "draws" in record else "")
+    rule = (f"; the rule's first {record['min_rounds']} rounds end about {_mmss(first)}"
+            if first is not None and every is not None and first > every else "")
+    return [f"{t} on every experiment needs about {_mmss(every)} "
+            f"(the last: {slowest}{spread}){rule}"]
 
 
 def reached_lines(prediction: dict | None, reached, target: float | None) -> list[str]:
