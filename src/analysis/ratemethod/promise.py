@@ -15,8 +15,8 @@ import numpy as np
 from analysis.campaign import Campaign
 from analysis.ratemethod import meter as ratemeter
 from analysis.ratemethod import predict
-from analysis.ratemethod.rounds import Done, Goal, schedule
 from analysis.ratemethod.execute import AA, BRACKET_KIND, COUNT_KIND, HOST_KIND
+from analysis.ratemethod.rounds import Done, Goal, schedule
 
 #: the refined prediction comes after this many rounds
 REFINE_AFTER = 2
