@@ -29,9 +29,9 @@ reference bracket), then only those short of the target, the widest first, while
 budget lasts. :func:`analysis.ratemethod.rounds.schedule` simulates campaigns under the
 rule: their brackets drawn from the model, each experiment's tail factor drawn from
 :data:`TAIL_DECILES`, each CI from its own brackets' spread. A campaign stops when its
-last experiment is within the target. The widest of 17 noisy CIs decides that, so it is later than the expected CIs
-say. On the recorded demos of 6-7 Dec 2026, with the expected CIs alone, the demos ran
-1.0-3.0 times (median 2.1) as long as their start predicted.
+last experiment is within the target. The widest of 17 noisy CIs decides that, so it is
+later than the expected CIs say. On the recorded demos of 6-7 Dec 2026, with the expected
+CIs alone, the demos ran 1.0-3.0 times (median 2.1) as long as their start predicted.
 
 Where the numbers come from
 ---------------------------
