@@ -127,7 +127,7 @@ def _needs(made: dict) -> str:
     """The time every experiment needs, with its 10th-90th percentiles where the
     prediction simulated campaigns."""
     low, high = (made.get("needs_range_min") or [None, None])[:2] or (None, None)
-    spread = (f" ({low:.1f}-{high:.1f} in 8 of 10 simulated campaigns)"
+    spread = (f" ({low:.1f}-{high:.1f} in 8 of 10 campaigns simulated on the noise model)"
               if low is not None and high is not None else "")
     return f"{made['needs_min']:.1f} min{spread}"
 

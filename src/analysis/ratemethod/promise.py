@@ -267,7 +267,7 @@ def _needs_line(record: dict, t: str) -> list[str]:
     first = record.get("min_rounds_s")
     every = record.get("all_met_s", needs[slowest])
     low, high = record.get("all_met_range_s") or (None, None)
-    spread = (f"; {_mmss(low)}-{_mmss(high)} in 8 of 10 simulated campaigns"
+    spread = (f"; {_mmss(low)}-{_mmss(high)} in 8 of 10 campaigns simulated on this noise model"
               if low is not None and high is not None and "draws" in record else "")
     rule = (f"; the rule's first {record['min_rounds']} rounds end about {_mmss(first)}"
             if first is not None and every is not None and first > every else "")
