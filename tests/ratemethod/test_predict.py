@@ -94,6 +94,28 @@ def test_the_host_check_cuts_pseudo_brackets_as_the_design_does():
         predict.host_noise(ns[:60], iterations[:60], g)
 
 
+def test_the_fit_with_no_reference_kept_takes_the_host_checks_spread():
+    """After round 2 a host in two speed states can leave one reference bracket in a CI
+    (the rest across a change of state): the reference's spread is then the host check's,
+    not NaN (7 Dec 2026: a demo's prediction after round 2 said "no CI" for all 17 and
+    extended its budget to the cap from it); NaN references are left out; two or more
+    finite references are pooled with the host check's as before."""
+    host = predict.Noise(base_ns=500.0, block_cv=0.02, sigma_ref_ns=3.0, tau_ns=7.0,
+                         rho=0.01, source="host check")
+    diffs = {"a": [280.0, 300.0], "b": [2000.0, 2100.0]}
+    for refs in ([-2.0], [-2.0, math.nan], []):
+        noise, costs = predict.fit(diffs, refs, 500.0, host=host)
+        assert noise.sigma_ref_ns == 3.0, refs
+        assert math.isfinite(noise.tau_ns) and math.isfinite(noise.rho), noise
+        assert math.isfinite(predict.half_width(4, 4, noise.sigma_x(290.0), 3.0))
+    noise, _ = predict.fit(diffs, [-2.0, 6.0, math.nan], 500.0, host=host)
+    pooled = math.sqrt((predict.HOST_BRACKETS * 9 + 2 * np.var([-2.0, 6.0], ddof=1))
+                       / (predict.HOST_BRACKETS + 2))
+    assert noise.sigma_ref_ns == pytest.approx(pooled, rel=1e-12)
+    noise, _ = predict.fit(diffs, [-2.0], 500.0)  # no host check either: nothing to say
+    assert math.isnan(noise.sigma_ref_ns)
+
+
 def test_the_fit_finds_the_spreads_it_was_drawn_with():
     """Brackets drawn from the model (reference 12 ns, a probe 30 ns and 8 % of its cost)
     give back those spreads within 30 %, and each cost within its noise."""

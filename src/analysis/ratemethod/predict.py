@@ -223,10 +223,13 @@ def fit(diffs: Mapping[str, Sequence[float]], reference: Sequence[float], base_n
     experiments costing less than the loop's own iteration) and ``rho^2 c^2`` (the median
     of ``(v - tau^2) / c^2`` of the others)."""
     ref = np.asarray(reference, float)
-    sigma_ref = robust_sd(ref) if ref.size >= 3 else float(np.std(ref, ddof=1))
+    ref = ref[np.isfinite(ref)]
+    sigma_ref = (robust_sd(ref) if ref.size >= 3 else float(np.std(ref, ddof=1))
+                 if ref.size == 2 else math.nan)
     if host is not None and math.isfinite(host.sigma_ref_ns):  # few references: pooled
-        sigma_ref = math.sqrt((HOST_BRACKETS * host.sigma_ref_ns ** 2
-                               + ref.size * sigma_ref ** 2) / (HOST_BRACKETS + ref.size))
+        sigma_ref = (math.sqrt((HOST_BRACKETS * host.sigma_ref_ns ** 2
+                                + ref.size * sigma_ref ** 2) / (HOST_BRACKETS + ref.size))
+                     if math.isfinite(sigma_ref) else host.sigma_ref_ns)  # none kept: the host's
     centre = float(np.median(ref)) if ref.size else 0.0
     costs, cheap, dear = {}, [], []
     for name, x in diffs.items():

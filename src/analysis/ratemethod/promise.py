@@ -154,7 +154,7 @@ def after_rounds(campaign: Campaign, target: str, ids, control: str, p, min_roun
     return _record(f"after round {rounds}", noise, costs,
                    {k: float(np.mean(v)) for k, v in seconds.items()}, p, min_rounds,
                    Done({x: int(done.get(x, 0)) for x in costs},
-                                int(done.get(control, 0) + done.get(AA, 0)), rounds, spent),
+                        int(done.get(control, 0) + done.get(AA, 0)), rounds, spent),
                    f"its brackets in rounds 1-{rounds}")
 
 
@@ -188,8 +188,7 @@ def _record(when: str, noise: predict.Noise, costs: dict, seconds: dict, p, min_
             "met_at_end": end.met(target) if target is not None else None,
             "met_at_budget": given.met(target) if target is not None else None,
             "experiments": len(costs),
-            "median_at_end": float(np.median(finite)) if finite else None,
-            "median_at_end_range": [_num(v) for v in end.median_range or (math.nan,) * 2]}
+            "median_at_end": float(np.median(finite)) if finite else None}
 
 
 def _num(v: float) -> float | None:

@@ -74,9 +74,6 @@ class Forecast:
     #: that time (infinite: not within ``max_rounds``)
     all_met_s: float | None = None
     all_met_range: tuple[float, float] | None = None
-    #: simulated campaigns: the 5th and 95th percentiles of the median precision over the
-    #: experiments when the budget ends
-    median_range: tuple[float, float] | None = None
     #: simulated campaigns: the median count of experiments within the target when the
     #: budget ends (not the count of median widths within it)
     met_median: int | None = None
@@ -280,8 +277,6 @@ class _Drawn:
         goal, names = self.goal, self.names
         median = lambda v: float(np.median(v))  # noqa: E731 (infinite where half are)
         p10, p90 = (float(v) for v in np.quantile(self.all_met, [0.1, 0.9], method="nearest"))
-        m05, m95 = (float(v) for v in np.quantile(np.median(self.at_w, axis=1), [0.05, 0.95],
-                                                  method="nearest"))
         met = (self.at_w <= (math.inf if goal.target is None else goal.target)).sum(axis=1)
         return Forecast({x: median(self.at_w[:, i]) for i, x in enumerate(names)},
                         {x: int(median(self.at_n[:, i])) for i, x in enumerate(names)},
@@ -289,7 +284,7 @@ class _Drawn:
                         int(median(self.at_r)), median(self.at_t), self.first_s,
                         all_met_s=median(self.all_met) if goal.target is not None else None,
                         all_met_range=(p10, p90) if goal.target is not None else None,
-                        median_range=(m05, m95), met_median=int(np.median(met)))
+                        met_median=int(np.median(met)))
 
 
 def _precision(noise: Noise, cost: float, n: int, m: int) -> float:
