@@ -83,6 +83,8 @@ def date_text(rec: dict) -> str:
 
 def _predicted(made: dict) -> str:
     """A prediction of the record as the summary words it: median and count."""
+    if made["median"] is None:  # every CI expected unbounded
+        return f"no CI expected, {made['met']} of {made['experiments']} within the target"
     return (f"a median ±{made['median'] * 100:.1f} %, {made['met']} of "
             f"{made['experiments']} within the target")
 
@@ -129,6 +131,8 @@ def _needs(made: dict) -> str:
     low, high = (made.get("needs_range_min") or [None, None])[:2] or (None, None)
     spread = (f" ({low:.1f}-{high:.1f} in 8 of 10 campaigns simulated on the noise model)"
               if low is not None and high is not None else "")
+    if made["needs_min"] is None:
+        return "longer than the rule's rounds allow"
     return f"{made['needs_min']:.1f} min{spread}"
 
 

@@ -134,9 +134,12 @@ def from_campaign(campaign: str, name: str, data_dir: str | Path | None = None) 
             "budget_min": round((made.get("effective_budget_s") or 0) / 60, 2),
             # simulated campaigns: when the last experiment is within the target (and
             # its 10th-90th percentiles); before them, the slowest experiment's expected
-            "needs_min": _num((made["all_met_s"] if made.get("all_met_s") is not None else
-                               max((v for v in (made.get("needs_s") or {}).values()
-                                    if v is not None), default=0)) / 60, 2),
+            # (None: simulated campaigns that did not all get there within the rule's
+            # rounds)
+            "needs_min": None if made.get("draws") and made.get("all_met_s") is None else
+            _num((made["all_met_s"] if made.get("all_met_s") is not None else
+                  max((v for v in (made.get("needs_s") or {}).values()
+                       if v is not None), default=0)) / 60, 2),
             "needs_range_min": [_num(v / 60, 2) if v is not None else None
                                 for v in made.get("all_met_range_s") or ()],
             "block_cv": _num(made.get("block_cv"), 3),

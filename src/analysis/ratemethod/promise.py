@@ -117,11 +117,12 @@ def at_start(campaign: Campaign, target: str, ids, control: str, p, min_rounds: 
 
 def after_rounds(campaign: Campaign, target: str, ids, control: str, p, min_rounds: int,
                  rounds: int = REFINE_AFTER) -> dict:
-    """The prediction after ``rounds`` rounds: the model fitted to the campaign's brackets."""
+    """The prediction after ``rounds`` rounds: the model fitted to the campaign's brackets
+    of those rounds, their speed states told from them alone (a replay of a finished
+    campaign sees what the campaign saw when it predicted)."""
     from analysis.ratemethod.table import bracket_differences, load_blocks
-    blocks = load_blocks(campaign, target)
+    blocks = load_blocks(campaign, target, before_round=rounds)
     d = bracket_differences(campaign, target, blocks)
-    d = d[d["round"] < rounds]
     refs = d[d["label"].isin([control, AA])]["diff_ns"].to_numpy(float)
     base = float(blocks.loc[blocks["role"] == "A", "fast_ns_per_iter"].median())
     start = host_check(campaign, target)
@@ -133,9 +134,10 @@ def after_rounds(campaign: Campaign, target: str, ids, control: str, p, min_roun
                                source=f"the brackets of rounds 1-{rounds}",
                                kept=len(d) / len(early) if len(early) else 1.0,
                                host=start)
+    centre = float(np.median(refs)) if refs.size else 0.0  # (no reference kept: none)
     for x, v in diffs.items():  # one bracket only: its value is the cost
         if x not in costs and len(v):
-            costs[x] = float(v[0] - np.median(refs))
+            costs[x] = float(v[0] - centre)
     costs = {x: c for x, c in costs.items() if c > 0}
     experiments = [x for x in ids if x != control]
     for x, c in prior_costs(campaign, target, experiments, base).items():

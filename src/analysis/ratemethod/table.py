@@ -26,17 +26,22 @@ def _entries(campaign: Campaign, target: str, kind: str):
             yield rid, e
 
 
-def load_blocks(campaign: Campaign, target: str, experiments=None) -> pd.DataFrame:
+def load_blocks(campaign: Campaign, target: str, experiments=None,
+                before_round: int | None = None) -> pd.DataFrame:
     """Every finished rate block: run id, experiment, label (``aa-control`` for the A/A
     slot, ``untraced`` for A blocks), round, position, role, order, time per iteration,
     the thread's CPU time per iteration and CPU share, the windows' CV, whether an untraced
     block is an outlier, its speed state, and whether the meter was preempted (another task
     took its CPU: its CPU share under :data:`analysis.ratemethod.meter.MIN_CPU_SHARE`).
     ``experiments``: only the runs of these (a group of one meter loop, with its own
-    control, in a campaign of several loops), their outliers and speed states their own."""
+    control, in a campaign of several loops), their outliers and speed states their own.
+    ``before_round``: only the blocks of the rounds before it, their outliers and speed
+    states told from those alone (what the campaign had when it ended that round)."""
     rows = []
     for rid, e in _entries(campaign, target, BRACKET_KIND):
         if experiments is not None and e["experiment"] not in experiments:
+            continue
+        if before_round is not None and int(e["params"]["round"]) >= before_round:
             continue
         # one bracket, three blocks: positions 3k, 3k + 1, 3k + 2 pair it with itself
         path = campaign.run_dir(target, rid) / "workload.stdout"
@@ -49,6 +54,8 @@ def load_blocks(campaign: Campaign, target: str, experiments=None) -> pd.DataFra
                          "round": int(p["round"]), "position": 3 * int(p["position"]) + i,
                          "role": role, **parts[part]})
     for rid, e in _entries(campaign, target, KIND):  # the earlier design: a block a run
+        if before_round is not None and int(e["params"]["round"]) >= before_round:
+            continue
         path = campaign.run_dir(target, rid) / "workload.stdout"
         w = ratemeter.parse_windows(path.read_text(), path)
         p = e["params"]
