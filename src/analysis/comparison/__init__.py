@@ -53,6 +53,8 @@ class CampaignComparison:
     figure: object = None
     written: list = field(default_factory=list)
     method: str = ""  # dd: which method was compared (:func:`.sources.paired_measures`)
+    #: what explains the rows' moves, where the benchmark can say (anatomy: the platform)
+    explanations: list = field(default_factory=list)
 
     def __str__(self) -> str:
         return self.summary
@@ -186,7 +188,8 @@ def compare(campaigns, *, margin=None, data_dir=None, unit: str = "rounds",
     caveats = [f"{side} ({c.name}): {TIMING_CAVEAT}" for side, c, t in
                (("A", ca, ta), ("B", cb, tb)) if c.preflight_of(t).get("emulated")]
     out = CampaignComparison(ca.name, cb.name, ca.benchmark or "dd", fp, table, bad, "",
-                             caveats, method=method)
+                             caveats, method=method,
+                             explanations=sources.explanations(ca, table))
     out.summary = summary(out, unit)
     with plots.timing_caveat("; ".join(caveats) or None):
         out.figure = forest_plot(table, ca.name, cb.name, caveats)
@@ -262,6 +265,8 @@ def summary(out: CampaignComparison, unit: str = "rounds") -> str:
                      + (f" (would need +-{r.margin_needed:.3g})"
                         if r.verdict == verdicts.INCONCLUSIVE else ""))
     lines += [f"not compared: {r.experiment}: {r.reason}" for r in out.incomparable.itertuples()]
+    if out.explanations:
+        lines += ["what explains the moves:", *(f"  {x}" for x in out.explanations)]
     return "\n".join(lines)
 
 

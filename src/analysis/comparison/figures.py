@@ -39,7 +39,8 @@ def forest_plot(table: pd.DataFrame, a: str, b: str, caveats=()):
         scale = scales.apply_cost_axis(ax, _cost_values(table), label="cost (each row's unit)",
                                        sep=",\n", max_ticks=5)
         clipped = _cost_panel(ax, table, n) + _ratio_panel(axr, table, n)
-        labels = [f"{r.experiment[:2]} {r.name}"[:34] + f"\n({r.unit})" for r in table.itertuples()]
+        labels = [(f"{r.experiment[:2]} {r.name}" if r.experiment[:2].isdigit() else
+                   r.experiment)[:34] + f"\n({r.unit})" for r in table.itertuples()]
         ax.set_yticks(range(n - 1, n - 1 - len(table), -1), labels, fontsize=7)
         ax.set_ylim(-0.7, n - 0.3)
         for x in (ax, axr):

@@ -65,3 +65,11 @@ def incomparable(a: Measure | None, b: Measure | None) -> str | None:
     if not np.isfinite(a.blocks.scale) or not np.isfinite(b.blocks.scale):
         return "no event count"
     return None
+
+
+def explanations(camp: Campaign, table) -> list[str]:
+    """What the benchmark that made ``camp`` says explains the rows' moves (its
+    :meth:`~analysis.benchmarks.Benchmark.explain`, given the rows with ``moved``: the
+    verdict B slower or B faster)."""
+    from analysis.comparison.verdicts import FASTER, SLOWER
+    return _benchmark(camp).explain(table.assign(moved=table["verdict"].isin([SLOWER, FASTER])))

@@ -20,9 +20,11 @@ from analysis.ratemethod.execute import AA, BRACKET_KIND, COUNT_KIND, KIND, SELF
 # from raw files
 
 
-def _entries(campaign: Campaign, target: str, kind: str):
+def _entries(campaign: Campaign, target: str, kind: str, before_round: int | None = None):
     for rid, e in campaign.run_records(target).items():
-        if e.get("status") == "done" and e.get("params", {}).get("kind") == kind:
+        p = e.get("params", {})
+        if e.get("status") == "done" and p.get("kind") == kind and (
+                before_round is None or int(p["round"]) < before_round):
             yield rid, e
 
 
@@ -38,10 +40,8 @@ def load_blocks(campaign: Campaign, target: str, experiments=None,
     ``before_round``: only the blocks of the rounds before it, their outliers and speed
     states told from those alone (what the campaign had when it ended that round)."""
     rows = []
-    for rid, e in _entries(campaign, target, BRACKET_KIND):
+    for rid, e in _entries(campaign, target, BRACKET_KIND, before_round):
         if experiments is not None and e["experiment"] not in experiments:
-            continue
-        if before_round is not None and int(e["params"]["round"]) >= before_round:
             continue
         # one bracket, three blocks: positions 3k, 3k + 1, 3k + 2 pair it with itself
         path = campaign.run_dir(target, rid) / "workload.stdout"
@@ -53,9 +53,7 @@ def load_blocks(campaign: Campaign, target: str, experiments=None,
                          "label": label if role == "B" else "untraced",
                          "round": int(p["round"]), "position": 3 * int(p["position"]) + i,
                          "role": role, **parts[part]})
-    for rid, e in _entries(campaign, target, KIND):  # the earlier design: a block a run
-        if before_round is not None and int(e["params"]["round"]) >= before_round:
-            continue
+    for rid, e in _entries(campaign, target, KIND, before_round):  # the earlier design
         path = campaign.run_dir(target, rid) / "workload.stdout"
         w = ratemeter.parse_windows(path.read_text(), path)
         p = e["params"]

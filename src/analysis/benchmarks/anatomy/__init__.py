@@ -101,6 +101,14 @@ class Anatomy(Benchmark):
     def report(self, camp: Campaign, **kwargs) -> Report:
         return build(camp, **kwargs)
 
+    def measures(self, campaign, target, method=None):
+        from analysis.benchmarks.anatomy.measures import anatomy_measures
+        return anatomy_measures(campaign, target)
+
+    def explain(self, table: pd.DataFrame) -> list[str]:
+        from analysis.benchmarks.anatomy.measures import explanations
+        return explanations(table)
+
     def mechanisms(self, campaign: Campaign, target: str):
         """Its mechanism rows on attach points other programs use (libc's ``__read``, the
         read syscall's tracepoint), not on the meter's own functions."""

@@ -240,6 +240,12 @@ class Benchmark:
         compared ("" here; dd's says which of its timing methods)."""
         return self.measures(a, ta), self.measures(b, tb), ""
 
+    def explain(self, table) -> list[str]:
+        """Lines a comparison of two of its campaigns adds under its rows (``table``: one row
+        per measure compared, with ``a``, ``b``, ``ratio``, ``verdict`` and ``moved``, the
+        verdict B slower or B faster): what explains a move. Default: none."""
+        return []
+
     @property
     def comparable(self) -> bool:
         """Whether ``compare`` can compare its campaigns (it has its own ``measures``)."""

@@ -1,0 +1,117 @@
+"""What ``compare`` compares of an anatomy campaign (:meth:`Benchmark.measures`), and how
+the platform's parts explain what moved between two campaigns (:func:`explanations`).
+
+The platform's parts are paired within a round as the report pairs them (one run of each
+loop per round): per round the ``of`` loop's time per iteration against the ``against``
+loop's. A mechanism row is, per round, its kept bracket's difference against the round's
+kept reference brackets (the control's and the A/A slot's), per event. The platform's
+loops have no A/A: their noise floor is unknown (an equivalence needs a given margin).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from analysis import ratemethod
+from analysis.benchmarks.anatomy import mechanism
+from analysis.benchmarks.anatomy.plan import PARTS
+from analysis.benchmarks.anatomy.report import runs_table
+from analysis.campaign import Campaign
+from analysis.stats.measures import Blocks, Measure, round_noise_floor
+
+#: the uprobes on an instruction the kernel single-steps (Debian 12's libc's ``__read``
+#: opens with a RIP-relative compare): each is the emulated uprobe's cost (``uprobe-nop``)
+#: plus the single step under a uprobe (``uprobe-step-over-nop``)
+SINGLE_STEPPED = ("uprobe-mov", "uprobe-libc-read")
+STEP, EMULATED, PLATFORM_STEP = "uprobe-step-over-nop", "uprobe-nop", "step-over-breakpoint"
+
+
+def anatomy_measures(camp: Campaign, target: str) -> dict[str, Measure]:
+    """The platform's parts (ns per iteration) and the mechanism rows (ns per event) of a
+    finished anatomy campaign on ``target``, by round."""
+    runs = runs_table(camp, target)
+    by = {(m, r): v for m, r, v in runs[["mode", "round", "ns_per_iter"]].itertuples(
+        index=False)}
+    rounds = sorted({r for _, r in by})
+    out: dict[str, Measure] = {}
+    for part in PARTS:
+        pairs = [([by[(part.of, r)]], [by[(part.against, r)]]) for r in rounds
+                 if (part.of, r) in by and (part.against, r) in by]
+        if pairs:
+            out[part.name] = Measure(part.name, part.meaning, "ns per iteration",
+                                     Blocks(pairs), math.nan,
+                                     {"of": part.of, "against": part.against})
+    if "rate_control" in camp.parameters:
+        out.update(_mechanism_measures(camp, target))
+    return out
+
+
+def _mechanism_measures(camp: Campaign, target: str) -> dict[str, Measure]:
+    d = ratemethod.bracket_differences(camp, target)
+    per = ratemethod.events_per_iteration(camp, target)
+    by = {k: g["diff_ns"].to_numpy(float) for k, g in d.groupby(["label", "round"])}
+    refs = {r: np.concatenate([by.get((x, r), np.empty(0)) for x in
+                               (mechanism.CONTROL, ratemethod.AA)]) for r in set(d["round"])}
+    ctl = [(by[(ratemethod.AA, r)], by[(mechanism.CONTROL, r)]) for r in sorted(refs)
+           if (ratemethod.AA, r) in by and (mechanism.CONTROL, r) in by]
+    floor = round_noise_floor(Blocks(ctl)) if ctl else math.nan  # ns per iteration
+    out = {}
+    for exp, (attach, meaning) in mechanism.MECHANISMS.items():
+        pairs = [(by[(exp, r)], refs[r]) for r in sorted(refs)
+                 if (exp, r) in by and refs[r].size]
+        epi = per.get(exp, math.nan)
+        if pairs and epi > 0:  # (its script: the attach point with an empty program; the
+            # meter's path in it differs from one campaign's folder to another's)
+            out[exp] = Measure(exp, meaning, "ns per event", Blocks(pairs, 1 / epi),
+                               floor / epi, {"attach point": attach, "events per iteration":
+                                             epi})
+    mov, nop = ({r: v for (x, r), v in by.items() if x == e} for e in ("uprobe-mov", "uprobe-nop"))
+    pairs = [(mov[r], nop[r]) for r in sorted(mov) if r in nop]
+    epi = per.get("uprobe-mov", math.nan)
+    if pairs and epi > 0:
+        out["uprobe-step-over-nop"] = Measure(
+            "uprobe-step-over-nop", "a uprobe on a register move against one on a nop",
+            "ns per event", Blocks(pairs, 1 / epi), math.nan, {})
+    return out
+
+
+def explanations(table: pd.DataFrame) -> list[str]:
+    """What explains the moves between A and B, from the rows compared (``table``: one
+    row per measure, ``a``, ``b``, ``ratio``, ``moved``: its verdict B slower or faster):
+    the range of the ratios of the
+    platform's parts and of the mechanism rows that moved (a host slower or faster across
+    the board moves them all by about one factor); then per single-stepped uprobe row
+    that moved, the share of its move (B - A) that the single step under a uprobe and the
+    emulated uprobe each explain, beside the platform's own single step beyond a
+    breakpoint, measured with no tracer."""
+    rows = table.set_index("experiment")
+    moved = rows[rows["moved"]]
+    lines = []
+    for group, unit in (("the platform's parts", "ns per iteration"),
+                        ("the mechanism rows", "ns per event")):
+        r, n = moved.loc[moved["unit"] == unit, "ratio"], int((rows["unit"] == unit).sum())
+        if len(r):
+            span = f"{r.min():.2f}" + (f"-{r.max():.2f}" if len(r) > 1 else "")
+            lines.append(f"{group}: {len(r)} of {n} moved, by a factor {span} (B / A)")
+        elif n:
+            lines.append(f"{group}: none of {n} moved")
+    if not {STEP, EMULATED} <= set(rows.index):
+        return lines
+    step, emu = (float(rows.loc[x, "b"] - rows.loc[x, "a"]) for x in (STEP, EMULATED))
+    for row in SINGLE_STEPPED:
+        if row not in moved.index:
+            continue
+        r = rows.loc[row]
+        d = float(r["b"] - r["a"])
+        text = (f"{row} {r['a']:.4g} -> {r['b']:.4g} ns per event ({d:+.4g}): the single step "
+                f"under a uprobe {step:+.4g} ns ({step / d:.0%} of it), the emulated uprobe "
+                f"{emu:+.4g} ns ({emu / d:.0%})")
+        if PLATFORM_STEP in rows.index:
+            p = rows.loc[PLATFORM_STEP]
+            text += (f"; the platform's single step beyond a breakpoint, no tracer: "
+                     f"{p['a']:.4g} -> {p['b']:.4g} ns ({p['b'] - p['a']:+.4g})")
+        lines.append(text)
+    return lines
