@@ -18,6 +18,7 @@ import pytest
 import analysis
 from analysis import ratemethod
 from analysis.benchmarks.bystander import cases as bcases
+from analysis.benchmarks.bystander import figures as bystander_figures
 from analysis.benchmarks.bystander import plan as bplan
 from analysis.benchmarks.bystander import table as btable
 from analysis.campaign import Campaign
@@ -160,7 +161,17 @@ def test_per_crossing_costs_recomputed_from_the_raw_files(campaign, tmp_path):
     assert every["tp-pid"] > 0 and abs(every["u-perf-pid"]) < 200 and every["dl-idle"] > 500
     names = {p.name for p in rep.written}
     assert {"bystander-small-cost.png", "bystander-small-table.md"} <= names
-    assert rep.values["rule_of_thumb"] and "bystander" in rep.summary
+    # the rule of thumb names every case a tracer does not trace that has a cost in the fast
+    # state; on a host whose speed state changed across every bracket of the two rounds
+    # (7 Dec 2026) none has one, and it says so instead of printing nothing
+    rules = rep.values["rule_of_thumb"]
+    costed = t[t["role"].isin(["bystander", "kernel-filter", "idle"])
+               & np.isfinite(t["per_crossing_ns"].astype(float))]
+    if len(costed):
+        assert all(any(case in line for line in rules) for case in costed.index), rules
+    else:
+        assert rules == [bystander_figures.NONE_YET], rules
+    assert all(f"rule of thumb: {line}" in rep.summary for line in rules)
     costs = analysis.benchmarks.get("bystander").costs("small", data_dir=data)
     assert set(costs["action"]) == {"bystander: predicate", "bystander: kernel pid filter",
                                     "bystander: idle"}

@@ -51,7 +51,16 @@ def rule_of_thumb(table: pd.DataFrame) -> list[str]:
                          else f" ({lo:.0f}-{hi:.0f} % of a traced one's cost)")
             lines.append(f"{tracer} {_PROBE_WORDS.get(probe, probe)}, {how} "
                          f"({', '.join(g['case'])}): {what} per {crossing}{share}")
+    if not lines and table["role"].isin(list(_ROLE_WORDS)).any():
+        lines.append(NONE_YET)
     return lines
+
+
+#: the rule of thumb where no bystander case has a cost yet (a host that changed speed
+#: state across every bracket of a short campaign)
+NONE_YET = ("none yet: no case a tracer does not trace has a cost in the machine's fast "
+            "state (each of its brackets ran across a change of speed state, or in the slow "
+            "state); run more rounds")
 
 
 def _nothing(r) -> bool:
