@@ -1,9 +1,10 @@
 """The rate method, shared by the benchmarks that offer it (benchmark 1, the USDT
 microbenchmark): the settings, plan and execution (:mod:`.execute`), one meter's
 statistics (:mod:`.meter`, checked by the simulations of :mod:`.simulate`), a campaign's
-tables (:mod:`.table`), its adaptive rounds (:mod:`.adaptive`), what a budget buys
-(:mod:`.predict`, read from a campaign by :mod:`.promise`) and its figure
-(:mod:`.figures`). ``analysis.ratemethod`` is the door to the names the benchmarks use."""
+tables (:mod:`.table`), what a comparison reads of one (:mod:`.sources`), its adaptive
+rounds (:mod:`.adaptive`), what a budget buys (:mod:`.predict`, read from a campaign by
+:mod:`.promise`) and its figure (:mod:`.figures`). ``analysis.ratemethod`` is the door to
+the names the benchmarks use."""
 
 from __future__ import annotations
 
@@ -39,6 +40,13 @@ from analysis.ratemethod.execute import (
     timeout,
 )
 from analysis.ratemethod.figures import untraced_blocks_figure
+from analysis.ratemethod.sources import (
+    EVERY,
+    FAST,
+    RateData,
+    differing_estimates,
+    rate_data,
+)
 from analysis.ratemethod.table import (
     agreement,
     bracket_differences,
@@ -50,7 +58,8 @@ from analysis.ratemethod.table import (
 )
 
 __all__ = [
-    "AA", "BRACKET_KIND", "COUNT_KIND", "HOST_KIND", "KIND", "COUNT_ITERATIONS", "DESIGN",
+    "AA", "BRACKET_KIND", "EVERY", "FAST", "RateData", "differing_estimates", "rate_data",
+    "COUNT_KIND", "HOST_KIND", "KIND", "COUNT_ITERATIONS", "DESIGN",
     "MAX_ROUNDS", "METER", "SELF_VARYING_SHARE", "TRACED_S", "UNTRACED_S", "VALUE", "WARMUP_MS",
     "WINDOWS", "WINDOW_MS", "agreement", "bpftrace_on_meter", "bracket", "bracket_differences",
     "build_meter", "check_run", "ci_text", "counting_runs", "events_per_iteration", "first_runs",

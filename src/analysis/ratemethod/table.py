@@ -172,8 +172,16 @@ def bracket_differences(campaign: Campaign, target: str,
     :func:`load_blocks` of the same campaign and target, where the caller has it."""
     if blocks is None:
         blocks = load_blocks(campaign, target)
-    diffs, _, _ = _pairs(blocks, blocks.attrs["states"])
-    return diffs.loc[_in_ci(diffs), ["label", "round", "diff_ns"]].reset_index(drop=True)
+    return kept_differences(blocks)[0]
+
+
+def kept_differences(blocks: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The brackets the CIs use (:func:`bracket_differences`), each's difference (label,
+    round, diff_ns) in the fast state and from every window (:data:`VALUE`,
+    ``ns_per_iter``); ``blocks``: :func:`load_blocks`'s."""
+    diffs, every, _ = _pairs(blocks, blocks.attrs["states"])
+    cols = ["label", "round", "diff_ns"]
+    return diffs.loc[_in_ci(diffs), cols].reset_index(drop=True), every[cols]
 
 
 def _in_ci(diffs: pd.DataFrame) -> pd.Series:

@@ -105,6 +105,10 @@ class Anatomy(Benchmark):
         from analysis.benchmarks.anatomy.measures import anatomy_measures
         return anatomy_measures(campaign, target)
 
+    def paired_measures(self, a, ta, b, tb):
+        from analysis.benchmarks.anatomy.measures import paired_measures
+        return paired_measures(a, ta, b, tb)
+
     def explain(self, table: pd.DataFrame) -> list[str]:
         from analysis.benchmarks.anatomy.measures import explanations
         return explanations(table)

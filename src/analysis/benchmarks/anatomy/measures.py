@@ -3,16 +3,17 @@ the platform's parts explain what moved between two campaigns (:func:`explanatio
 
 The platform's parts are paired within a round as the report pairs them (one run of each
 loop per round): per round the ``of`` loop's time per iteration against the ``against``
-loop's. A mechanism row is, per round, its kept bracket's difference against the round's
-kept reference brackets (the control's and the A/A slot's), per event. The platform's
-loops have no A/A: their noise floor is unknown (an equivalence needs a given margin).
+loop's. A mechanism row is, per round, its kept brackets' differences against the round's
+kept reference brackets (the control's and the A/A slot's), per event, as benchmark 1's
+rows (:class:`analysis.ratemethod.RateData`: from every window where its traced blocks vary
+by themselves), with the A/A slot's noise floor. The platform's loops have no A/A: their
+noise floor is unknown (an equivalence needs a given margin).
 """
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 
 from analysis import ratemethod
@@ -29,9 +30,24 @@ SINGLE_STEPPED = ("uprobe-mov", "uprobe-libc-read")
 STEP, EMULATED, PLATFORM_STEP = "uprobe-step-over-nop", "uprobe-nop", "step-over-breakpoint"
 
 
-def anatomy_measures(camp: Campaign, target: str) -> dict[str, Measure]:
-    """The platform's parts (ns per iteration) and the mechanism rows (ns per event) of a
-    finished anatomy campaign on ``target``, by round."""
+def paired_measures(ca: Campaign, ta: str, cb: Campaign, tb: str) -> tuple[dict, dict, str]:
+    """Two anatomy campaigns' measures to pair row by row: a mechanism row that one campaign
+    takes from every window (its traced blocks vary by themselves) taken so in both."""
+    data = [ratemethod.rate_data(c, t, mechanism.CONTROL) if "rate_control" in c.parameters
+            else None for c, t in ((ca, ta), (cb, tb))]
+    labels = [*mechanism.MECHANISMS, "uprobe-mov"]
+    every = (ratemethod.differing_estimates(*data, labels) if all(data) else set())
+    note = (f"from every window in both (one campaign's traced blocks vary by themselves): "
+            f"{', '.join(sorted(every))}" if every else "")
+    return (anatomy_measures(ca, ta, every, data[0]), anatomy_measures(cb, tb, every, data[1]),
+            note)
+
+
+def anatomy_measures(camp: Campaign, target: str, every_window=(),
+                     data: ratemethod.RateData | None = None) -> dict[str, Measure]:
+    """The platform's parts (ns per iteration) and the mechanism rows (ns per event; from
+    every window for those in ``every_window``) of a finished anatomy campaign on
+    ``target``, by round; ``data``: its brackets, where the caller has them."""
     runs = runs_table(camp, target)
     by = {(m, r): v for m, r, v in runs[["mode", "round", "ns_per_iter"]].itertuples(
         index=False)}
@@ -45,36 +61,28 @@ def anatomy_measures(camp: Campaign, target: str) -> dict[str, Measure]:
                                      Blocks(pairs), math.nan,
                                      {"of": part.of, "against": part.against})
     if "rate_control" in camp.parameters:
-        out.update(_mechanism_measures(camp, target))
+        out.update(_mechanism_measures(
+            data or ratemethod.rate_data(camp, target, mechanism.CONTROL), every_window))
     return out
 
 
-def _mechanism_measures(camp: Campaign, target: str) -> dict[str, Measure]:
-    d = ratemethod.bracket_differences(camp, target)
-    per = ratemethod.events_per_iteration(camp, target)
-    by = {k: g["diff_ns"].to_numpy(float) for k, g in d.groupby(["label", "round"])}
-    refs = {r: np.concatenate([by.get((x, r), np.empty(0)) for x in
-                               (mechanism.CONTROL, ratemethod.AA)]) for r in set(d["round"])}
-    ctl = [(by[(ratemethod.AA, r)], by[(mechanism.CONTROL, r)]) for r in sorted(refs)
-           if (ratemethod.AA, r) in by and (mechanism.CONTROL, r) in by]
-    floor = round_noise_floor(Blocks(ctl)) if ctl else math.nan  # ns per iteration
+def _mechanism_measures(data: ratemethod.RateData, every_window) -> dict[str, Measure]:
     out = {}
     for exp, (attach, meaning) in mechanism.MECHANISMS.items():
-        pairs = [(by[(exp, r)], refs[r]) for r in sorted(refs)
-                 if (exp, r) in by and refs[r].size]
-        epi = per.get(exp, math.nan)
-        if pairs and epi > 0:  # (its script: the attach point with an empty program; the
-            # meter's path in it differs from one campaign's folder to another's)
-            out[exp] = Measure(exp, meaning, "ns per event", Blocks(pairs, 1 / epi),
-                               floor / epi, {"attach point": attach, "events per iteration":
-                                             epi})
-    mov, nop = ({r: v for (x, r), v in by.items() if x == e} for e in ("uprobe-mov", "uprobe-nop"))
-    pairs = [(mov[r], nop[r]) for r in sorted(mov) if r in nop]
-    epi = per.get("uprobe-mov", math.nan)
-    if pairs and epi > 0:
-        out["uprobe-step-over-nop"] = Measure(
-            "uprobe-step-over-nop", "a uprobe on a register move against one on a nop",
-            "ns per event", Blocks(pairs, 1 / epi), math.nan, {})
+        how = data.estimate_from(exp, every_window)
+        blocks, epi = data.blocks(exp, how), data.per_iter.get(exp, math.nan)
+        if blocks.rounds and epi > 0:  # (its script: the attach point with an empty
+            # program; the meter's path in it differs from one campaign's folder to another's)
+            out[exp] = Measure(exp, meaning, "ns per event", blocks,
+                               round_noise_floor(data.aa(blocks.scale, how)),
+                               {"attach point": attach, "events per iteration": epi,
+                                "estimate from": how})
+    how = max((data.estimate_from(x, every_window) for x in ("uprobe-mov", "uprobe-nop")),
+              key=(ratemethod.FAST, ratemethod.EVERY).index)  # either varies: every window
+    step = data.blocks("uprobe-mov", how, against=("uprobe-nop",))
+    if step.rounds and data.per_iter.get("uprobe-mov", math.nan) > 0:
+        out[STEP] = Measure(STEP, "a uprobe on a register move against one on a nop",
+                            "ns per event", step, math.nan, {"estimate from": how})
     return out
 
 
