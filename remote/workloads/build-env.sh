@@ -7,6 +7,7 @@
 #                     one line per PROBE, each yes or no:
 #                       sdt    sys/sdt.h (package systemtap-sdt-dev): USDT probes
 #                       lttng  lttng/tracef.h and -llttng-ust (liblttng-ust-dev): LTTng-UST
+#                       kbench the kernel sources' tarball (its size) and clang's version
 # A build script names its probes on a line "# probes: NAME..." (build.sh reads it): the
 # folder build.sh keeps the build in is named after a checksum of these lines, so a build
 # made before a header was installed (or with another compiler) is never reused after.
@@ -42,6 +43,9 @@ build_env() {
         case $_probe in
         sdt) printf 'sdt=%s\n' "$(yes_no have_header sys/sdt.h)" ;;
         lttng) printf 'lttng=%s\n' "$(yes_no eval 'have_header lttng/tracef.h && links -llttng-ust -ldl')" ;;
+        kbench)  # the kernel's bench: its sources' tarball (size) and clang
+            printf 'kbench_sources=%s\n' "$(wc -c < "${KBENCH_SOURCES:-/usr/src/linux-source-6.1.tar.xz}" 2>/dev/null || echo none)"
+            printf 'clang=%s\n' "$(clang --version 2>/dev/null | sed -n 1p)" ;;
         *) printf 'build_env: unknown probe %s\n' "$_probe" >&2; return 2 ;;
         esac
     done

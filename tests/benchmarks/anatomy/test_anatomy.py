@@ -39,6 +39,7 @@ def test_the_platform_parts_recomputed_from_the_raw_windows(tmp_path, short_bloc
     data = tmp_path / "data"
     result = run_benchmark("anatomy", "local", rounds=6, windows=3, window_ms=20,
                            mechanisms=["uprobe-nop", "uprobe-mov"], experiments=[9],
+                           kernel_bench=["trig-uprobe-with-nop"], kernel_bench_s=1,
                            data_dir=data,
                            campaign="anat", progress=False)
     assert result.complete, result
@@ -69,6 +70,8 @@ def test_the_platform_parts_recomputed_from_the_raw_windows(tmp_path, short_bloc
     assert parts.loc["syscall", "ns"] < parts.loc["single-step", "ns"]
     assert (tmp_path / "fig" / "anatomy-anat-parts.png").is_file()
     _check_mechanisms(folder, every, parts, data)
+    _check_kernel_bench(folder, every, rep.values["kernel_bench"], parts, rep.summary)
+    _check_bpf_stats(folder, rep.values["bpf_stats"], parts)
     for p in PARTS:
         assert re.search(rf"^{re.escape(p.name)}\s", rep.summary, re.M), p.name
 
@@ -147,6 +150,82 @@ def _check_mechanisms(folder, every: dict, parts, data) -> None:
     else:  # the speed-state rule left none of one of them: no program part
         assert "09-map program" not in parts.index
 
+
+def _check_kernel_bench(folder, every: dict, bench, parts, summary: str) -> None:
+    """The kernel's bench in the same rounds (its trig-uprobe-with-nop and, added, its
+    base): per round the uprobe's ns per call less the base's, each from the bench's raw
+    "Iter" lines (hits per second after its 1 s warm-up), the Hodges-Lehmann estimate over
+    rounds, beside the lab's uprobe-nop."""
+    runs = {rid: e for rid, e in every.items() if e["params"]["kind"] == "kbench"}
+    assert sorted({e["experiment"] for e in runs.values()}) == ["trig-uprobe-base",
+                                                                "trig-uprobe-with-nop"]
+    per: dict[int, dict[str, float]] = {}
+    for rid, e in runs.items():
+        text = (folder / "local" / rid / "workload.stdout").read_text()
+        hits = [float(h) for i, h in re.findall(r"^Iter\s+(\d+) \([^)]*\): hits\s+([0-9.]+)M/s",
+                                                text, re.M) if int(i) >= 1]
+        assert len(hits) >= 1, text
+        per.setdefault(e["params"]["round"], {})[e["experiment"]] = 1e3 / np.mean(hits)
+    d = np.array([r["trig-uprobe-with-nop"] - r["trig-uprobe-base"] for r in per.values()])
+    assert len(d) == 6
+    row = bench.set_index("bench").loc["trig-uprobe-with-nop"]
+    assert np.isclose(row["ns"], _walsh_median(d), rtol=1e-9)
+    assert row["ci_low"] <= row["ns"] <= row["ci_high"] and row["rounds"] == 6
+    assert row["lab_row"] == "uprobe-nop"
+    lab = parts.loc["uprobe-nop", "ns"]
+    if np.isfinite(lab):
+        assert np.isclose(row["ratio"], row["ns"] / lab, rtol=1e-12)
+    # a uprobe's trap costs more than a call: the bench measured a probe, not noise
+    assert row["ns"] > 10 * np.median([r["trig-uprobe-base"] for r in per.values()])
+    assert "trig-uprobe-with-nop" in summary and "the lab's uprobe-nop" in summary
+
+
+def _check_bpf_stats(folder, stats, parts) -> None:
+    """09-map's program part beside the kernel's account of its program (bpf_stats): its
+    script's and its mechanism's (the empty program's) run time per run, read here from
+    the runs' meta files, their difference, and the sysctl put back after each."""
+    if not (folder / "local" / "rstats-09-map").is_dir():  # planned as not run: said why
+        plan = json.loads((folder / "manifest.json").read_text())
+        assert "bpf-stats" in plan.get("not_run", {}) or "bpf-stats" in json.dumps(plan)
+        return
+    per_run = {}
+    for exp in ("09-map", "tracepoint-read"):
+        meta = dict(x.split("=", 1) for x in (folder / "local" / f"rstats-{exp}" / "meta")
+                    .read_text().splitlines() if "=" in x)
+        assert meta["bpf_stats_restored"] == meta["bpf_stats_before"]
+        assert int(meta["bpf_run_cnt"]) >= 200_000  # the meter's reads, every one a run
+        per_run[exp] = int(meta["bpf_run_time_ns"]) / int(meta["bpf_run_cnt"])
+    row = stats.set_index("experiment").loc["09-map"]
+    assert np.isclose(row["reading_ns"], per_run["09-map"], rtol=1e-12)
+    assert np.isclose(row["program_ns"], per_run["09-map"] - per_run["tracepoint-read"],
+                      rtol=1e-12)
+    # a map update costs the program time: the reading is above the empty program's
+    assert row["program_ns"] > 0
+    if "09-map program" in parts.index:
+        assert row["part_ns"] == parts.loc["09-map program", "ns"]
+
+
+def test_a_kernel_bench_that_does_not_build_says_why_in_one_line_and_the_rest_runs(
+        tmp_path, monkeypatch):
+    """Sources that are not there (``KBENCH_SOURCES``, which the build honours): every
+    bench run fails with the build's one line, the platform's parts are measured, and the
+    summary says why the bench is not there."""
+    need_tool("cc")
+    monkeypatch.setenv("KBENCH_SOURCES", str(tmp_path / "no-such-linux.tar.xz"))
+    data = tmp_path / "data"
+    result = run_benchmark("anatomy", "local", rounds=1, windows=1, window_ms=5,
+                           mechanisms=["uprobe-nop"], kernel_bench=["trig-tp"],
+                           kernel_bench_s=1, data_dir=data, campaign="nokb", progress=False)
+    failed = result.failed["local"]
+    assert sorted(failed) == ["k000-00-trig-base", "k000-01-trig-tp"] or \
+        sorted(failed) == ["k000-00-trig-tp", "k000-01-trig-base"], failed
+    for why in failed.values():
+        assert why.count("\n") == 0 and "no kernel sources at" in why, why
+        assert str(tmp_path / "no-such-linux.tar.xz") in why
+    assert len(result.done["local"]) > 0  # the platform's loops ran
+    rep = report("nokb", data_dir=data, figures_dir=tmp_path / "fig")
+    line = next(x for x in rep.summary.splitlines() if x.startswith("the kernel's bench"))
+    assert "not run here" in line and "no kernel sources at" in line
 
 
 def test_the_figure_caption_names_only_the_groups_drawn():

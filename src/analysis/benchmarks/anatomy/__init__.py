@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import ratemethod
-from analysis.benchmarks.anatomy import mechanism
+from analysis.benchmarks.anatomy import bpfstats, kbench, mechanism
 from analysis.benchmarks.anatomy.execute import make_execute
 from analysis.benchmarks.anatomy.plan import MODES, PARTS, modes_for, rounds
 from analysis.benchmarks.anatomy.report import build, mechanism_table, parts_table, runs_table
@@ -49,7 +49,7 @@ class Anatomy(Benchmark):
     notebook = "8.0-anatomy"
     description = ("where a probe's cost goes: what the host charges for a system call, a "
                    "breakpoint and a single step")
-    needs = ("cc", "bpftrace")
+    needs = ("cc", "bpftrace", kbench.NEED)
     optional = ("bpftrace",)  # the platform's rows run without it
     uses = ("dd",)  # its experiments' scripts (``experiments``), lent by its probe_scripts
     also_needs = ("x86-64 Linux for the breakpoint, single-step and mechanism rows (the "
@@ -66,7 +66,17 @@ class Anatomy(Benchmark):
               "(numbers or ids, comma-separated; None: none), each explained by its attach "
               "point's mechanism row: mechanism + program, the tracer's own CPU beside",
               "list", mechanism.experiment_names),
+        Param("kernel_bench", list(kbench.DEFAULT), "the kernel's BPF bench's trig-* "
+              "benchmarks run in the same rounds, beside the mechanism rows (their bases "
+              "added), comma-separated; none: not run", "list", kbench.names),
+        Param.integer("kernel_bench_s", 2, "measured seconds per bench run (after 1 s of "
+                      "warm-up)", 1),
     )
+
+    def requires(self, p: Params, target: str, targets) -> tuple[str, ...]:
+        """Its needs but bpftrace; the kernel bench's sources and compiler where it runs."""
+        out = super().requires(p, target, targets)
+        return out if p.kernel_bench else tuple(n for n in out if n != kbench.NEED.name)
 
     def plan(self, preflights: dict, p: Params, campaign: str) -> Plan:
         (target, pf), = preflights.items()
@@ -86,17 +96,33 @@ class Anatomy(Benchmark):
             params.update(mechanism.settings(chosen, explained))
             chosen += list(explained)
             runs = ratemethod.counting_runs([mechanism.CONTROL, *chosen])
+            if pf.capabilities.get("bpf_stats"):
+                runs += bpfstats.runs(explained)
+            elif explained:
+                not_run["bpf-stats"] = "kernel.bpf_stats_enabled cannot be set on this target"
+        benches = kbench.chosen(p.kernel_bench or [])
+        if benches and pf.os != "Linux":
+            not_run.update({b: f"Linux only (this target: {pf.os or '?'})" for b in benches})
+            benches = []
+        if benches:
+            params.update({"kernel_bench": benches, "kernel_bench_s": p.kernel_bench_s})
         for r in range(p.rounds):
             runs += rounds(modes, r, 1, campaign, p.windows)
             if not why:
                 runs += mechanism.runs(chosen, range(r, r + 1), campaign)
+            runs += kbench.runs(benches, r, campaign, p.kernel_bench_s)
         return Plan(runs, params, not_run)
 
     def execute(self, plan: Plan, p: Params, scratch: Path):
-        platform = make_execute(plan.parameters)
-        if "rate_control" not in plan.parameters:
-            return platform
-        return mechanism.make_execute(plan.parameters, platform, scratch=scratch)
+        ex = make_execute(plan.parameters)
+        if "rate_control" in plan.parameters:
+            q = plan.parameters
+            ex = mechanism.make_execute(q, ex, scratch=scratch)
+            ex = bpfstats.make_execute(q, ex, lambda meter, e: mechanism.script(
+                meter, e, False, q.get("explained")), ["-t", mechanism.LOOP], scratch=scratch)
+        if plan.parameters.get("kernel_bench"):
+            ex = kbench.make_execute(plan.parameters, ex, scratch=scratch)
+        return ex
 
     def report(self, camp: Campaign, **kwargs) -> Report:
         return build(camp, **kwargs)

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import plots, ratemethod
-from analysis.benchmarks.anatomy import mechanism
+from analysis.benchmarks.anatomy import bpfstats, kbench, mechanism
 from analysis.benchmarks.anatomy.figures import _ns, parts_figure
 from analysis.benchmarks.anatomy.plan import KIND, PARTS
 from analysis.benchmarks.core.report import Report
@@ -133,10 +133,18 @@ def build(camp: Campaign, target: str | None = None) -> Report:
     parts = pd.concat([parts_table(runs), mechanism_table(camp, target)], ignore_index=True)
     pf = (camp.target_records().get(target) or {}).get("preflight") or {}
     host = pf.get("cpu_model") or "this host"
-    out = Report(camp, {"runs": runs, "parts": parts, "target": target},
-                 summary=summary(parts, runs, host, camp.parameters))
+    bench, stats = kbench.table(camp, target, parts), bpfstats.table(camp, target, parts)
+    out = Report(camp, {"runs": runs, "parts": parts, "kernel_bench": bench,
+                        "bpf_stats": stats, "target": target},
+                 summary="\n".join([summary(parts, runs, host, camp.parameters),
+                                    *bpfstats.summary_lines(stats),
+                                    *kbench.summary_lines(bench, kbench.failed_line(camp,
+                                                                                    target))]))
     out.frame("runs", runs)
     out.frame("parts", parts)
+    for name, frame in (("kernel-bench", bench), ("bpf-stats", stats)):
+        if len(frame):
+            out.frame(name, frame)
     stem = f"{plots.figure_stem('anatomy', camp.name)}-parts"
     fig = parts_figure(parts, f"Where a probe's cost goes, {target}")
     out.values["figure"] = fig
