@@ -23,11 +23,19 @@ GROUPS = {"platform": ("C0", "o", "platform: one loop less another, no tracer (p
 FLOOR_NS = 1.0
 
 
-def parts_figure(parts: pd.DataFrame, title: str):
+#: the marks set beside a part's point: (colour, marker, legend)
+MARKS = {"kernel bench": ("k", "x", "the kernel's bench, trig-* less its base (its program "
+                                    "counts hits)"),
+         "bpf_stats": ("C1", "+", "bpf_stats: the program's run time less the empty "
+                                  "program's")}
+
+
+def parts_figure(parts: pd.DataFrame, title: str, marks: pd.DataFrame | None = None):
     """One row per part (``group`` column: :data:`GROUPS`): its estimate (point) with its
     95 % CI (whiskers), on a log axis; a part under :data:`FLOOR_NS` (a tracer idle per
     event, a program that adds nothing measurable) is listed in the caption, not drawn: a
-    log axis would spend decades on noise around zero."""
+    log axis would spend decades on noise around zero. ``marks`` (part, ns, kind of
+    :data:`MARKS`): other accounts of a part drawn just under its point, without a CI."""
     shown = parts[parts["ns"] >= FLOOR_NS].reset_index(drop=True)
     with thesis_style():
         fig, ax = _figure(height=0.4 * len(parts) + 1.9)
@@ -42,6 +50,13 @@ def parts_figure(parts: pd.DataFrame, title: str):
             hi = np.where(finite, np.clip(g["ci_high"] - g["ns"], 0, None), 0)
             ax.errorbar(g["ns"], y[mask], xerr=[lo, hi], fmt=marker, color=colour, capsize=3,
                         label=label)
+        row = dict(zip(shown["part"], y))
+        for kind, (colour, marker, label) in MARKS.items():
+            m = (marks[(marks["kind"] == kind) & marks["part"].isin(list(row))
+                       & (marks["ns"] >= FLOOR_NS)] if marks is not None else ())
+            if len(m):
+                ax.plot(m["ns"], [row[x] - 0.28 for x in m["part"]], linestyle="none",
+                        marker=marker, color=colour, markersize=7, zorder=5, label=label)
         for yi, v in zip(y, shown["ns"]):
             ax.annotate(_ns(v), (v, yi), textcoords="offset points", xytext=(0, 7),
                         ha="center", fontsize=7)
@@ -62,7 +77,9 @@ def parts_figure(parts: pd.DataFrame, title: str):
         _caption(fig, "points: Hodges-Lehmann estimates; whiskers: 95 % CIs, cut at the "
                  f"axis' {FLOOR_NS:g} ns ({how})" + (
                      f"; not drawn (under {FLOOR_NS:g} ns): {', '.join(hidden)}"
-                     if hidden else ""))
+                     if hidden else "") + ("; marks just under a point: another account of "
+                                           "that row, without a CI" if marks is not None
+                                           and len(marks) else ""))
         return fig
 
 

@@ -146,7 +146,11 @@ def build(camp: Campaign, target: str | None = None) -> Report:
         if len(frame):
             out.frame(name, frame)
     stem = f"{plots.figure_stem('anatomy', camp.name)}-parts"
-    fig = parts_figure(parts, f"Where a probe's cost goes, {target}")
+    marks = pd.DataFrame(
+        [(r["lab_row"], r["ns"], "kernel bench") for _, r in bench.iterrows() if r["lab_row"]]
+        + [(f"{r['experiment']} program", r["program_ns"], "bpf_stats")
+           for _, r in stats.iterrows()], columns=["part", "ns", "kind"])
+    fig = parts_figure(parts, f"Where a probe's cost goes, {target}", marks)
     out.values["figure"] = fig
     out.figure(stem, fig, close=True)
     out.first = [stem]
