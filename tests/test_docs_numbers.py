@@ -139,5 +139,3 @@ def test_the_readme_quotes_only_recorded_numbers():
         if tag.group(2):
             rec = measured.records()[tag.group(2)]
             assert measured.value(rec, tag.group(3)).startswith(text), (number, text)
-
-

@@ -6,7 +6,8 @@ Roles (MyST: ``{measured}`noisy-host:06-uprobe.cost```):
     a value of docs/_data/records/RECORD.json (made by docs/_ext/record.py from a real
     campaign or test-suite run), formatted, linked to its host on the reference-machines
     page, with the host, date and control's speed as hover text. Keys: ``EXP.cost`` (cost
-    per event with its 95 % CI), ``EXP.precision``, ``control`` (the untraced iteration),
+    per event with its 95 % CI), ``EXP.value`` (the cost alone: a reading without a CI),
+    ``EXP.precision``, ``control`` (the untraced iteration),
     ``noise_floor`` (the A/A slot's CI half-width: the smallest cost the host resolves),
     ``aa`` (the A/A slot's estimate with its CI), ``wall`` (wall time), ``rounds``, ``met``,
     ``passed``, ``skipped``, ``failed``, ``date``, ``host``.
@@ -96,6 +97,8 @@ def value(rec: dict, key: str) -> str:
         row = rec["experiments"][exp]
         if what == "cost":
             return f"{_ns(row['cost_ns'])} {_ci(*row['ci_ns'])}"
+        if what == "value":  # one reading, no CI (bpf_stats)
+            return _ns(row["cost_ns"])
         if what == "precision":
             return f"±{row['precision'] * 100:.0f} %"
         raise KeyError(key)

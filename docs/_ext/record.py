@@ -10,7 +10,9 @@ are generated, never typed:
 
 ``campaign`` opens a finished campaign through the package (checksums verified), reports
 it without writing anything and keeps, per experiment, the cost with its 95 % CI and the
-precision reached (the anatomy benchmark: per part, its cost and CI), plus the control's
+precision reached (the anatomy benchmark: per part, its cost and CI; per trig-* of the
+kernel's bench the same; per bpf_stats reading, ``EXP bpf_stats``, its program time), plus
+the control's
 speed per iteration, the A/A noise floor, rounds,
 the wall time (the manifest's created to updated), the host's fingerprint (from the
 manifest's preflight) and the manifest's sha256. ``campaign-archive`` does the same from a
@@ -95,6 +97,15 @@ def from_campaign(campaign: str, name: str, data_dir: str | Path | None = None) 
             experiments[row["part"]] = {
                 "cost_ns": _num(row["ns"]), "ci_ns": [_num(row["ci_low"]), _num(row["ci_high"])],
                 "precision": None, "rounds": int(row["rounds"])}
+    bench, stats = v.get("kernel_bench"), v.get("bpf_stats")  # anatomy: the kernel's bench
+    for row in ([] if bench is None else bench.to_dict("records")):
+        experiments[row["bench"]] = {
+            "cost_ns": _num(row["ns"]), "ci_ns": [_num(row["ci_low"]), _num(row["ci_high"])],
+            "precision": None, "rounds": int(row["rounds"])}
+    for row in ([] if stats is None else stats.to_dict("records")):  # one reading, no CI
+        experiments[f"{row['experiment']} bpf_stats"] = {
+            "cost_ns": _num(row["program_ns"]), "ci_ns": [None, None], "precision": None,
+            "rounds": 1}
     for row in rows:
         exp = row["experiment"]
         if exp.endswith("control") and "control_ns_per_iter" not in v:

@@ -70,7 +70,11 @@ def parts_figure(parts: pd.DataFrame, title: str, marks: pd.DataFrame | None = N
         ax.set_xlim(left=FLOOR_NS)
         ax.set_ylim(-0.7, len(shown) - 0.3)
         ax.set_title(title)
-        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.06), fontsize=7, frameon=False)
+        handles, labels = ax.get_legend_handles_labels()  # the groups first, then marks
+        order = sorted(range(len(labels)), key=lambda i: any(labels[i] == m[2]
+                                                              for m in MARKS.values()))
+        ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="lower center",
+                  bbox_to_anchor=(0.5, 1.06), fontsize=7, frameon=False)
         hidden = [f"{r['part']} ({_ns(r['ns'])})" for _, r in parts.iterrows()
                   if not r["ns"] >= FLOOR_NS]
         how = "; ".join(text for group, text in CI_METHODS if group in set(parts["group"]))
