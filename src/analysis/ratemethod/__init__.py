@@ -26,7 +26,6 @@ from analysis.ratemethod.execute import (
     WARMUP_MS,
     WINDOW_MS,
     WINDOWS,
-    bpftrace_on_meter,
     bracket,
     build_meter,
     check_run,
@@ -38,6 +37,7 @@ from analysis.ratemethod.execute import (
     round_runs,
     settings,
     timeout,
+    tracer_on_meter,
 )
 from analysis.ratemethod.figures import untraced_blocks_figure
 from analysis.ratemethod.sources import (
@@ -61,7 +61,7 @@ __all__ = [
     "AA", "BRACKET_KIND", "EVERY", "FAST", "RateData", "differing_estimates", "rate_data",
     "COUNT_KIND", "HOST_KIND", "KIND", "COUNT_ITERATIONS", "DESIGN",
     "MAX_ROUNDS", "METER", "SELF_VARYING_SHARE", "TRACED_S", "UNTRACED_S", "VALUE", "WARMUP_MS",
-    "WINDOWS", "WINDOW_MS", "agreement", "bpftrace_on_meter", "bracket", "bracket_differences",
+    "WINDOWS", "WINDOW_MS", "agreement", "tracer_on_meter", "bracket", "bracket_differences",
     "build_meter", "check_run", "ci_text", "counting_runs", "events_per_iteration", "first_runs",
     "load_blocks", "make_execute", "meter_argv", "more", "opening_runs", "rate_table", "round_runs",
     "settings", "timeout", "traced_fast_share", "untraced_blocks_figure"

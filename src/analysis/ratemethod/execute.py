@@ -247,18 +247,22 @@ def make_execute(scripts: Callable, argv: Callable, q: dict, fallback, *,
     return execute
 
 
-def bpftrace_on_meter(q: dict, fallback, script: Callable, loop: list[str], *, scratch: Path,
-                      prefix: str):
-    """:func:`make_execute` for bpftrace scripts on the meter itself:
-    ``script(meter, experiment, counting)`` is a run's script (written to ``scratch`` as
-    ``{prefix}[count-]{experiment}.bt``), the meter runs its ``loop`` options pinned to the
-    campaign's ``cpu`` (the tracer where ``q`` says, else unpinned)."""
+def tracer_on_meter(q: dict, fallback, script: Callable, loop: list[str], *, scratch: Path,
+                    prefix: str):
+    """:func:`make_execute` for tracer scripts on the meter itself:
+    ``script(meter, experiment, counting)`` is a run's script, a bpftrace script's text or
+    (``"dtrace"``, a D script's text), written to ``scratch`` as
+    ``{prefix}[count-]{experiment}.bt`` (``.d``); the meter runs its ``loop`` options pinned
+    to the campaign's ``cpu`` (the tracer where ``q`` says, else unpinned)."""
     def scripts(transport, meter: str, run: RunSpec, kind: str):
         counting = kind == COUNT_KIND
-        path = scratch / f"{prefix}{'count-' if counting else ''}{run.experiment}.bt"
+        got = script(meter, run.experiment, counting)
+        tracer, text = got if isinstance(got, tuple) else ("bpftrace", got)
+        ext = ".d" if tracer == "dtrace" else ".bt"
+        path = scratch / f"{prefix}{'count-' if counting else ''}{run.experiment}{ext}"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(script(meter, run.experiment, counting))
-        return "bpftrace", path
+        path.write_text(text)
+        return tracer, path
 
     def argv(meter: str, kind: str, run: RunSpec) -> list[str]:
         return ["taskset", "-c", str(int(q["cpu"])),

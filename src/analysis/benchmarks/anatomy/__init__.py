@@ -66,6 +66,10 @@ class Anatomy(Benchmark):
               "(numbers or ids, comma-separated; None: none), each explained by its attach "
               "point's mechanism row: mechanism + program, the tracer's own CPU beside",
               "list", mechanism.experiment_names),
+        Param.choice("tracer", "bpftrace", "the tracer of benchmark 1's experiments "
+                     "(``experiments``): bpftrace, dtrace (DTrace for Linux, its probes on "
+                     "the same instructions and events sharing bpftrace's mechanism rows) or "
+                     "both, DTrace's under ids of their own", ("bpftrace", "dtrace", "both")),
         Param("kernel_bench", list(kbench.DEFAULT), "the kernel's BPF bench's trig-* "
               "benchmarks run in the same rounds, beside the mechanism rows (their bases "
               "added), comma-separated; none: not run", "list", kbench.names),
@@ -89,7 +93,7 @@ class Anatomy(Benchmark):
         if why:
             not_run.update({m: why for m in mechanism.MECHANISMS})
         else:
-            explained, skipped = mechanism.explain(pf, p.experiments)
+            explained, skipped = mechanism.explain(pf, p.experiments, p.tracer)
             not_run.update(skipped)
             needed = {e["mechanism"] for e in explained.values()}
             chosen = [m for m in mechanism.MECHANISMS if m in p.mechanisms or m in needed]

@@ -47,9 +47,10 @@ def runs(explained: dict) -> list[RunSpec]:
 
 
 def make_execute(q: dict, fallback, script, loop: list[str], *, scratch: Path):
-    """Readings here (``script(meter, experiment)``: the run's bpftrace script), every other
-    run by ``fallback``."""
+    """Readings here (``script(meter, experiment)``: the run's bpftrace script's text, or
+    (``"dtrace"``, a D script's)), every other run by ``fallback``."""
     from analysis.tracing.lifecycle import TracerSpec, traced_execute
+    from analysis.tracing.tracers import needs_target_pid
     meters: dict[str, str] = {}
 
     def execute(transport, run: RunSpec, staging: Path) -> dict:
@@ -58,12 +59,18 @@ def make_execute(q: dict, fallback, script, loop: list[str], *, scratch: Path):
         if transport.name not in meters:
             meters[transport.name] = build_meter(transport)
         meter = meters[transport.name]
-        path = scratch / f"anatomy-stats-{run.experiment}.bt"
+        got = script(meter, run.experiment)
+        tracer, text = got if isinstance(got, tuple) else ("bpftrace", got)
+        path = scratch / (f"anatomy-stats-{run.experiment}"
+                          + (".d" if tracer == "dtrace" else ".bt"))
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(script(meter, run.experiment))
+        path.write_text(text)
         n = int(run.params["iterations"])
-        workload = ["taskset", "-c", str(int(q["cpu"])), meter, *loop, "-n", str(n)]
-        info = traced_execute(TracerSpec("bpftrace", script=path, bpf_stats=True), workload,
+        by_pid = needs_target_pid(tracer, text)  # the meter waits until it is attached (-g)
+        workload = ["taskset", "-c", str(int(q["cpu"])), meter, *loop, "-n", str(n),
+                    *(["-g"] if by_pid else [])]
+        info = traced_execute(TracerSpec(tracer, script=path, bpf_stats=True,
+                                         target_pid=by_pid), workload,
                               workload_timeout=60.0 + n * 50e-6)(transport, run, staging)
         got = reading(staging / "meta")
         if got is None:

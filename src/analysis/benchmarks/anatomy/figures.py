@@ -50,13 +50,7 @@ def parts_figure(parts: pd.DataFrame, title: str, marks: pd.DataFrame | None = N
             hi = np.where(finite, np.clip(g["ci_high"] - g["ns"], 0, None), 0)
             ax.errorbar(g["ns"], y[mask], xerr=[lo, hi], fmt=marker, color=colour, capsize=3,
                         label=label)
-        row = dict(zip(shown["part"], y))
-        for kind, (colour, marker, label) in MARKS.items():
-            m = (marks[(marks["kind"] == kind) & marks["part"].isin(list(row))
-                       & (marks["ns"] >= FLOOR_NS)] if marks is not None else ())
-            if len(m):
-                ax.plot(m["ns"], [row[x] - 0.28 for x in m["part"]], linestyle="none",
-                        marker=marker, color=colour, markersize=7, zorder=5, label=label)
+        _draw_marks(ax, marks, dict(zip(shown["part"], y)))
         for yi, v in zip(y, shown["ns"]):
             ax.annotate(_ns(v), (v, yi), textcoords="offset points", xytext=(0, 7),
                         ha="center", fontsize=7)
@@ -70,11 +64,7 @@ def parts_figure(parts: pd.DataFrame, title: str, marks: pd.DataFrame | None = N
         ax.set_xlim(left=FLOOR_NS)
         ax.set_ylim(-0.7, len(shown) - 0.3)
         ax.set_title(title)
-        handles, labels = ax.get_legend_handles_labels()  # the groups first, then marks
-        order = sorted(range(len(labels)), key=lambda i: any(labels[i] == m[2]
-                                                              for m in MARKS.values()))
-        ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="lower center",
-                  bbox_to_anchor=(0.5, 1.06), fontsize=7, frameon=False)
+        _legend(ax)
         hidden = [f"{r['part']} ({_ns(r['ns'])})" for _, r in parts.iterrows()
                   if not r["ns"] >= FLOOR_NS]
         how = "; ".join(text for group, text in CI_METHODS if group in set(parts["group"]))
@@ -85,6 +75,25 @@ def parts_figure(parts: pd.DataFrame, title: str, marks: pd.DataFrame | None = N
                                            "that row, without a CI" if marks is not None
                                            and len(marks) else ""))
         return fig
+
+
+def _draw_marks(ax, marks: pd.DataFrame | None, row: dict) -> None:
+    """``marks`` drawn just under the point of their part (``row``: part -> y)."""
+    for kind, (colour, marker, label) in MARKS.items():
+        m = (marks[(marks["kind"] == kind) & marks["part"].isin(list(row))
+                   & (marks["ns"] >= FLOOR_NS)] if marks is not None else ())
+        if len(m):
+            ax.plot(m["ns"], [row[x] - 0.28 for x in m["part"]], linestyle="none",
+                    marker=marker, color=colour, markersize=7, zorder=5, label=label)
+
+
+def _legend(ax) -> None:
+    """The legend above the axes: the groups first, then the marks."""
+    handles, labels = ax.get_legend_handles_labels()
+    marks = {m[2] for m in MARKS.values()}
+    order = sorted(range(len(labels)), key=lambda i: labels[i] in marks)
+    ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="lower center",
+              bbox_to_anchor=(0.5, 1.06), fontsize=7, frameon=False)
 
 
 #: how each group's CI is made, for the caption (only the groups drawn are named)

@@ -23,11 +23,9 @@ from analysis.benchmarks.anatomy.report import runs_table
 from analysis.campaign import Campaign
 from analysis.stats.measures import Blocks, Measure, round_noise_floor
 
-#: the uprobes on an instruction the kernel single-steps (Debian 12's libc's ``__read``
-#: opens with a RIP-relative compare): each is the emulated uprobe's cost (``uprobe-nop``)
-#: plus the single step under a uprobe (``uprobe-step-over-nop``)
-SINGLE_STEPPED = ("uprobe-mov", "uprobe-libc-read")
-STEP, EMULATED, PLATFORM_STEP = "uprobe-step-over-nop", "uprobe-nop", "step-over-breakpoint"
+SINGLE_STEPPED, STEP, EMULATED = (mechanism.SINGLE_STEPPED, mechanism.STEP,
+                                  mechanism.EMULATED)
+PLATFORM_STEP = "step-over-breakpoint"
 
 
 def paired_measures(ca: Campaign, ta: str, cb: Campaign, tb: str) -> tuple[dict, dict, str]:

@@ -49,9 +49,20 @@ MECHANISMS = {
                         "attach point (the kernel's bench's trig-tp), empty program"),
 }
 
+#: the uprobes on an instruction the kernel single-steps (Debian 12's libc's ``__read``
+#: opens with a RIP-relative compare): each is the emulated uprobe's cost (:data:`EMULATED`)
+#: plus the single step under a uprobe (:data:`STEP`, the move's brackets less the nop's)
+SINGLE_STEPPED = ("uprobe-mov", "uprobe-libc-read")
+STEP, EMULATED = "uprobe-step-over-nop", "uprobe-nop"
+
 #: the mechanism rows on attach points other programs use (not the meter's own functions):
 #: mechanism -> attach point, as :func:`~analysis.benchmarks.core.parts.attach_key` spells it
 SHARED = {m: attach_key(a) for m, (a, _) in MECHANISMS.items() if "{meter}" not in a}
+#: DTrace for Linux's probes on the same instructions and events (its pid provider is a
+#: uprobe, libc's read is __read's address; its syscall provider the syscall's entry
+#: tracepoint): they share bpftrace's mechanism row there
+DTRACE_SHARED = {"pid$target:libc.so.6:read:entry": "uprobe-libc-read",
+                 "syscall::read:entry": "tracepoint-read"}
 
 #: the meter's process name: the counting scripts count its events alone (libc's __read
 #: and the read tracepoint fire for every process)
@@ -79,30 +90,36 @@ def experiment_names(value) -> list[str] | None:
     return _params.names("experiments", value)
 
 
-def explain(pf, experiments) -> tuple[dict, dict]:
-    """Benchmark 1's ``experiments`` (its scripts as this target runs them, lent by its
+def explain(pf, experiments, tracer: str = "bpftrace") -> tuple[dict, dict]:
+    """Benchmark 1's ``experiments`` under ``tracer`` (``bpftrace``, ``dtrace``, ``both``;
+    their scripts as this target runs them, lent by its
     :meth:`~analysis.benchmarks.Benchmark.probe_scripts`) to measure in the same rounds:
-    per id its script (a path in the project), attach point, note and the mechanism row
-    of that attach point (None: none measures it); and those that cannot run, with why."""
+    per id its script (a path in the project), tracer, attach point, bpftrace's attach
+    point of its event (its counting script's), note and the mechanism row of that attach
+    point (None: none measures it); and those that cannot run, with why."""
     if not experiments:
         return {}, {}
     points = {a: m for m, a in SHARED.items()}
     explained, skipped = {}, {}
-    for s in get("dd").probe_scripts(pf, experiments):
+    for s in get("dd").probe_scripts(pf, experiments, tracer):
         if s["skipped"]:
             skipped[s["id"]] = s["skipped"]
             continue
+        dtrace = s["tracer"] == "dtrace"
         explained[s["id"]] = {
             "script": str(Path(s["script"]).resolve().relative_to(paths.project_root())),
-            "attach_point": s["attach_point"], "note": s["note"],
-            "mechanism": points.get(attach_key(s["attach_point"]))}
+            "tracer": s["tracer"], "attach_point": s["attach_point"],
+            "count_attach": s["count_attach"], "note": s["note"],
+            "mechanism": (DTRACE_SHARED.get(s["attach_point"]) if dtrace
+                          else points.get(attach_key(s["attach_point"])))}
     return explained, skipped
 
 
-def script(meter: str, experiment: str, counting: bool, explained: dict | None = None) -> str:
-    """An experiment's bpftrace script on the meter at ``meter`` (a path on the target):
-    its attach point with an empty program, or benchmark 1's own script (``explained``);
-    counting, ``@events`` of the meter's own hits at its attach point."""
+def script(meter: str, experiment: str, counting: bool, explained: dict | None = None):
+    """An experiment's script on the meter at ``meter`` (a path on the target): its attach
+    point with an empty bpftrace program, or benchmark 1's own script (``explained``; a D
+    script as (``"dtrace"``, its text)); counting, a bpftrace script's ``@events`` of the
+    meter's own hits at its event."""
     if experiment == CONTROL:
         if not counting:
             return "BEGIN {}\n"
@@ -110,8 +127,9 @@ def script(meter: str, experiment: str, counting: bool, explained: dict | None =
     if explained and experiment in explained:
         e = explained[experiment]
         if not counting:
-            return (paths.project_root() / e["script"]).read_text()
-        attach = e["attach_point"]
+            text = (paths.project_root() / e["script"]).read_text()
+            return ("dtrace", text) if e.get("tracer") == "dtrace" else text
+        attach = e.get("count_attach") or e["attach_point"]
     else:
         attach = MECHANISMS[experiment][0].format(meter=meter)
     if counting:
@@ -134,5 +152,5 @@ def make_execute(q: dict, fallback, *, scratch: Path):
     def scripts(meter: str, experiment: str, counting: bool) -> str:
         return script(meter, experiment, counting, q.get("explained"))
 
-    return ratemethod.bpftrace_on_meter(q, fallback, scripts, ["-t", LOOP], scratch=scratch,
+    return ratemethod.tracer_on_meter(q, fallback, scripts, ["-t", LOOP], scratch=scratch,
                                         prefix="anatomy-")

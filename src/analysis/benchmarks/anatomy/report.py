@@ -209,4 +209,24 @@ def sums(parts: pd.DataFrame) -> list[str]:
             line += (f"; the tracer's own CPU {_ns(by.loc[own, 'ns'])} per event besides: "
                      f"{_ns(r['ns'] + by.loc[own, 'ns'])} on the whole machine")
         lines.append(line)
+        lines += _trap_line(exp, r["ns"], by)
     return lines
+
+
+def _trap_line(exp: str, cost: float, by: pd.DataFrame) -> list[str]:
+    """For an experiment on an instruction the kernel single-steps: how much of its cost
+    the uprobe's trap (the emulated uprobe, empty program) and the single step under a
+    uprobe take, beside the platform's breakpoint and single step (no tracer)."""
+    m = by.loc[f"{exp} program", "against"]
+    if m not in mechanism.SINGLE_STEPPED or not {mechanism.STEP, mechanism.EMULATED} <= set(
+            by.index) or not cost > 0:
+        return []
+    trap, step = by.loc[mechanism.EMULATED, "ns"], by.loc[mechanism.STEP, "ns"]
+    line = (f"{exp}: of its {_ns(cost)}, the uprobe's trap and handler ({mechanism.EMULATED}) "
+            f"{_ns(trap)} ({trap / cost:.0%}), the single step under a uprobe {_ns(step)} "
+            f"({step / cost:.0%}), the rest {_ns(cost - trap - step)} ({(cost - trap - step) / cost:.0%})")
+    if {"breakpoint", "step-over-breakpoint"} <= set(by.index):
+        line += (f"; the platform, no tracer: a breakpoint to a signal handler "
+                 f"{_ns(by.loc['breakpoint', 'ns'])}, a single step beyond it "
+                 f"{_ns(by.loc['step-over-breakpoint', 'ns'])}")
+    return [line]

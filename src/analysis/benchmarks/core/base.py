@@ -211,11 +211,12 @@ class Benchmark:
         raise NotImplementedError."""
         raise NotImplementedError(f"{self.name} measures no per-event costs")
 
-    def probe_scripts(self, preflight, experiments) -> list[dict]:
-        """Its experiments' bpftrace scripts as ``preflight``'s target would run them, for a
-        benchmark that measures them in its own rounds (anatomy explains them): per
-        experiment ``id``, ``script`` (a path), ``attach_point``, ``note``, ``skipped`` (why
-        not, or None). A benchmark without such scripts keeps this one."""
+    def probe_scripts(self, preflight, experiments, tracer: str = "bpftrace") -> list[dict]:
+        """Its experiments' scripts under ``tracer`` as ``preflight``'s target would run
+        them, for a benchmark that measures them in its own rounds (anatomy explains them):
+        per experiment ``id``, ``script`` (a path), ``attach_point``, ``note``, ``skipped``
+        (why not, or None), ``tracer`` and ``count_attach`` (bpftrace's attach point of the
+        same event). A benchmark without such scripts keeps this one."""
         raise NotImplementedError(f"{self.name} has no probe scripts to lend")
 
     def mechanisms(self, campaign: Campaign, target: str):

@@ -24,6 +24,7 @@ from analysis.benchmarks.dd import report as _report
 from analysis.benchmarks.dd import rounds as _rounds
 from analysis.benchmarks.dd.experiments import (
     CONTROL,
+    DTRACE_SUFFIX,
     TRACERS,
     make_execute,
     parse_count,
@@ -256,12 +257,18 @@ class DD(Benchmark):
     def report(self, camp: Campaign, **kwargs) -> Report:
         return _report.build(camp, **kwargs)
 
-    def probe_scripts(self, preflight, experiments) -> list[dict]:
-        """Benchmark 1's bpftrace scripts as this target runs them (originals, or their
-        stated substitutes), the control left out."""
+    def probe_scripts(self, preflight, experiments, tracer: str = "bpftrace") -> list[dict]:
+        """Benchmark 1's scripts under ``tracer`` (``bpftrace``, ``dtrace``, ``both``: DTrace's
+        under ids of their own) as this target runs them (originals, or their stated
+        substitutes), the control left out; ``count_attach``: bpftrace's attach point of the
+        same event (its counting script's)."""
+        bt = {x.id: x.attach_point for x in plan_experiments(preflight, "bpftrace",
+                                                             experiments)}
         return [{"id": x.id, "script": x.script, "attach_point": x.attach_point,
-                 "note": x.note, "skipped": x.skipped}
-                for x in plan_experiments(preflight, "bpftrace", experiments) if x.id != CONTROL]
+                 "note": x.note, "skipped": x.skipped, "tracer": x.tracer,
+                 "count_attach": bt.get(x.id.removesuffix(DTRACE_SUFFIX))}
+                for x in plan_experiments(preflight, tracer, experiments)
+                if x.id.removesuffix(DTRACE_SUFFIX) != CONTROL]
 
     def costs(self, campaign, *, data_dir=None, target: str | None = None) -> pd.DataFrame:
         camp = open_for_report(campaign, data_dir)

@@ -81,7 +81,7 @@ def script(meter: str, experiment: str, counting: bool) -> str:
 def make_execute(q: dict, fallback, *, scratch: Path):
     """Rate runs here (the meter pinned to the workload CPU, the tracer where the
     iterations method runs it: unpinned), every other run by ``fallback``."""
-    return ratemethod.bpftrace_on_meter(q, fallback, script, ["-u"], scratch=scratch,
+    return ratemethod.tracer_on_meter(q, fallback, script, ["-u"], scratch=scratch,
                                         prefix="rate-")
 
 
