@@ -27,7 +27,7 @@ def test_dtraces_pid_provider_shares_the_uprobes_mechanism_row(tmp_path):
     need_tool("bpftrace")
     need_dtrace()
     data = tmp_path / "data"
-    result = run_benchmark("anatomy", "local", rounds=3, windows=2, window_ms=20,
+    result = run_benchmark("anatomy", "local", rounds=2, windows=1, window_ms=20,
                            mechanisms=["uprobe-libc-read"], experiments=[6], tracer="dtrace",
                            kernel_bench=None, data_dir=data, campaign="andt",
                            progress=False)
