@@ -17,7 +17,13 @@ available, each round also holds rate-method brackets of a uprobe with an empty 
 on a ``nop`` (emulated), a ``push`` and a register move (single-stepped) and a return
 probe, against the control's ``BEGIN {}``: what the mechanism itself costs a traced
 thread, and, from the move less the nop, what the single step costs under a uprobe, set
-beside the platform's single step.
+beside the platform's single step. With ``experiments``, benchmark 1's scripts (bpftrace's,
+DTrace's with ``tracer``) join the rounds, each explained as its attach point's mechanism
+row plus its program, the program cross-checked with the kernel's own ``bpf_stats``
+(:mod:`.bpfstats`), the tracer's own CPU beside.
+
+The kernel's own benchmark of the mechanisms (:mod:`.kbench`: the BPF selftests' ``bench``,
+built on the target) runs in the same rounds, set beside the mechanism rows.
 """
 
 from __future__ import annotations
