@@ -29,7 +29,7 @@ import pandas as pd
 
 from analysis import _params
 from analysis.campaign import Campaign, RunSpec
-from analysis.errors import TargetError
+from analysis.errors import RemoteCommandError, TargetError
 from analysis.ratemethod import meter as ratemeter
 from analysis.targets.needs import Need
 
@@ -120,8 +120,8 @@ def parse(text: str, where) -> np.ndarray:
 
 
 def make_execute(q: dict, fallback, *, scratch: Path):
-    """Bench runs here (built once per target: :func:`build`), every other run by
-    ``fallback``."""
+    """Bench runs here (the bench built once per target by ``build-kbench.sh``, through
+    :func:`~analysis.targets.deploy.build_workload`), every other run by ``fallback``."""
     from analysis.targets.deploy import build_workload
     from analysis.tracing.lifecycle import TracerSpec, traced_execute
     built: dict[str, str | TargetError] = {}
@@ -133,7 +133,7 @@ def make_execute(q: dict, fallback, *, scratch: Path):
             try:
                 built[transport.name] = build_workload(
                     transport, "build-kbench.sh", "kbench", BINARY) + f"/{BINARY}"
-            except Exception as exc:  # said once per run, in one line; the rest runs
+            except RemoteCommandError as exc:  # said per run, in one line; the rest runs
                 why = str(exc).rpartition("stderr: ")[2].strip().rstrip("'")
                 built[transport.name] = TargetError(
                     f"{transport.name}: the kernel's bench did not build: "
