@@ -413,11 +413,16 @@ def test_refused_on_a_busy_target_runs_no_tracer_there(what, tmp_path, nothing_l
 
 def _wait_for_block(proc: subprocess.Popen, tracer: str = "bpftrace", timeout: float = 180
                     ) -> None:
-    """Until a timed block runs (hyperfine and the tracer both alive)."""
+    """Until a timed block runs: a hyperfine measuring (its ``--export-json``: the
+    preflight's ``hyperfine --version`` runs beside its ``bpftrace -e 'BEGIN { exit(); }'``,
+    which once passed for a block, CI of 7 Dec, so the controller was killed before its
+    campaign existed) and the tracer, both alive."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         left = leftovers()
-        if "hyperfine" in left and tracer in left:
+        timed = subprocess.run(["pgrep", "-f", "hyperfine .*--export-json"],
+                               capture_output=True, text=True).stdout.split()
+        if timed and tracer in left:
             return
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.05)
