@@ -30,7 +30,10 @@ tar -xJf "$SRC" -C "$TREE" "$TOP/tools" "$TOP/include" "$TOP/arch/x86" "$TOP/scr
     "$TOP/kernel/bpf" "$TOP/Makefile"
 patch -s -d "$TREE/$TOP" -p1 < "$HERE/kbench-load-only.patch"
 DIR="$TREE/$TOP/tools/testing/selftests/bpf"
-if ! make -C "$DIR" -j"$(nproc)" bench VMLINUX_BTF=/sys/kernel/btf/vmlinux \
+# a make of its own: under another make (make test) MAKELEVEL > 0 keeps the selftests'
+# lib.mk from setting OUTPUT, and every object lands in / (a fresh machine, 7 Dec 2026)
+if ! env -u MAKELEVEL -u MAKEFLAGS -u MFLAGS -u MAKEOVERRIDES \
+        make -C "$DIR" -j"$(nproc)" bench VMLINUX_BTF=/sys/kernel/btf/vmlinux \
         > "$OUT/make.log" 2>&1; then
     echo "build-kbench.sh: make bench failed ($OUT/make.log): $(grep -m1 -E 'error:|\*\*\*' "$OUT/make.log" || tail -n1 "$OUT/make.log")" >&2
     exit 1
