@@ -38,8 +38,8 @@ from analysis.ratemethod.execute import AA, BRACKET_KIND
 
 #: what :func:`consumer_table` adds to a rate table
 COLUMNS = ("tracer_cpu_share", "consumer_ns_per_event", "consumer_ns_per_event_ci_low",
-           "consumer_ns_per_event_ci_high", "total_ns_per_event", "total_ns_per_event_ci_low",
-           "total_ns_per_event_ci_high")
+           "consumer_ns_per_event_ci_high", "consumer_brackets", "total_ns_per_event",
+           "total_ns_per_event_ci_low", "total_ns_per_event_ci_high")
 
 
 def bracket_cpu(campaign: Campaign, target: str) -> pd.DataFrame:
@@ -76,11 +76,13 @@ def bracket_cpu(campaign: Campaign, target: str) -> pd.DataFrame:
 def consumer_table(campaign: Campaign, target: str, per_iter: dict[str, float],
                    control: str) -> pd.DataFrame:
     """Per label with the tracer's CPU recorded: its median share of a CPU, and (but for
-    the control's and the A/A slot's) the consumer's ns per event with its CI.
-    ``per_iter``: events per meter iteration per experiment (its counting run)."""
+    the control's and the A/A slot's) the consumer's ns per event with its CI, and how many
+    finished brackets it comes from (``consumer_brackets``: every bracket that recorded the
+    tracer's CPU, kept by the rate method or not). ``per_iter``: events per meter
+    iteration per experiment (its counting run)."""
     b = bracket_cpu(campaign, target)
     if not len(b):
-        return pd.DataFrame(columns=["experiment", *COLUMNS[:4]])
+        return pd.DataFrame(columns=["experiment", *COLUMNS[:5]])
     idle = float(np.nanmedian(b.loc[b["label"].isin([control, AA]), "tracer_cpu_share"])) \
         if b["label"].isin([control, AA]).any() else 0.0
     rows = []
@@ -94,8 +96,9 @@ def consumer_table(campaign: Campaign, target: str, per_iter: dict[str, float],
         else:
             est = ratemeter.shift_ci((g["tracer_cpu_ns"] - idle * g["span_ns"]) / events)
         row.update(zip(COLUMNS[1:4], est))
+        row["consumer_brackets"] = int(np.isfinite(events).sum())
         rows.append(row)
-    return pd.DataFrame(rows, columns=["experiment", *COLUMNS[:4]])
+    return pd.DataFrame(rows, columns=["experiment", *COLUMNS[:5]])
 
 
 def with_consumer(rate: pd.DataFrame, campaign: Campaign, target: str,

@@ -66,12 +66,15 @@ def parts_figure(parts: pd.DataFrame, title: str, marks: pd.DataFrame | None = N
         ax.set_title(title)
         _legend(ax)
         hidden = [f"{r['part']} ({_ns(r['ns'])})" for _, r in parts.iterrows()
-                  if not r["ns"] >= FLOOR_NS]
+                  if np.isfinite(r["ns"]) and r["ns"] < FLOOR_NS]
+        missing = [str(r["part"]) for _, r in parts.iterrows() if not np.isfinite(r["ns"])]
         how = "; ".join(text for group, text in CI_METHODS if group in set(parts["group"]))
         _caption(fig, "points: Hodges-Lehmann estimates; whiskers: 95 % CIs, cut at the "
                  f"axis' {FLOOR_NS:g} ns ({how})" + (
                      f"; not drawn (under {FLOOR_NS:g} ns): {', '.join(hidden)}"
-                     if hidden else "") + ("; marks just under a point: another account of "
+                     if hidden else "") + (
+                     f"; no estimate (too few kept brackets or rounds): {', '.join(missing)}"
+                     if missing else "") + ("; marks just under a point: another account of "
                                            "that row, without a CI" if marks is not None
                                            and len(marks) else ""))
         return fig
@@ -108,4 +111,6 @@ CI_METHODS = (("platform", "platform: signed-rank over the rounds, each a pair o
 
 
 def _ns(v: float) -> str:
+    if not np.isfinite(v):
+        return "no estimate"
     return f"{v / 1000:,.2f} us" if v >= 1000 else f"{v:,.1f} ns"

@@ -208,7 +208,8 @@ def failed_line(camp: Campaign, target: str) -> str | None:
 
 def summary_lines(t: pd.DataFrame, why_not: str | None) -> list[str]:
     """The bench beside the lab's rows: per benchmark its per-event cost with its CI and
-    within-run spread, the lab's row and their ratio (within 10 % or not)."""
+    within-run spread, the lab's row and their ratio (within 10 % or not; their CIs
+    overlapping or apart)."""
     if why_not and t.empty:
         return [f"the kernel's bench: not run here ({why_not})"]
     lines = ["the kernel's bench (ns per event: a trig-* less its base, per round; spread: "
@@ -220,7 +221,17 @@ def summary_lines(t: pd.DataFrame, why_not: str | None) -> list[str]:
                 f"{r['spread']:.1%} in {r['rounds']} rounds")
         if r["lab_row"] and np.isfinite(r["lab_ns"]):
             verdict = ("within 10 %" if abs(r["ratio"] - 1) <= 0.10 else
-                       f"{(r['ratio'] - 1):+.0%}")
+                       f"{(r['ratio'] - 1):+.0%}") + ", " + _overlap(r)
             line += f"; the lab's {r['lab_row']} {r['lab_ns']:,.1f} ns: x{r['ratio']:.2f} ({verdict})"
         lines.append(line)
     return lines
+
+
+def _overlap(r) -> str:
+    """Whether the bench's CI and the lab row's meet: a ratio near 1 is not agreement when
+    both are precise and apart."""
+    cis = (r["ci_low"], r["ci_high"], r["lab_ci_low"], r["lab_ci_high"])
+    if not all(np.isfinite(v) for v in cis):
+        return "a CI missing"
+    return ("CIs overlap" if r["ci_low"] <= r["lab_ci_high"] and r["lab_ci_low"] <= r["ci_high"]
+            else "CIs apart")

@@ -23,8 +23,6 @@ from analysis.benchmarks.anatomy.report import runs_table
 from analysis.campaign import Campaign
 from analysis.stats.measures import Blocks, Measure, round_noise_floor
 
-SINGLE_STEPPED, STEP, EMULATED = (mechanism.SINGLE_STEPPED, mechanism.STEP,
-                                  mechanism.EMULATED)
 PLATFORM_STEP = "step-over-breakpoint"
 
 
@@ -79,7 +77,7 @@ def _mechanism_measures(data: ratemethod.RateData, every_window) -> dict[str, Me
               key=(ratemethod.FAST, ratemethod.EVERY).index)  # either varies: every window
     step = data.blocks("uprobe-mov", how, against=("uprobe-nop",))
     if step.rounds and data.per_iter.get("uprobe-mov", math.nan) > 0:
-        out[STEP] = Measure(STEP, "a uprobe on a register move against one on a nop",
+        out[mechanism.STEP] = Measure(mechanism.STEP, "a uprobe on a register move against one on a nop",
                             "ns per event", step, math.nan, {"estimate from": how})
     return out
 
@@ -104,10 +102,10 @@ def explanations(table: pd.DataFrame) -> list[str]:
             lines.append(f"{group}: {len(r)} of {n} moved, by a factor {span} (B / A)")
         elif n:
             lines.append(f"{group}: none of {n} moved")
-    if not {STEP, EMULATED} <= set(rows.index):
+    if not {mechanism.STEP, mechanism.EMULATED} <= set(rows.index):
         return lines
-    step, emu = (float(rows.loc[x, "b"] - rows.loc[x, "a"]) for x in (STEP, EMULATED))
-    for row in SINGLE_STEPPED:
+    step, emu = (float(rows.loc[x, "b"] - rows.loc[x, "a"]) for x in (mechanism.STEP, mechanism.EMULATED))
+    for row in mechanism.SINGLE_STEPPED:
         if row not in moved.index:
             continue
         r = rows.loc[row]

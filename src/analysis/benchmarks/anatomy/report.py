@@ -120,8 +120,10 @@ def _explained_rows(exp: str, e: dict, rate: pd.DataFrame, shift) -> list[dict]:
                      "against": "", "ns": r["consumer_ns_per_event"],
                      "ci_low": r["consumer_ns_per_event_ci_low"],
                      "ci_high": r["consumer_ns_per_event_ci_high"],
-                     "rounds": int(r["pairs_used"]),
-                     "meaning": "the tracer's own process, CPU time per event, on another CPU"})
+                     "rounds": int(r["consumer_brackets"]),
+                     "meaning": "the tracer's own process, CPU time per event, on another "
+                                f"CPU, from every finished bracket ({int(r['consumer_brackets'])}"
+                                f"; the cost's: {int(r['pairs_used'])} kept)"})
     return rows
 
 
