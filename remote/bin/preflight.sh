@@ -2,7 +2,12 @@
 # Preflight: what can this target do? POSIX sh, Linux and FreeBSD, no Python.
 # Prints one "key=value" line per fact; the analysis package turns them into JSON.
 # Reads only, except that on Linux as root it mounts tracefs if it is not mounted.
+# --read-only (a production host, the script sent inline, nothing copied): not even that,
+# and nothing started: no bpftrace, no DTrace listing, no temporary folder, no tracers.sh
+# (the controller asks it inline itself); cap.bpf and cap.dtrace are then unknown ("").
 set -u
+READ_ONLY=0
+[ "${1:-}" = --read-only ] && READ_ONLY=1
 LC_ALL=C
 export LC_ALL
 PATH=$PATH:/usr/sbin:/sbin:/usr/local/sbin:/usr/local/bin
@@ -54,7 +59,7 @@ esac
 # Linux both start here, in the background, and are waited for where their lines are said
 # (before tracers.sh looks for tracers at work), so a preflight costs the slower of them.
 bg=
-if [ "$os" = Linux ] && [ "$(id -u)" = 0 ] && bg=$(mktemp -d 2>/dev/null); then
+if [ "$READ_ONLY" = 0 ] && [ "$os" = Linux ] && [ "$(id -u)" = 0 ] && bg=$(mktemp -d 2>/dev/null); then
     trap 'rm -rf "$bg"' EXIT
     trap 'exit 130' INT TERM HUP
     if have bpftrace; then
@@ -92,6 +97,8 @@ tool zstd zstd --version
 tool iperf3 iperf3 --version
 tool lzbench lzbench -h
 tool make make --version
+tool bpftool bpftool version
+tool python3 python3 --version
 
 # ---------------------------------------------------------------- capabilities
 if [ "$os" = Linux ]; then
@@ -99,7 +106,7 @@ if [ "$os" = Linux ]; then
     for d in /sys/kernel/tracing /sys/kernel/debug/tracing; do
         if [ -e "$d/trace" ]; then tracefs=$d; break; fi
     done
-    if [ -z "$tracefs" ] && [ "$(id -u)" = 0 ] && [ -d /sys/kernel/tracing ]; then
+    if [ -z "$tracefs" ] && [ "$READ_ONLY" = 0 ] && [ "$(id -u)" = 0 ] && [ -d /sys/kernel/tracing ]; then
         if mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; then
             tracefs=/sys/kernel/tracing
             say tracefs_mounted_by_preflight 1
@@ -143,7 +150,7 @@ if [ "$os" = Linux ]; then
             say cap.bpf 0
             say bpf_error "$(printf '%s' "$out" | grep -v RLIMIT_MEMLOCK | sed -n 1p)"
         fi
-    elif [ -e /proc/sys/kernel/unprivileged_bpf_disabled ]; then
+    elif [ -e /proc/sys/kernel/unprivileged_bpf_disabled ] || [ "$READ_ONLY" = 1 ]; then
         say cap.bpf ""
     else
         say cap.bpf 0
@@ -163,6 +170,7 @@ if [ "$os" = Linux ]; then
     # DTrace for Linux (Oracle's, on BPF; the bootstrap installs it under /opt/tracelab/dtrace):
     # usable when it lists the syscall provider's probes as root; fbt needs kprobes or fentry
     dtrace_ok=0 dtrace_fbt=0
+    [ "$READ_ONLY" = 1 ] && dtrace_ok= dtrace_fbt=  # not listed: unknown
     if [ -n "${dtrace_job:-}" ]; then
         wait "$dtrace_job"
         providers=$(cat "$bg/dtrace" 2>/dev/null)
@@ -270,7 +278,7 @@ if [ "$os" = Linux ]; then
     say clocksource "$(read_file /sys/devices/system/clocksource/clocksource0/current_clocksource)"
     # other tracers at work (foreign.*): see tracers.sh (busy CPUs: only at a campaign's
     # start, where they are recorded; not worth half a second of every preflight)
-    sh "$(dirname "$0")/tracers.sh" --no-busy
+    [ "$READ_ONLY" = 0 ] && sh "$(dirname "$0")/tracers.sh" --no-busy
 elif [ "$os" = FreeBSD ]; then
     if kldstat -q -m dtrace 2>/dev/null || [ -e /dev/dtrace/dtrace ]; then say cap.dtrace 1; say cap.dtrace_fbt 1; else say cap.dtrace 0; say cap.dtrace_fbt 0; fi
     for c in kprobes uprobes tracepoints tracefs btf bpf bpf_stats lttng_ust lttng_kernel; do say "cap.$c" 0; done

@@ -118,3 +118,13 @@ def seconds(name: str, value, *, maximum: float | None = None) -> float:
     if not math.isfinite(value_s) or value_s <= 0 or (maximum is not None and value_s > maximum):
         raise ParameterError(name, value, text)
     return value_s
+
+
+def flag(name: str, value) -> bool:
+    """A yes/no parameter: a bool, or ``"true"``/``"false"``/``"1"``/``"0"`` (any case) from
+    the command line or papermill."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0"):
+        return value.strip().lower() in ("true", "1")
+    raise ParameterError(name, value, "expected True or False")

@@ -96,11 +96,16 @@ def expected_overhead(per_event_ns: float, ci_low: float = np.nan, ci_high: floa
 BenchmarkOf = Callable[[Campaign], Any]
 
 
+#: the tracer's own CPU per event beside a cost, with its CI (NaN: not measured)
+TRACER_CPU = ["tracer_cpu_ns", "tracer_cpu_ns_ci_low", "tracer_cpu_ns_ci_high"]
+
+
 def costs(target: str = "local", *, benchmark_of: BenchmarkOf, data_dir=None) -> pd.DataFrame:
     """Every measured per-event cost on ``target``: one row per experiment of every
     finished campaign whose benchmark (``benchmark_of(campaign)``) knows its costs
-    (campaign, benchmark, experiment, probe_type, action, per_event_ns with its 95 % CI),
-    newest campaign first."""
+    (campaign, benchmark, experiment, probe_type, action, per_event_ns with its 95 % CI,
+    the tracer's own CPU per event where measured: :data:`TRACER_CPU`), newest campaign
+    first."""
     frames = []
     for name in campaigns(data_dir):
         camp = Campaign.open(name, data_dir=data_dir)
@@ -115,11 +120,14 @@ def costs(target: str = "local", *, benchmark_of: BenchmarkOf, data_dir=None) ->
             frames.append(found.assign(campaign=name, benchmark=bench.name,
                                        created=camp.created))
     cols = ["campaign", "benchmark", "experiment", "probe_type", "action", "per_event_ns",
-            "per_event_ns_ci_low", "per_event_ns_ci_high"]
+            "per_event_ns_ci_low", "per_event_ns_ci_high", *TRACER_CPU]
     if not frames:
         return pd.DataFrame(columns=cols)
     out = pd.concat(frames, ignore_index=True).sort_values(["created", "campaign"],
                                                            ascending=False, kind="stable")
+    for c in TRACER_CPU:  # where a campaign did not record the tracer's CPU: not measured
+        if c not in out:
+            out[c] = np.nan
     return out[cols].reset_index(drop=True)
 
 

@@ -39,7 +39,10 @@ def busy_window_s() -> float:
     return value
 
 
-def _facts(transport: Transport, busy: bool = True) -> dict[str, str]:
+def _facts(transport: Transport, busy: bool = True, inline: bool = False) -> dict[str, str]:
+    if inline:  # a production host: the script sent in the command, nothing copied
+        from analysis.targets.readonly import foreign_facts
+        return foreign_facts(transport, busy_window_s() if busy else None)
     remote = deploy(transport)
     how = ["--busy", f"{busy_window_s():g}"] if busy else ["--no-busy"]
     out = transport.run(["sh", f"{remote}/bin/tracers.sh", *how], timeout=60)
@@ -52,13 +55,14 @@ def scan(transport: Transport) -> dict[str, str]:
     return foreign_from_facts(_facts(transport, busy=False))
 
 
-def check(transport: Transport, target: str, allow: bool) -> dict:
+def check(transport: Transport, target: str, allow: bool, inline: bool = False) -> dict:
     """Scan the target (under its lock, before the first run): what was found, whether it
     was allowed, the CPUs more than 10 % busy (``busy_cpus``, e.g. ``cpu1:35%``) and the
     busiest processes (``busy_procs``, e.g. ``4242/stress:98%``), over the busy window
     (:func:`busy_window_s`: half a second unless set; ``busy_window_s`` in the result);
-    :class:`ForeignTracers` when a tracer was found and not allowed."""
-    facts = _facts(transport)
+    :class:`ForeignTracers` when a tracer was found and not allowed. ``inline``: the
+    scan's script sent in the command, nothing copied (a read-only campaign)."""
+    facts = _facts(transport, inline=inline)
     found = foreign_from_facts(facts)
     if found and not allow:
         raise ForeignTracers(target, found)

@@ -19,7 +19,7 @@ from analysis.targets.locks import TargetLock
 from analysis.targets.transport import Transport
 
 TOOLS = ("bpftrace", "dtrace", "lttng", "trace-cmd", "hyperfine", "cyclictest", "gcc", "cc", "make",
-         "zstd", "iperf3", "lzbench", "mount")
+         "zstd", "iperf3", "lzbench", "mount", "bpftool", "python3")
 CAPABILITIES = ("kprobes", "uprobes", "tracepoints", "tracefs", "btf", "bpf", "bpf_stats",
                 "lttng_ust", "lttng_kernel", "dtrace", "dtrace_fbt")
 NOISE = ("governor", "turbo", "smt", "isolcpus", "nohz_full", "invariants", "witness")

@@ -149,6 +149,14 @@ class Anatomy(Benchmark):
         from analysis.benchmarks.anatomy.measures import explanations
         return explanations(table)
 
+    def costs(self, campaign, *, data_dir=None, target: str | None = None):
+        """Benchmark 1's experiments it explained, its mechanism rows on shared attach
+        points (action ``none``) and bpf_stats' clock reads (:mod:`.costs`)."""
+        from analysis.benchmarks.anatomy.costs import costs
+        from analysis.campaign import open_for_report
+        camp = open_for_report(campaign, data_dir)
+        return costs(camp, target or camp.first_target())
+
     def mechanisms(self, campaign: Campaign, target: str):
         """Its mechanism rows on attach points other programs use (libc's ``__read``, the
         read syscall's tracepoint), not on the meter's own functions."""

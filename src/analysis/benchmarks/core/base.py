@@ -191,6 +191,14 @@ class Benchmark:
         parameter that is not there). Default: nothing."""
         return []
 
+    def read_only(self, p: Params) -> bool:
+        """Whether this campaign only reads its target (a production host): then it takes
+        no target lock, copies nothing there (its preflight and scans are sent inline),
+        pins no CPU and names the tracers it finds at work instead of refusing them
+        (:mod:`analysis.benchmarks.core.readonly`). Its ``execute`` must copy nothing
+        either. Most benchmarks measure, and never are."""
+        return False
+
     def plan(self, preflights: dict, p: Params, campaign: str) -> Plan:
         raise NotImplementedError
 
@@ -207,9 +215,16 @@ class Benchmark:
     def costs(self, campaign, *, data_dir=None, target: str | None = None):
         """Per-event costs a finished campaign measured (for the rules of thumb and for
         pricing a probe): a DataFrame[experiment, probe_type, action, per_event_ns,
-        per_event_ns_ci_low, per_event_ns_ci_high]; benchmarks without per-event costs
-        raise NotImplementedError."""
+        per_event_ns_ci_low, per_event_ns_ci_high], and where measured the tracer's own CPU
+        per event (``tracer_cpu_ns`` with ``_ci_low``/``_ci_high``); benchmarks without
+        per-event costs raise NotImplementedError."""
         raise NotImplementedError(f"{self.name} measures no per-event costs")
+
+    def cost_class(self, experiment: str) -> str | None:
+        """What ``experiment``'s program does per event, in the classes a probe is priced
+        by (``count``, ``map with key``, ``histogram``, ``stack``, ``printf``; ``none``: an
+        empty program), for a benchmark that lends its scripts; None: not one of its own."""
+        return None
 
     def probe_scripts(self, preflight, experiments, tracer: str = "bpftrace") -> list[dict]:
         """Its experiments' scripts under ``tracer`` as ``preflight``'s target would run

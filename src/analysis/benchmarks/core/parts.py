@@ -23,6 +23,16 @@ _SHORT = {"t": "tracepoint", "u": "uprobe", "ur": "uretprobe", "k": "kprobe",
           "kr": "kretprobe"}
 
 
+def probe_type(attach_point: str) -> str:
+    """``tracepoint``, ``kprobe``, ``uprobe`` ... of an attach point (``t:...``, a D probe
+    ``syscall::...`` etc.): the cost classes a probe is priced by."""
+    head = attach_point.split(":", 1)[0]
+    return {"t": "tracepoint", "tracepoint": "tracepoint", "k": "kprobe", "kr": "kprobe",
+            "kprobe": "kprobe", "kretprobe": "kprobe", "u": "uprobe", "ur": "uprobe",
+            "uprobe": "uprobe", "uretprobe": "uprobe", "fbt": "kprobe", "syscall": "tracepoint",
+            "pid$target": "uprobe"}.get(head, head)
+
+
 def attach_key(attach_point: str) -> str:
     """An attach point spelled one way (``t:syscalls:sys_enter_read`` and
     ``tracepoint:syscalls:sys_enter_read`` are one)."""

@@ -81,6 +81,9 @@ def run_built(bench: Benchmark, p: Params, built: dict[str, Target],
     Ctrl-C does)."""
     camp_name = check_name(opts.campaign or new_campaign_id(bench.name), "campaign name")
     Campaign.check_free(camp_name, data_dir=opts.data_dir)  # in use: say so before any contact
+    if bench.read_only(p):
+        from analysis.benchmarks.core.readonly import run_read_only
+        return run_read_only(bench, p, camp_name, built, opts)
     locks: list[TargetLock] = []
     pfs: dict = {}
     try:

@@ -18,6 +18,7 @@ import pandas as pd
 from analysis import _params
 from analysis import ratemethod as _rm
 from analysis.benchmarks.core.base import Benchmark, Param, Params, Plan, register
+from analysis.benchmarks.core.parts import probe_type
 from analysis.benchmarks.core.report import Report
 from analysis.benchmarks.dd import rate as _rate
 from analysis.benchmarks.dd import report as _report
@@ -35,6 +36,7 @@ from analysis.benchmarks.dd.experiments import (
 from analysis.benchmarks.dd.results import planned_from_manifest, results_table
 from analysis.campaign import Campaign, RunSpec, open_for_report
 from analysis.errors import ParameterError
+from analysis.ratemethod import consumer
 from analysis.stats import precision
 from analysis.stats.adaptive import adaptive_step
 
@@ -280,12 +282,23 @@ class DD(Benchmark):
         else:
             t = results_table(camp, target, planned_from_manifest(camp))  # as its report
         t = t[~t["experiment"].isin([CONTROL, _rounds.AA])]
-        return pd.DataFrame({
+        out = pd.DataFrame({
             "experiment": t["experiment"].to_numpy(),
             "probe_type": [probe_type(a) for a in t["attach_point"]],
             "action": t["experiment"].map(lambda e: ACTIONS.get(e, e[3:])).to_numpy(),
             **{c: t[c].to_numpy(float) for c in ("per_event_ns", "per_event_ns_ci_low",
                                                  "per_event_ns_ci_high")}})
+        if camp.parameters.get("method") == "rate":  # the tracer's own CPU, where recorded
+            own = consumer.with_consumer(t, camp, target, _rm.events_per_iteration(camp, target),
+                                         CONTROL)
+            for part in ("", "_ci_low", "_ci_high"):
+                column = own.get(f"consumer_ns_per_event{part}")
+                out[f"tracer_cpu_ns{part}"] = (column.to_numpy(float) if column is not None
+                                               else float("nan"))
+        return out
+
+    def cost_class(self, experiment: str) -> str | None:
+        return ACTIONS.get(experiment.removesuffix(DTRACE_SUFFIX))
 
 
 #: what each experiment does per event, in the cost classes a probe is priced by
@@ -302,12 +315,3 @@ def _by_round(runs: list[RunSpec]) -> list[RunSpec]:
     state (one after the other, a drift of the host between the halves read as a
     difference between the methods)."""
     return sorted(runs, key=lambda r: r.params.get("round", -1))
-
-
-def probe_type(attach_point: str) -> str:
-    """``tracepoint``, ``kprobe``, ``uprobe`` ... of an attach point (``t:...`` etc.)."""
-    head = attach_point.split(":", 1)[0]
-    return {"t": "tracepoint", "tracepoint": "tracepoint", "k": "kprobe", "kr": "kprobe",
-            "kprobe": "kprobe", "kretprobe": "kprobe", "u": "uprobe", "ur": "uprobe",
-            "uprobe": "uprobe", "uretprobe": "uprobe", "fbt": "kprobe", "syscall": "tracepoint",
-            "pid$target": "uprobe"}.get(head, head)

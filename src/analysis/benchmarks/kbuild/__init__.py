@@ -76,14 +76,6 @@ def _config(v):
     return v
 
 
-def _flag(v):
-    if isinstance(v, bool):
-        return v
-    if isinstance(v, str) and v.strip().lower() in ("true", "false", "1", "0"):
-        return v.strip().lower() in ("true", "1")
-    raise ParameterError("keep_tree", v, "expected True or False")
-
-
 def _source(v):
     if not isinstance(v, str) or not v.startswith("/"):
         raise ParameterError("sources", v, "expected an absolute path on the target")
@@ -137,7 +129,7 @@ class KernelBuild(Benchmark):
         Param("keep_tree", False, "keep the configured tree's tmpfs mounted after the "
               "campaign, a cache for the next one (RAM stays held; `python -m analysis "
               "clean TARGET` frees it); default: unmounted at the campaign's end", "bool",
-              _flag),
+              lambda v: _params.flag("keep_tree", v)),
     )
 
     def requires(self, p: Params, target: str, targets) -> tuple[str, ...]:

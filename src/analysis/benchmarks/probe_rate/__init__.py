@@ -15,10 +15,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis import _params
 from analysis.benchmarks.core.base import Benchmark, Param, Params, Plan, register
 from analysis.benchmarks.core.report import Report
 from analysis.benchmarks.probe_rate.count import (
     ACTIONS,
+    WINDOWS,
     check_duration,
     parse_crossings,
     parse_probe,
@@ -26,6 +28,7 @@ from analysis.benchmarks.probe_rate.count import (
     rate_script,
 )
 from analysis.benchmarks.probe_rate.price import Price, price_probe
+from analysis.benchmarks.probe_rate.window import count_inline, per_cpu, per_process, rate_ci
 from analysis.campaign import Campaign, RunSpec
 from analysis.errors import ParameterError, TargetError
 from analysis.tracing.lifecycle import TracerSpec, traced_execute
@@ -47,17 +50,29 @@ class ProbeRate(Benchmark):
         Param("probe", "tracepoint:syscalls:sys_enter_openat", "a bpftrace probe, optionally "
               "with a /filter/", "probe", lambda v: parse_probe(v) and v.strip()),
         Param("duration", 10.0, "seconds to count for", "seconds", check_duration),
+        Param.integer("windows", WINDOWS, "sub-windows the count is split into (their "
+                      "spread is the rate's CI)", 2, 1000),
+        Param("production", False, "read only, for a production host: no lock, nothing "
+              "copied but the count (sent inline), no CPU pinned, other tracers named "
+              "rather than refused", "bool", lambda v: _params.flag("production", v)),
     )
+
+    def read_only(self, p: Params) -> bool:
+        return bool(p.production)
 
     def plan(self, preflights: dict, p: Params, campaign: str) -> Plan:
         (target, pf), = preflights.items()
         if not pf.tools.get("bpftrace"):
             raise ParameterError("target", target, "bpftrace is not installed there")
         params = {"target": target, "probe": p.probe, "duration": p.duration,
-                  "script": rate_script(p.probe)}
+                  "windows": p.windows, "production": bool(p.production),
+                  "script": rate_script(p.probe, p.duration, p.windows)}
         return Plan([RunSpec("rate", "rate", {})], params)
 
     def execute(self, plan: Plan, p: Params, scratch: Path):
+        if p.production:  # the script in the command: nothing copied to the host
+            return lambda transport, run, staging: count_inline(
+                transport, plan.parameters["script"], plan.parameters["duration"], staging)
         scratch.mkdir(parents=True, exist_ok=True)
         script = scratch / "rate.bt"
         script.write_text(plan.parameters["script"])
@@ -76,12 +91,20 @@ class ProbeRate(Benchmark):
         return execute
 
     def report(self, camp: Campaign, **kwargs) -> Report:
+        """``table`` (the machine's rate with its CI over sub-windows), ``per_cpu`` and
+        ``per_process``; what else traced the host, as its scan found it."""
         target = camp.first_target()
-        events, window = parse_rate((camp.run_dir(target, "rate") / "tracer.stdout").read_text())
         q = camp.parameters
         out = (camp.run_dir(target, "rate") / "tracer.stdout").read_text()
+        events, window = parse_rate(out)
+        lo, hi, subs = rate_ci(out)
+        found = ((camp.target_records().get(target) or {}).get("foreign_tracers") or {})
         table = pd.DataFrame([{"probe": q["probe"], "events": events, "window_s": window,
-                               "events_per_s": events / window,
+                               "events_per_s": events / window, "events_per_s_ci_low": lo,
+                               "events_per_s_ci_high": hi, "sub_windows": subs,
                                "rejected_by_comm": parse_crossings(out)
-                               if parse_probe(q["probe"])[2] else None}])
-        return Report(camp, {"table": table})
+                               if parse_probe(q["probe"])[2] else None,
+                               "read_only": bool(q.get("read_only")),
+                               "foreign_tracers": found.get("found") or {}}])
+        return Report(camp, {"table": table, "per_cpu": per_cpu(out),
+                             "per_process": per_process(out)})

@@ -12,10 +12,11 @@ import numpy as np
 import pandas as pd
 
 from analysis import plots, rules
+from analysis.benchmarks.core import costtable
 from analysis.benchmarks.core.base import for_campaign
 from analysis.benchmarks.core.report import report
 from analysis.benchmarks.core.run import run_benchmark
-from analysis.benchmarks.probe_rate.count import ACTIONS, check_duration, parse_probe
+from analysis.benchmarks.probe_rate.count import ACTIONS, WINDOWS, check_duration, parse_probe
 from analysis.campaign import Campaign
 from analysis.errors import ParameterError
 
@@ -51,6 +52,18 @@ class Price:
     bystander_ns: float = math.nan
     bystander_ns_ci: tuple[float, float] = (math.nan, math.nan)
     bystander_source: str = ""
+    #: the rate's 95 % CI over the count's sub-windows (events/s; NaN: too few)
+    rate_ci: tuple[float, float] = (math.nan, math.nan)
+    #: the tracer's own CPU per event for this action, with its CI (NaN: not measured)
+    tracer_cpu_ns: float = math.nan
+    tracer_cpu_ns_ci: tuple[float, float] = (math.nan, math.nan)
+    #: counted read only (a production host: no lock, nothing copied, no CPU pinned)
+    production: bool = False
+    #: where the costs came from: a cost table's name (None: this target's campaigns),
+    #: how the priced host's fingerprint matches it, and what differs
+    costs_from: str | None = None
+    cost_match: str = ""
+    cost_differences: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.window_s <= 0 or self.events < 0:
@@ -74,6 +87,55 @@ class Price:
     @property
     def verdict(self) -> str:
         return rules.verdict(self.cpu_pct / 100)
+
+    @property
+    def tracer_cpu_pct(self) -> float:
+        """What the tracer's own process spends on these events, in % of one CPU (NaN:
+        its CPU per event is not measured for this action)."""
+        return self.rate * self.tracer_cpu_ns * 1e-7
+
+    @property
+    def total_cpu_pct(self) -> float:
+        """The whole price, in % of one CPU: the traced processes', the bystanders' (with a
+        filter) and the tracer's own, each where measured (a part not measured counts 0
+        here and is named in :meth:`__str__`)."""
+        parts = (self.cpu_pct, self.bystander_cpu_pct, self.tracer_cpu_pct)
+        return float(sum(p for p in parts if math.isfinite(p)))
+
+    @property
+    def total_cpu_pct_ci(self) -> tuple[float, float]:
+        """The whole price's 95 % CI, the rate's CI (sub-windows) and every cost's CI
+        carried through at their ends (conservative: the ends taken together)."""
+        r_lo, r_hi = (v if math.isfinite(v) else self.rate for v in self.rate_ci)
+        lo = r_lo * self.per_event_ns_ci_low * 1e-7
+        hi = r_hi * self.per_event_ns_ci_high * 1e-7
+        if math.isfinite(self.tracer_cpu_ns):
+            lo += r_lo * self.tracer_cpu_ns_ci[0] * 1e-7
+            hi += r_hi * self.tracer_cpu_ns_ci[1] * 1e-7
+        if math.isfinite(self.bystander_cpu_pct):
+            b_lo, b_hi = (self.bystander_rate * v * 1e-7 for v in self.bystander_ns_ci)
+            lo, hi = lo + b_lo, hi + b_hi
+        return lo, hi
+
+    def per_cpu(self) -> pd.DataFrame:
+        """Per CPU the probe fired on: its events per second (CI over sub-windows) and the
+        share of that CPU the traced processes pay there (rate x per-event cost)."""
+        t = self.extra.get("per_cpu")
+        if t is None or not len(t):
+            return pd.DataFrame(columns=["cpu", "events_per_s", "cpu_pct"])
+        t = t.copy()
+        t["cpu_pct"] = t["events_per_s"] * self.per_event_ns * 1e-7
+        t["cpu_pct_ci_low"] = t["events_per_s_ci_low"] * self.per_event_ns_ci_low * 1e-7
+        t["cpu_pct_ci_high"] = t["events_per_s_ci_high"] * self.per_event_ns_ci_high * 1e-7
+        return t
+
+    def per_process(self) -> pd.DataFrame:
+        """Per process the probe fired in: events per second and the share of one CPU it
+        pays (rate x per-event cost), most first."""
+        t = self.extra.get("per_process")
+        if t is None:
+            return pd.DataFrame(columns=["pid", "comm", "events_per_s", "cpu_pct"])
+        return t.assign(cpu_pct=t["events_per_s"] * self.per_event_ns * 1e-7)
 
     @property
     def bystander_rate(self) -> float:
@@ -141,37 +203,90 @@ class Price:
                 f"{self.cpu_pct * 10:.3g} ms of CPU per second: {self.verdict} "
                 f"(95 % CI: {rules.verdict_range(lo / 100, hi / 100)})\n"
                 f"the count that measured the rate cost about {self.count_overhead_pct:.3g} % of "
-                f"one CPU itself\n{self._bystander_text()}")
+                f"one CPU itself\n{self._bystander_text()}\n{self._whole_text()}")
+
+    def _rate_text(self) -> str:
+        lo, hi = self.rate_ci
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            return "no CI for the rate (fewer than two sub-windows)"
+        return f"the rate's 95 % CI over the count's sub-windows: [{lo:,.1f}, {hi:,.1f}]/s"
+
+    def _whole_text(self) -> str:
+        lines = [self._rate_text()]
+        cpus = self.per_cpu()
+        if len(cpus) > 1:
+            top = cpus.sort_values("cpu_pct", ascending=False).iloc[0]
+            lines.append(f"per CPU: {len(cpus)} CPUs saw events; the busiest, CPU "
+                         f"{int(top['cpu'])}, {top['events_per_s']:,.1f}/s: "
+                         f"{top['cpu_pct']:.3g} % of that CPU")
+        if math.isfinite(self.tracer_cpu_ns):
+            lines.append(f"the tracer's own process: {self.tracer_cpu_ns:,.1f} ns of CPU per "
+                         f"event [{self.tracer_cpu_ns_ci[0]:,.1f}, {self.tracer_cpu_ns_ci[1]:,.1f}]"
+                         f" = {self.tracer_cpu_pct:.3g} % of one CPU")
+        else:
+            lines.append("the tracer's own process: its CPU per event is not measured for "
+                         f"'{self.action}' (a rate campaign of benchmark 1, or anatomy, "
+                         "measures it); not in the whole price")
+        lo, hi = self.total_cpu_pct_ci
+        lines.append(f"whole price: {self.total_cpu_pct:.3g} % of one CPU [{lo:.3g}, {hi:.3g}]"
+                     " (traced processes + bystanders + the tracer, as measured; CI: the "
+                     "rate's and the costs' together)")
+        if self.costs_from:
+            lines.append(f"costs from {self.costs_from}: this host {self.cost_match}"
+                         + (f" ({'; '.join(self.cost_differences[:4])})"
+                            if self.cost_differences else ""))
+        found = self.extra.get("foreign_tracers") or {}
+        if found:
+            lines.append("other tracers at work while it counted (named, not refused): "
+                         + "; ".join(f"{k} {v}" for k, v in found.items()))
+        return "\n".join(lines)
 
 
 def price_probe(target: str = "local", probe: str = "tracepoint:syscalls:sys_enter_openat",
                 action: str = "count", duration: float = 10.0, *, campaign: str | None = None,
-                data_dir=None, measure: bool = True, trust_new_host_keys: bool = False,
+                data_dir=None, measure: bool | None = None, production: bool = False,
+                costs_from=None, windows: int = WINDOWS, trust_new_host_keys: bool = False,
                 ssh_config=None, progress: bool = True) -> Price:
-    """Count ``probe``'s events on ``target`` for ``duration`` s, find the per-event cost
-    of its type and ``action`` there (or measure it with a short campaign when ``measure``),
-    and predict the overhead (:class:`Price`)."""
+    """Count ``probe``'s events on ``target`` for ``duration`` s (per CPU and per process,
+    in ``windows`` sub-windows), find the per-event cost of its type and ``action``, and
+    predict the overhead (:class:`Price`).
+
+    ``production=True``: the count only reads the host (no lock, nothing copied but the
+    count, which travels inline, no CPU pinned, other tracers named, not refused) and
+    nothing is measured there. ``costs_from``: a cost table (a file from ``python -m
+    analysis costs export``, or a finished campaign) measured on a twin, matched against
+    this host's fingerprint (said in the price); else the costs measured on ``target``
+    itself. ``measure`` (a short campaign when no cost is found): by default only on
+    ``local``, never in production."""
     _, ptype, _ = parse_probe(probe)
     action = _action(action)
     check_duration(duration)
     if ptype not in ("tracepoint", "kprobe", "uprobe"):
         raise ParameterError("probe", probe, f"no per-event cost is measured for {ptype} "
                              "probes (tracepoint, kprobe and uprobe are)")
+    if production and measure:
+        raise ParameterError("measure", measure, "production=True measures nothing on the "
+                             "host: give costs_from= (a cost table from its lab twin)")
+    measure = (target == "local" and not production) if measure is None else bool(measure)
+    table = costtable.load(costs_from, data_dir=data_dir) if costs_from is not None else None
     conn = {"data_dir": data_dir, "trust_new_host_keys": trust_new_host_keys,
             "ssh_config": ssh_config, "progress": progress}
     result = run_benchmark("probe-rate", target, campaign=campaign, probe=probe,
-                           duration=duration, **conn)
-    rate = report(result, write=False).values["table"]
-    found = rules.costs(target, benchmark_of=for_campaign, data_dir=data_dir)  # every campaign's, once
+                           duration=duration, windows=windows, production=production, **conn)
+    rate_report = report(result, write=False).values
+    rate = rate_report["table"]
+    found = _found(target, table, data_dir)
     cost, note = _cost(found, ptype, action)
     if cost is None and measure:
         _measure(target, ptype, action, conn)
-        found = rules.costs(target, benchmark_of=for_campaign, data_dir=data_dir)
+        found = _found(target, table, data_dir)
         cost, note = _cost(found, ptype, action)
     if cost is None:
+        where = f"in the cost table {table.name}" if table else f"on {target}"
         raise ParameterError("action", action, f"no per-event cost of '{action}' on a {ptype} "
-                             f"is measured on {target}"
-                             + ("" if measure else " (measure=True runs a short campaign)"))
+                             f"is measured {where}"
+                             + ("" if measure or table else " (measure=True runs a short "
+                                "campaign; costs_from= takes a twin's)"))
     count_cost, _ = _cost(found, ptype, "count")
     events, window = int(rate["events"].iloc[0]), float(rate["window_s"].iloc[0])
     by_comm = rate["rejected_by_comm"].iloc[0]
@@ -179,14 +294,43 @@ def price_probe(target: str = "local", probe: str = "tracepoint:syscalls:sys_ent
     by = _bystander(found, probe, target, data_dir, conn, measure and bool(rejected))
     count_pct = events / window * count_cost["per_event_ns"] * 1e-7 if count_cost is not None \
         else float("nan")
+    pf = (Campaign.open(result.campaign, data_dir=data_dir).target_records().get(target)
+          or {}).get("preflight") or {}
+    verdict, diffs = table.match(pf) if table else ("", [])
+    sources = [Campaign.open(result.campaign, data_dir=data_dir).manifest_path]
+    sources += [table.path] if table and table.path else [] if table else [
+        Campaign.open(cost["campaign"], data_dir=data_dir).manifest_path]
     return Price(target, probe.strip(), ptype, action, events, window, result.campaign,
                  float(cost["per_event_ns"]), float(cost["per_event_ns_ci_low"]),
                  float(cost["per_event_ns_ci_high"]),
                  f"campaign {cost['campaign']}, {cost['benchmark']} {cost['experiment']}",
-                 note, count_pct, {"sources": [
-                     Campaign.open(c, data_dir=data_dir).manifest_path
-                     for c in (result.campaign, cost["campaign"])],
-                     "rejected_by_comm": by_comm}, rejected, **by)
+                 note, count_pct, {"sources": sources, "rejected_by_comm": by_comm,
+                                   "per_cpu": rate_report["per_cpu"],
+                                   "per_process": rate_report["per_process"],
+                                   "foreign_tracers": rate["foreign_tracers"].iloc[0]},
+                 rejected, **by,
+                 rate_ci=(float(rate["events_per_s_ci_low"].iloc[0]),
+                          float(rate["events_per_s_ci_high"].iloc[0])),
+                 tracer_cpu_ns=_num(cost.get("tracer_cpu_ns")),
+                 tracer_cpu_ns_ci=(_num(cost.get("tracer_cpu_ns_ci_low")),
+                                   _num(cost.get("tracer_cpu_ns_ci_high"))),
+                 production=bool(production),
+                 costs_from=table.name if table else None, cost_match=verdict,
+                 cost_differences=tuple(diffs))
+
+
+def _num(v) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _found(target: str, table, data_dir) -> pd.DataFrame:
+    """The costs to price with: the cost table's, else every campaign's on ``target``."""
+    if table is not None:
+        return table.costs
+    return rules.costs(target, benchmark_of=for_campaign, data_dir=data_dir)
 
 
 #: the bystander benchmark's predicate case for a filter, by what the filter tests

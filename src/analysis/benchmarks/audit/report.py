@@ -1,0 +1,245 @@
+"""The audit's report: a row per BPF program (who holds it, where it is attached, what it
+costs), the tracing at work without BPF, and a figure.
+
+A program's price, per run: its own run time by the kernel's statistics, less what their
+clock reads add to every reading (bpf_stats of an empty program on its attach type,
+measured by the lab: anatomy's ``bpf_stats clock`` rows), plus the lab's empty program on
+the same attach type (the trap, the tracepoint's or uprobe's dispatch and the call into a
+program, which the statistics do not see: a ``none`` row). Times its runs per second:
+the share of one CPU its events cost the processes that hit it. Run time per run and
+runs per second each get a 95 % CI from the sub-windows (Student's t; the sub-windows
+taken as independent); the lab's costs bring their own; the ends of the CIs are added
+(conservative). What bpf_stats alone says (run time x runs, what agents' documentation
+quotes) is kept beside it."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+
+from analysis import plots, rules
+from analysis.benchmarks.core import costtable
+from analysis.benchmarks.core.base import for_campaign
+from analysis.benchmarks.core.report import Report
+from analysis.campaign import Campaign
+from analysis.stats.t_intervals import mean_ci
+
+#: the lab's empty program per probe type, first found first (anatomy's mechanism rows,
+#: then benchmark 1's empty-program experiments)
+MECHANISM_ROWS = {"tracepoint": ("tracepoint-read", "04-tracepoint-entry"),
+                  "uprobe": ("uprobe-libc-read", "06-uprobe"),
+                  "kprobe": ("02-kprobe",)}
+CLOCK = "bpf_stats clock"
+COLUMNS = ["prog_id", "name", "type", "owners", "attach", "probe_type", "runs", "runs_per_s",
+           "runs_per_s_ci_low", "runs_per_s_ci_high", "run_ns", "run_ns_ci_low",
+           "run_ns_ci_high", "clock_ns", "program_ns", "mechanism", "mechanism_ns",
+           "mechanism_ns_ci_low", "mechanism_ns_ci_high", "per_event_ns", "per_event_ns_ci_low",
+           "per_event_ns_ci_high", "cpu_pct", "cpu_pct_ci_low", "cpu_pct_ci_high",
+           "bpf_stats_cpu_pct"]
+
+
+def _attach(prog_id: int, inv: dict) -> tuple[str, str]:
+    """(where it is attached, in words; its probe type) from bpftool's perf and link lists
+    and the holders' link descriptors."""
+    for p in inv.get("perf") or []:
+        if isinstance(p, dict) and p.get("prog_id") == prog_id:
+            kind = p.get("fd_type", "?")
+            where = p.get("tracepoint") or p.get("func") or (
+                f"{p.get('filename')}+{p.get('offset', 0):#x}" if p.get("filename") else "?")
+            ptype = {"tracepoint": "tracepoint", "raw_tracepoint": "raw_tracepoint",
+                     "kprobe": "kprobe", "kretprobe": "kprobe", "uprobe": "uprobe",
+                     "uretprobe": "uprobe"}.get(kind, kind)
+            return f"{kind} {where}", ptype
+    link = (inv.get("holders", {}).get(str(prog_id)) or {}).get("link") or {}
+    if link:
+        what = link.get("tp_name") or link.get("func_name") or link.get("file") or "?"
+        return f"{link.get('event_type') or link.get('link_type')} {what}", \
+            link.get("event_type") or link.get("link_type", "?")
+    return "not attached through a perf event or link seen here", "?"
+
+
+def inventory_table(inv: dict) -> pd.DataFrame:
+    """Every BPF program: id, name, type, the processes holding it, where it is attached."""
+    holders = inv.get("holders") or {}
+    progs = inv.get("progs") if isinstance(inv.get("progs"), list) else []
+    known = {p["id"]: p for p in progs if isinstance(p, dict) and "id" in p}
+    ids = sorted({*known, *(int(i) for i in holders)})
+    rows = []
+    for i in ids:
+        p, h = known.get(i, {}), holders.get(str(i)) or {}
+        where, ptype = _attach(i, inv)
+        owners = ", ".join(f"{pid}/{comm}" for pid, comm in sorted(
+            (h.get("owners") or {}).items(), key=lambda kv: int(kv[0])))
+        rows.append({"prog_id": i, "name": p.get("name", "?"), "type": p.get("type", "?"),
+                     "owners": owners or "no process (pinned or kernel-held)",
+                     "attach": where, "probe_type": ptype})
+    return pd.DataFrame(rows, columns=COLUMNS[:6])
+
+
+def other_tracing(inv: dict) -> pd.DataFrame:
+    """The tracing at work without BPF: tracefs' dynamic events, trace events enabled,
+    the ftrace tracer, processes holding perf events."""
+    fs = inv.get("tracefs") or {}
+    rows = [{"kind": f"{d['kind']} event", "what": d["definition"],
+             "state": "enabled" if d["enabled"] else "defined, not enabled"}
+            for d in fs.get("dynamic") or []]
+    rows += [{"kind": "trace event", "what": e, "state": "enabled"}
+             for e in fs.get("set_event") or []]
+    if fs.get("tracer", "nop") != "nop":
+        rows.append({"kind": "ftrace tracer", "what": fs["tracer"], "state": "current"})
+    rows += [{"kind": "perf events", "what": f"{h['pid']}/{h['comm']}",
+              "state": f"{h['perf_events']} held"} for h in inv.get("perf_holders") or []]
+    return pd.DataFrame(rows, columns=["kind", "what", "state"])
+
+
+def readings(lines: str) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+    """The statistics' readings: times (s since the first) and per program its
+    (run_cnt, run_time_ns) at each (NaN where it was not held at a reading)."""
+    docs = [json.loads(x) for x in lines.splitlines() if x.strip()]
+    t = np.array([d["t_ns"] for d in docs], float)
+    t = (t - t[0]) / 1e9 if len(t) else t
+    ids = sorted({int(i) for d in docs for i in d["progs"]})
+    per = {i: np.array([d["progs"].get(str(i), [np.nan, np.nan]) for d in docs], float)
+           for i in ids}
+    return t, per
+
+
+def _ci(centre: float, values: np.ndarray) -> tuple[float, float]:
+    values = values[np.isfinite(values)]
+    if values.size < 2:
+        return math.nan, math.nan
+    m, (lo, hi) = mean_ci(values)
+    return centre - (m - lo), centre + (hi - m)
+
+
+def _usage(t: np.ndarray, r: np.ndarray) -> dict:
+    """Runs per second and ns per run over the readings, with CIs over the sub-windows."""
+    ok = np.isfinite(r[:, 0])
+    t, r = t[ok], r[ok]
+    if len(t) < 2 or t[-1] <= t[0]:
+        return {}
+    dn, dt, dr = np.diff(r[:, 0]), np.diff(t), np.diff(r[:, 1])
+    runs, span = r[-1, 0] - r[0, 0], t[-1] - t[0]
+    run_ns = (r[-1, 1] - r[0, 1]) / runs if runs > 0 else math.nan
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_sub = np.where(dn > 0, dr / dn, np.nan)
+    rate = runs / span
+    lo, hi = _ci(rate, dn / dt)
+    return {"runs": int(runs), "runs_per_s": rate, "runs_per_s_ci_low": max(lo, 0.0),
+            "runs_per_s_ci_high": hi, "run_ns": run_ns,
+            **dict(zip(("run_ns_ci_low", "run_ns_ci_high"), _ci(run_ns, per_sub)))}
+
+
+def _lab_row(costs: pd.DataFrame, ptype: str, action: str, names=()) -> pd.Series | None:
+    rows = costs[(costs["probe_type"] == ptype) & (costs["action"] == action)]
+    for n in names:
+        hit = rows[rows["experiment"] == n]
+        if len(hit):
+            return hit.iloc[0]
+    return rows.iloc[0] if len(rows) else None
+
+
+def priced(inv: pd.DataFrame, stats: str | None, costs: pd.DataFrame) -> pd.DataFrame:
+    """The inventory with each program's runs, run time and price (:data:`COLUMNS`)."""
+    out = inv.copy()
+    for c in COLUMNS[6:]:
+        out[c] = np.nan if c != "mechanism" else ""
+    if not stats:
+        return out[COLUMNS]
+    t, per = readings(stats)
+    for k, row in out.iterrows():
+        use = _usage(t, per[row["prog_id"]]) if row["prog_id"] in per else {}
+        for c, v in use.items():
+            out.loc[k, c] = v
+        mech = _lab_row(costs, row["probe_type"], "none",
+                        MECHANISM_ROWS.get(row["probe_type"], ()))
+        clock = _lab_row(costs, row["probe_type"], CLOCK)
+        clock_ns = float(clock["per_event_ns"]) if clock is not None else math.nan
+        out.loc[k, "clock_ns"] = clock_ns
+        out.loc[k, "program_ns"] = out.loc[k, "run_ns"] - clock_ns
+        if mech is not None:
+            out.loc[k, "mechanism"] = f"{mech['experiment']} ({mech['campaign']})"
+            for c in ("", "_ci_low", "_ci_high"):
+                out.loc[k, f"mechanism_ns{c}"] = float(mech[f"per_event_ns{c}"])
+    prog_lo = out["run_ns_ci_low"] - out["clock_ns"]
+    prog_hi = out["run_ns_ci_high"] - out["clock_ns"]
+    out["per_event_ns"] = out["mechanism_ns"] + out["program_ns"]
+    out["per_event_ns_ci_low"] = out["mechanism_ns_ci_low"] + prog_lo
+    out["per_event_ns_ci_high"] = out["mechanism_ns_ci_high"] + prog_hi
+    out["cpu_pct"] = out["runs_per_s"] * out["per_event_ns"] * 1e-7
+    out["cpu_pct_ci_low"] = out["runs_per_s_ci_low"] * out["per_event_ns_ci_low"] * 1e-7
+    out["cpu_pct_ci_high"] = out["runs_per_s_ci_high"] * out["per_event_ns_ci_high"] * 1e-7
+    out["bpf_stats_cpu_pct"] = out["runs_per_s"] * out["run_ns"] * 1e-7
+    return out[COLUMNS]
+
+
+def _costs(camp: Campaign, target: str) -> tuple[pd.DataFrame, str, list[str]]:
+    """The lab's costs to price with, where they came from, and how this host matches."""
+    source = camp.parameters.get("costs_from")
+    pf = (camp.target_records().get(target) or {}).get("preflight") or {}
+    if source:
+        table = costtable.load(source, data_dir=camp.folder.parent.parent)
+        verdict, diffs = table.match(pf)
+        return table.costs, f"cost table {table.name} (this host: {verdict})", diffs
+    found = rules.costs(target, benchmark_of=for_campaign, data_dir=camp.folder.parent.parent)
+    return found, f"the campaigns measured on {target}", []
+
+
+def build(camp: Campaign, target: str | None = None, **kwargs) -> Report:
+    """``programs``, ``other``, the figure ``audit-<campaign>`` and the summary."""
+    target = target or camp.first_target()
+    inv = json.loads((camp.run_dir(target, "inventory") / "inventory.json").read_text())
+    stats_dir = camp.run_dir(target, "stats")
+    stats = (stats_dir / "stats.jsonl").read_text() if camp.is_done(target, "stats") else None
+    costs, source, diffs = _costs(camp, target)
+    progs = priced(inventory_table(inv), stats, costs)
+    other = other_tracing(inv)
+    out = Report(camp, {"programs": progs, "other": other, "target": target,
+                        "costs_source": source, "fingerprint_differences": diffs},
+                 summary="\n".join(summary(progs, other, source, diffs, camp.parameters)))
+    out.frame("programs", progs)
+    out.frame("other", other)
+    if stats is not None and progs["cpu_pct"].notna().any():
+        from analysis.benchmarks.audit.figures import cost_figure
+        stem = plots.figure_stem("audit", camp.name)
+        fig = cost_figure(progs, f"What the BPF programs on {target} cost")
+        out.values["figure"] = fig
+        out.figure(stem, fig, close=True)
+        out.first = [stem]
+    return out
+
+
+def summary(progs: pd.DataFrame, other: pd.DataFrame, source: str, diffs: list[str],
+            q: dict) -> list[str]:
+    """A line per program (most costly first), the tracing without BPF, the costs' source."""
+    lines = [f"{len(progs)} BPF programs held on this host"
+             + (f"; the kernel's statistics read for {q.get('stats_s'):g} s in "
+                f"{q.get('windows')} sub-windows (BPF_ENABLE_STATS, the sysctl left as it was)"
+                if q.get("stats_s") else "; no statistics read (stats_s=0: the inventory alone)")]
+    order = progs.sort_values("cpu_pct", ascending=False, na_position="last")
+    for _, r in order.iterrows():
+        line = f"  {r['prog_id']} {r['name']} ({r['type']}, {r['attach']}) held by {r['owners']}"
+        if np.isfinite(r["runs_per_s"]):
+            line += (f": {r['runs_per_s']:,.1f} runs/s [{r['runs_per_s_ci_low']:,.1f}, "
+                     f"{r['runs_per_s_ci_high']:,.1f}], {r['run_ns']:,.1f} ns per run by "
+                     f"bpf_stats")
+            if np.isfinite(r["per_event_ns"]):
+                line += (f"; less its clock reads {r['clock_ns']:,.1f} ns, plus the lab's empty "
+                         f"program {r['mechanism_ns']:,.1f} ns ({r['mechanism']}) = "
+                         f"{r['per_event_ns']:,.1f} ns per event [{r['per_event_ns_ci_low']:,.1f},"
+                         f" {r['per_event_ns_ci_high']:,.1f}]: {r['cpu_pct']:.3g} % of one CPU "
+                         f"[{r['cpu_pct_ci_low']:.3g}, {r['cpu_pct_ci_high']:.3g}] (bpf_stats "
+                         f"alone: {r['bpf_stats_cpu_pct']:.3g} %)")
+            else:
+                line += (f"; no lab cost for a {r['probe_type']} (with its clock reads: "
+                         f"{r['bpf_stats_cpu_pct']:.3g} % of one CPU by bpf_stats alone)")
+        lines.append(line)
+    if len(other):
+        lines.append("tracing without BPF: " + "; ".join(
+            f"{r['kind']} {r['what']} ({r['state']})" for _, r in other.iterrows()))
+    lines.append(f"lab costs: {source}" + (f"; differs in {'; '.join(diffs[:4])}"
+                                           if diffs else ""))
+    return lines
