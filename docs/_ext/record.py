@@ -104,8 +104,9 @@ def from_campaign(campaign: str, name: str, data_dir: str | Path | None = None) 
             "precision": None, "rounds": int(row["rounds"])}
     for row in ([] if stats is None else stats.to_dict("records")):  # one reading, no CI
         experiments[f"{row['experiment']} bpf_stats"] = {
-            "cost_ns": _num(row["program_ns"]), "ci_ns": [None, None], "precision": None,
-            "rounds": 1}
+            "cost_ns": _num(row["program_ns"]),
+            "ci_ns": [_num(row.get("program_ci_low")), _num(row.get("program_ci_high"))],
+            "precision": None, "rounds": int(row.get("readings") or 1)}
     for row in rows:
         exp = row["experiment"]
         if exp.endswith("control") and "control_ns_per_iter" not in v:

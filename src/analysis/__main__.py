@@ -19,7 +19,6 @@ from analysis.comparison import cli as compare_cli
 from analysis.comparison.fleet import fleet_report
 from analysis.errors import AnalysisError, ParameterError
 from analysis.loaders.samples import summarize_samples
-from analysis.pricing_cli import add_parsers as add_pricing_parsers
 from analysis.regenerate import regenerate
 from analysis.targets import clean as clean_cli
 from analysis.targets.bootstrap import bootstrap
@@ -350,7 +349,8 @@ def build_parser() -> argparse.ArgumentParser:
                 vm_cli.add_parser, compare_cli.add_parser):
         add(sub)
     add_bundle_parsers(sub, _bundle, _verify_bundle)
-    add_pricing_parsers(sub)
+    for bench in registry().values():  # the commands benchmarks bring (price, audit, ...)
+        bench.add_commands(sub)
     _summarize_parser(sub)
     return parser
 

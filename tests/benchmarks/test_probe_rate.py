@@ -3,10 +3,12 @@ overhead is rate x per-event cost (checked by hand against the cost campaign's o
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
 import analysis
@@ -38,10 +40,13 @@ def test_probe_specs_are_checked():
                 "t:a:b; END", "interval:s:1", "", 42):
         with pytest.raises(ParameterError, match="probe"):
             probe_rate.parse_probe(bad)
-    assert probe_rate.rate_script("t:syscalls:sys_enter_openat /pid == 7/") == (
+    assert probe_rate.rate_script("t:syscalls:sys_enter_openat /pid == 7/", 3, 6) == (
         "BEGIN { @t0 = nsecs; @t1 = nsecs; }\n"
         "interval:ms:5 { @t1 = nsecs; }\n"
-        "t:syscalls:sys_enter_openat /pid == 7/ { @events = count(); @traced[comm] = count(); }\n"
+        'interval:ms:500 { printf("tracelab-tick %lld\\n", nsecs - @t0); print(@cpu); '
+        'printf("tracelab-tick-end\\n"); }\n'
+        "t:syscalls:sys_enter_openat /pid == 7/ { @events = count(); @cpu[cpu] = count(); "
+        "@procs[pid, comm] = count(); @traced[comm] = count(); }\n"
         "t:syscalls:sys_enter_openat { @crossings[comm] = count(); }\n"
         "END { @window_ns = @t1 - @t0; delete(@t0); delete(@t1); }\n")
     assert "@crossings" not in probe_rate.rate_script("t:syscalls:sys_enter_openat")
@@ -52,6 +57,35 @@ def test_probe_specs_are_checked():
     assert probe_rate.parse_rate("Attaching 3 probes...\n\n\n@events: 6000\n\n@window_ns: 3000000000\n") \
         == (6000, 3.0)
     assert probe_rate.parse_rate("@window_ns: 2000000000\n") == (0, 2.0)  # nothing fired
+
+
+def test_the_rate_per_cpu_and_its_ci_over_sub_windows_by_hand():
+    """Three ticks at 1, 2 and 3 s (cumulative per-CPU counts), the END's final counts over
+    a 3.5 s window: sub-window rates are differences over the ticks' spacing; the machine's
+    CI is the whole window's rate with Student's t half-width of those rates."""
+    from scipy import stats
+
+    from analysis.benchmarks.probe_rate import window
+    out = ("Attaching 5 probes...\n"
+           "tracelab-tick 1000000000\n@cpu[0]: 100\n@cpu[1]: 50\ntracelab-tick-end\n"
+           "tracelab-tick 2000000000\n@cpu[0]: 180\n@cpu[1]: 120\ntracelab-tick-end\n"
+           "tracelab-tick 3000000000\n@cpu[0]: 300\n@cpu[1]: 160\ntracelab-tick-end\n"
+           "\n@cpu[0]: 340\n@cpu[1]: 170\n@events: 510\n@procs[42, a, b]: 500\n"
+           "@procs[7, sh]: 10\n@window_ns: 3500000000\n")
+    subs = np.array([150, 150, 160], float)  # per second, both CPUs
+    rate = 510 / 3.5
+    half = stats.t.ppf(0.975, 2) * subs.std(ddof=1) / np.sqrt(3)
+    lo, hi, n = window.rate_ci(out)
+    assert n == 3 and lo == pytest.approx(rate - half) and hi == pytest.approx(rate + half)
+    cpus = window.per_cpu(out).set_index("cpu")
+    assert list(cpus.index) == [0, 1] and cpus.loc[0, "events"] == 340
+    assert cpus.loc[1, "events_per_s"] == pytest.approx(170 / 3.5)
+    one = np.array([50, 70, 40], float)
+    h1 = stats.t.ppf(0.975, 2) * one.std(ddof=1) / np.sqrt(3)
+    assert cpus.loc[1, "events_per_s_ci_high"] == pytest.approx(170 / 3.5 + h1)
+    procs = window.per_process(out)
+    assert procs.iloc[0].to_dict() == {"pid": 42, "comm": "a, b", "events": 500,
+                                       "events_per_s": pytest.approx(500 / 3.5)}
     with pytest.raises(ParameterError, match="action"):
         analysis.price_probe("local", "t:syscalls:sys_enter_openat", "trace everything", 1)
     with pytest.raises(ParameterError, match="duration"):
@@ -134,3 +168,80 @@ def test_no_cost_measured_for_the_probe_is_a_parameter_error(monkeypatch, tmp_pa
                        r"'stack' on a uprobe is measured on local \(measure=True runs"):
         analysis.price_probe("local", "uprobe:/bin/sh:main", "stack", 1, measure=False,
                              data_dir=tmp_path)
+
+
+@pytest.mark.slow
+def test_a_production_price_over_ssh_with_costs_from_a_twin(tmp_path, sshd):
+    """A cost table exported from a small campaign on ``local`` prices a rate counted with
+    ``production=True`` on the loopback SSH host (the same machine: its fingerprint matches)
+    while a foreign bpftrace works there: it is named, not refused; nothing is written
+    under the target's /var/tmp, no lock is taken, the count's CPU affinity is the host's
+    own. A copy of the table with its kernel edited: a warning, and the price says so."""
+    import json
+    import threading
+    import warnings
+    from pathlib import Path
+
+    from analysis.benchmarks.core import costtable
+    need_tool("bpftrace")
+    need_tool("hyperfine")
+    data = tmp_path / "data"
+    analysis.run_benchmark("dd", "local", experiments="09-map", count="20k", runs=2,
+                           warmup=0, rounds=2, precision=None, budget=None, method="hyperfine",
+                           campaign="twin", data_dir=data, progress=False)
+    table = costtable.export(["twin"], tmp_path / "costs.json", data_dir=data)
+    loop = subprocess.Popen([sys.executable, "-c", LOOP, str(RATE)])
+    foreign = subprocess.Popen(["bpftrace", "-e", "tracepoint:syscalls:sys_enter_read "
+                                "{ @[comm] = count(); }"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    before = {p: p.stat().st_mtime_ns for p in Path("/var/tmp").rglob("*")}
+    affinity: list[str] = []
+
+    def watch():  # the count's bpftrace, as the target sees it
+        for _ in range(100):
+            out = subprocess.run(["pgrep", "-f", "tracelab-tick"], capture_output=True,
+                                 text=True).stdout.split()
+            for pid in out:
+                status = Path(f"/proc/{pid}/status")
+                if status.exists() and "bpftrace" in Path(f"/proc/{pid}/comm").read_text():
+                    affinity.append(next(x for x in status.read_text().splitlines()
+                                         if x.startswith("Cpus_allowed_list")))
+                    return
+            time.sleep(0.1)
+
+    try:
+        time.sleep(1.0)
+        w = threading.Thread(target=watch)
+        w.start()
+        price = analysis.price_probe("lab", f"tracepoint:syscalls:sys_enter_openat /pid == "
+                                     f"{loop.pid}/", "count", 3, production=True,
+                                     costs_from=table, data_dir=data, progress=False,
+                                     ssh_config=sshd.ssh_config)
+        w.join()
+        edited = json.loads(table.read_text())
+        edited["host"]["kernel"] = "0.0.0-elsewhere"
+        other = tmp_path / "elsewhere.json"
+        other.write_text(json.dumps(edited))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            far = analysis.price_probe("lab", "tracepoint:syscalls:sys_enter_openat", "count",
+                                       2, production=True, costs_from=other, data_dir=data,
+                                       progress=False, ssh_config=sshd.ssh_config)
+    finally:
+        for p in (loop, foreign):
+            p.terminate()
+            p.wait(timeout=10)
+    print(price, far, sep="\n")
+    assert abs(price.rate - RATE) / RATE < 0.10, price.rate
+    row = costtable.load(table).costs.set_index("experiment").loc["09-map"]
+    assert price.per_event_ns == pytest.approx(row["per_event_ns"], rel=1e-12)
+    assert price.cost_match == "same host type" and price.production
+    assert f"{foreign.pid}/bpftrace" in str(price)  # named, not refused
+    assert price.per_process().iloc[0]["pid"] == loop.pid
+    after = {p: p.stat().st_mtime_ns for p in Path("/var/tmp").rglob("*") if p.exists()}
+    assert {p for p in after if before.get(p) != after[p]} == set()  # nothing written there
+    ncpu = os.cpu_count()
+    assert affinity == [f"Cpus_allowed_list:\t{'0' if ncpu == 1 else f'0-{ncpu - 1}'}"]
+    assert far.cost_match == "different" and "kernel" in " ".join(far.cost_differences)
+    assert any("kernel" in str(w.message) for w in caught)
+    assert "this host different" in str(far)

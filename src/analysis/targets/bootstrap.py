@@ -39,6 +39,7 @@ TESTS_APT = {
     # not a command: a module of the system's python3, asked for by `import apt`
     "python3-apt": ("python3-apt", "the provisioning tests: ansible's apt module imports it"),
     "opensnoop": ("libbpf-tools", "the audit's tests run a real CO-RE agent (its opensnoop)"),
+    "perf": ("linux-perf", "the audit's tests define and count a perf uprobe"),
 }
 #: installed without their recommends (QEMU's are a GUI stack)
 NO_RECOMMENDS = frozenset({"qemu-system-x86", "mmdebstrap", "e2fsprogs"})

@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 import pytest
+from scipy.stats import t as stats_t
 
 from analysis import ratemethod, report
 from analysis.benchmarks import run_benchmark
@@ -181,24 +182,31 @@ def _check_kernel_bench(folder, every: dict, bench, parts, summary: str) -> None
 
 
 def _check_bpf_stats(folder, stats, parts) -> None:
-    """09-map's program part beside the kernel's account of its program (bpf_stats): its
-    script's and its mechanism's (the empty program's) run time per run, read here from
-    the runs' meta files, their difference, and the sysctl put back after each."""
-    if not (folder / "local" / "rstats-09-map").is_dir():  # planned as not run: said why
+    """09-map's program part beside the kernel's account of its program (bpf_stats): per
+    round its script's and its mechanism's (the empty program's) run time per run, read
+    here from the runs' meta files, their per-round difference's median, and the sysctl
+    put back after each."""
+    if not list((folder / "local").glob("rstats-*-09-map")):  # planned as not run: said why
         plan = json.loads((folder / "manifest.json").read_text())
         assert "bpf-stats" in plan.get("not_run", {}) or "bpf-stats" in json.dumps(plan)
         return
-    per_run = {}
+    per_run: dict[str, dict[int, float]] = {}
     for exp in ("09-map", "tracepoint-read"):
-        meta = dict(x.split("=", 1) for x in (folder / "local" / f"rstats-{exp}" / "meta")
-                    .read_text().splitlines() if "=" in x)
-        assert meta["bpf_stats_restored"] == meta["bpf_stats_before"]
-        assert int(meta["bpf_run_cnt"]) >= 200_000  # the meter's reads, every one a run
-        per_run[exp] = int(meta["bpf_run_time_ns"]) / int(meta["bpf_run_cnt"])
+        for run in sorted((folder / "local").glob(f"rstats-*-{exp}")):
+            meta = dict(x.split("=", 1) for x in (run / "meta").read_text().splitlines()
+                        if "=" in x)
+            assert meta["bpf_stats_restored"] == meta["bpf_stats_before"]
+            assert int(meta["bpf_run_cnt"]) >= 200_000  # the meter's reads, every one a run
+            r = int(run.name.split("-")[1])
+            per_run.setdefault(exp, {})[r] = int(meta["bpf_run_time_ns"]) / int(meta["bpf_run_cnt"])
+    assert sorted(per_run["09-map"]) == list(range(6))  # a reading in every round
+    d = np.array([per_run["09-map"][r] - per_run["tracepoint-read"][r] for r in range(6)])
     row = stats.set_index("experiment").loc["09-map"]
-    assert np.isclose(row["reading_ns"], per_run["09-map"], rtol=1e-12)
-    assert np.isclose(row["program_ns"], per_run["09-map"] - per_run["tracepoint-read"],
-                      rtol=1e-12)
+    assert row["readings"] == 6
+    assert np.isclose(row["reading_ns"], np.median(list(per_run["09-map"].values())), rtol=1e-12)
+    assert np.isclose(row["program_ns"], np.median(d), rtol=1e-12)
+    half = stats_t.ppf(0.975, 5) * d.std(ddof=1) / np.sqrt(6)
+    assert np.isclose(row["program_ci_high"] - row["program_ci_low"], 2 * half, rtol=1e-9)
     # a map update costs the program time: the reading is above the empty program's
     assert row["program_ns"] > 0
     if "09-map program" in parts.index:

@@ -62,14 +62,17 @@ def test_dtraces_pid_provider_shares_the_uprobes_mechanism_row(tmp_path):
 
     # the kernel's account of DTrace's program: its script's run time per run less the
     # empty bpftrace uprobe's, on the same instruction
-    got = {x: _meta(folder / f"rstats-{x}" / "meta") for x in ("06-uprobe", "uprobe-libc-read")}
-    for m in got.values():
-        assert m["bpf_stats_restored"] == m["bpf_stats_before"]
-        assert int(m["bpf_run_cnt"]) >= ratemethod.COUNT_ITERATIONS
-    per_run = {x: int(m["bpf_run_time_ns"]) / int(m["bpf_run_cnt"]) for x, m in got.items()}
+    diffs = []
+    for r in range(2):  # a reading per round, of each
+        got = {x: _meta(folder / f"rstats-{r:03d}-{x}" / "meta")
+               for x in ("06-uprobe", "uprobe-libc-read")}
+        for m in got.values():
+            assert m["bpf_stats_restored"] == m["bpf_stats_before"]
+            assert int(m["bpf_run_cnt"]) >= ratemethod.COUNT_ITERATIONS
+        per_run = {x: int(m["bpf_run_time_ns"]) / int(m["bpf_run_cnt"]) for x, m in got.items()}
+        diffs.append(per_run["06-uprobe"] - per_run["uprobe-libc-read"])
     row = parts["bpf_stats"].set_index("experiment").loc["06-uprobe"]
-    assert np.isclose(row["program_ns"], per_run["06-uprobe"] - per_run["uprobe-libc-read"],
-                      rtol=1e-12)
+    assert np.isclose(row["program_ns"], np.median(diffs), rtol=1e-12)
     assert row["program_ns"] > 0  # DTrace's clause does work where bpftrace's {} does none
 
 

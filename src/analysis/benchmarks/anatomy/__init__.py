@@ -106,9 +106,7 @@ class Anatomy(Benchmark):
             params.update(mechanism.settings(chosen, explained))
             chosen += list(explained)
             runs = ratemethod.counting_runs([mechanism.CONTROL, *chosen])
-            if pf.capabilities.get("bpf_stats"):
-                runs += bpfstats.runs(explained)
-            elif explained:
+            if not pf.capabilities.get("bpf_stats") and explained:
                 not_run["bpf-stats"] = "kernel.bpf_stats_enabled cannot be set on this target"
         benches = kbench.chosen(p.kernel_bench or [])
         if benches and pf.os != "Linux":
@@ -120,6 +118,8 @@ class Anatomy(Benchmark):
             runs += rounds(modes, r, 1, campaign, p.windows)
             if not why:
                 runs += mechanism.runs(chosen, range(r, r + 1), campaign)
+                if pf.capabilities.get("bpf_stats"):
+                    runs += bpfstats.runs(explained, r)
             runs += kbench.runs(benches, r, campaign, p.kernel_bench_s)
         return Plan(runs, params, not_run)
 

@@ -5,9 +5,10 @@ With the statistics on, the kernel reads a clock before and after every run of a
 program and adds the difference to the program's ``run_time_ns`` (and one to
 ``run_cnt``); the runner reads both from the tracer's file descriptors (``fdinfo``) when
 the run ends and puts the sysctl back (``traced-run.sh --bpf-stats``, as benchmark 1's
-hyperfine method does). Once per campaign, before round 1 and untimed, each explained
-experiment's own script and its attach point's mechanism row (the empty program) run
-under it for :data:`~analysis.ratemethod.COUNT_ITERATIONS` iterations of the meter.
+hyperfine method does). In every round, untimed, each explained experiment's own script
+and its attach point's mechanism row (the empty program) run under it for
+:data:`~analysis.ratemethod.COUNT_ITERATIONS` iterations of the meter (campaigns before
+8 Dec 2026 read once, before round 1).
 
 Per run: ``run_time_ns / run_cnt``, ns per program run. The empty program's reading is
 what the statistics' clock reads and the call into an empty program cost inside the timed
@@ -30,20 +31,23 @@ from analysis.campaign import Campaign, RunSpec
 from analysis.errors import TargetError
 from analysis.loaders.meta import parse_meta
 from analysis.ratemethod import COUNT_ITERATIONS, build_meter
+from analysis.stats.t_intervals import mean_ci
 
 #: the run kind of a bpf_stats reading
 KIND = "bpf-stats"
 #: the table's columns
-COLUMNS = ["experiment", "mechanism", "runs", "reading_ns", "empty_ns", "program_ns",
+COLUMNS = ["experiment", "mechanism", "runs", "readings", "reading_ns", "empty_ns",
+           "empty_ci_low", "empty_ci_high", "program_ns", "program_ci_low", "program_ci_high",
            "part_ns", "part_ci_low", "part_ci_high", "verdict"]
 
 
-def runs(explained: dict) -> list[RunSpec]:
-    """A reading per explained experiment and per mechanism row explaining one."""
+def runs(explained: dict, r: int) -> list[RunSpec]:
+    """Round ``r``'s readings: one per explained experiment and per mechanism row
+    explaining one (a reading per round: their spread over rounds is each one's CI)."""
     ids = [*dict.fromkeys([e["mechanism"] for e in explained.values() if e["mechanism"]]),
            *[x for x, e in explained.items() if e["mechanism"]]]
-    return [RunSpec(f"rstats-{x}", x, {"kind": KIND, "iterations": COUNT_ITERATIONS})
-            for x in ids]
+    return [RunSpec(f"rstats-{r:03d}-{x}", x, {"kind": KIND, "iterations": COUNT_ITERATIONS,
+                                                "round": r}) for x in ids]
 
 
 def make_execute(q: dict, fallback, script, loop: list[str], *, scratch: Path):
@@ -94,31 +98,61 @@ def reading(path: Path) -> dict | None:
             "bpf_progs": int(meta.get("bpf_progs") or 0)} if cnt > 0 else None
 
 
+def per_round(camp: Campaign, target: str) -> pd.DataFrame:
+    """Every reading: experiment, round (-1: a campaign that read once, before round 1),
+    ns per program run."""
+    rows = []
+    for rid, e in camp.run_records(target).items():
+        p = e.get("params", {})
+        if e.get("status") != "done" or p.get("kind") != KIND:
+            continue
+        got = reading(camp.run_dir(target, rid) / "meta")
+        if got:
+            rows.append({"experiment": e["experiment"], "round": int(p.get("round", -1)),
+                         "ns": got["bpf_run_time_ns"] / got["bpf_run_cnt"],
+                         "runs": got["bpf_run_cnt"]})
+    return pd.DataFrame(rows, columns=["experiment", "round", "ns", "runs"])
+
+
+def _median_ci(x) -> tuple[float, float, float]:
+    """The median of readings with the t-interval's half-width of their mean around it
+    (NaN bounds below two readings)."""
+    x = np.asarray(x, float)
+    if not x.size:
+        return math.nan, math.nan, math.nan
+    mid = float(np.median(x))
+    if x.size < 2:
+        return mid, math.nan, math.nan
+    m, (lo, hi) = mean_ci(x)
+    return mid, mid - (m - lo), mid + (hi - m)
+
+
 def table(camp: Campaign, target: str, parts: pd.DataFrame) -> pd.DataFrame:
     """Per explained experiment with readings of its script and its mechanism's: both in
-    ns per run, the program's own time (the difference), and the program part of
-    ``parts`` with its CI, and whether the reading lies inside it."""
-    runs_ = {e["experiment"]: reading(camp.run_dir(target, rid) / "meta")
-             for rid, e in camp.run_records(target).items()
-             if e.get("status") == "done" and e.get("params", {}).get("kind") == KIND}
-    runs_ = {x: r for x, r in runs_.items() if r}
-    per_run = {x: r["bpf_run_time_ns"] / r["bpf_run_cnt"] for x, r in runs_.items()}
+    ns per run (the median over rounds, the empty one's with a CI), the program's own time
+    (per round the script's reading less the empty one's, their median with a CI), the
+    program part of ``parts`` with its CI, and where the reading lies against it."""
+    got = per_round(camp, target)
     by = parts.set_index("part") if len(parts) else pd.DataFrame()
     rows = []
     for exp, e in (camp.parameters.get("explained") or {}).items():
         m = e.get("mechanism")
-        if exp not in per_run or m not in per_run:
+        mine, empty = got[got["experiment"] == exp], got[got["experiment"] == m]
+        if not len(mine) or not len(empty):
             continue
+        paired = mine.merge(empty, on="round", suffixes=("", "_empty"))
+        program, p_lo, p_hi = _median_ci(paired["ns"] - paired["ns_empty"])
+        floor, f_lo, f_hi = _median_ci(empty["ns"])
         prog = by.loc[f"{exp} program"] if f"{exp} program" in by.index else None
-        program = per_run[exp] - per_run[m]
         lo, hi = ((prog["ci_low"], prog["ci_high"]) if prog is not None
                   else (math.nan, math.nan))
         verdict = ("no program part" if prog is None else "no CI" if not np.isfinite(lo)
                    else "inside the part's CI" if lo <= program <= hi
                    else "below the part's CI" if program < lo else "above the part's CI")
-        rows.append({"experiment": exp, "mechanism": m, "runs": runs_[exp]["bpf_run_cnt"],
-                     "reading_ns": per_run[exp], "empty_ns": per_run[m],
-                     "program_ns": program,
+        rows.append({"experiment": exp, "mechanism": m, "runs": int(mine["runs"].sum()),
+                     "readings": len(paired), "reading_ns": float(np.median(mine["ns"])),
+                     "empty_ns": floor, "empty_ci_low": f_lo, "empty_ci_high": f_hi,
+                     "program_ns": program, "program_ci_low": p_lo, "program_ci_high": p_hi,
                      "part_ns": prog["ns"] if prog is not None else math.nan,
                      "part_ci_low": lo, "part_ci_high": hi, "verdict": verdict})
     return pd.DataFrame(rows, columns=COLUMNS)
@@ -128,12 +162,16 @@ def summary_lines(t: pd.DataFrame) -> list[str]:
     """The readings beside the program parts, a line each."""
     if t.empty:
         return []
-    lines = ["bpf_stats (ns per program run; the empty program's reading, its clock reads, "
-             "subtracted) beside the program part from the brackets:"]
+    lines = ["bpf_stats (ns per program run, medians over rounds; the empty program's "
+             "reading, its clock reads, subtracted round by round; CI: Student's t over the "
+             "rounds) beside the program part from the brackets:"]
     for _, r in t.iterrows():
         part = (f"{r['part_ns']:,.1f} ns [{r['part_ci_low']:,.1f}, {r['part_ci_high']:,.1f}]"
                 if np.isfinite(r["part_ns"]) else "none")
+        ci = (f" [{r['program_ci_low']:,.1f}, {r['program_ci_high']:,.1f}]"
+              if np.isfinite(r["program_ci_low"]) else "")
         lines.append(f"  {r['experiment']:<20} {r['reading_ns']:,.1f} - {r['empty_ns']:,.1f} "
-                     f"({r['mechanism']}) = {r['program_ns']:,.1f} ns; program part {part}: "
-                     f"{r['verdict']}")
+                     f"({r['mechanism']}) = {r['program_ns']:,.1f} ns{ci} "
+                     f"({r['readings']} reading{'s' if r['readings'] != 1 else ''}); program "
+                     f"part {part}: {r['verdict']}")
     return lines

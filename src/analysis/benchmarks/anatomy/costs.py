@@ -11,7 +11,8 @@ costs in the classes a probe is priced by, from the same rounds.
   audit adds to a program's own run time to price a run;
 - per such mechanism, bpf_stats' reading of its empty program (action ``bpf_stats
   clock``): what the statistics' clock reads add to every ``run_time_ns``, subtracted
-  from an audited program's reading. One untimed reading: no CI."""
+  from an audited program's reading: the median over rounds with its CI (a campaign before
+  8 Dec 2026 read it once: no CI)."""
 
 from __future__ import annotations
 
@@ -61,9 +62,10 @@ def costs(camp: Campaign, target: str) -> pd.DataFrame:
             rows.append([m, probe_type(attach), "none", *ci(m), *nan3])
     if not len(parts):
         return pd.DataFrame(rows, columns=COLUMNS)
-    readings = bpfstats.table(camp, target, parts)
-    for m, empty in dict(zip(readings["mechanism"], readings["empty_ns"])).items():
-        attach = mechanism.MECHANISMS.get(m, ("?",))[0]
-        rows.append([f"{m} bpf_stats", probe_type(attach), BPF_STATS_CLOCK, float(empty),
-                     math.nan, math.nan, *nan3])
+    readings = bpfstats.table(camp, target, parts).drop_duplicates("mechanism")
+    for _, r in readings.iterrows():
+        attach = mechanism.MECHANISMS.get(r["mechanism"], ("?",))[0]
+        rows.append([f"{r['mechanism']} bpf_stats", probe_type(attach), BPF_STATS_CLOCK,
+                     float(r["empty_ns"]), float(r["empty_ci_low"]), float(r["empty_ci_high"]),
+                     *nan3])
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -17,10 +17,12 @@ host's own campaigns."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from analysis import _params
 from analysis.benchmarks.audit.probe import SCRIPT
+from analysis.benchmarks.core import costtable
 from analysis.benchmarks.core.base import Benchmark, Param, Params, Plan, register
 from analysis.benchmarks.core.report import Report
 from analysis.campaign import Campaign, RunSpec
@@ -58,6 +60,10 @@ class Audit(Benchmark):
               "path", lambda v: None if v in (None, "", "None") else str(v)),
     )
 
+    def add_commands(self, sub) -> None:
+        from analysis.benchmarks.audit import cli
+        cli.add_parser(sub)
+
     def read_only(self, p: Params) -> bool:
         return True
 
@@ -71,6 +77,8 @@ class Audit(Benchmark):
             raise ParameterError("target", target, f"{' and '.join(missing)} not found there "
                                  "(Debian: apt-get install bpftool python3)")
         runs = [RunSpec("inventory", "inventory", {"kind": "inventory"})]
+        if p.costs_from:  # a copy kept with the campaign: its report rebuilds from it alone
+            runs.insert(0, RunSpec("costs", "costs", {"kind": "costs", "source": p.costs_from}))
         if p.stats_s:
             runs.append(RunSpec("stats", "stats", {"kind": "stats", "seconds": p.stats_s,
                                                    "windows": p.windows}))
@@ -79,6 +87,11 @@ class Audit(Benchmark):
 
     def execute(self, plan: Plan, p: Params, scratch: Path):
         def execute(transport, run: RunSpec, staging: Path) -> dict:
+            if run.params["kind"] == "costs":  # read here, nothing sent to the host
+                table = costtable.load(run.params["source"], data_dir=scratch.parents[2])
+                (staging / "cost-table.json").write_text(
+                    json.dumps(table.as_dict(), indent=1, sort_keys=True) + "\n")
+                return {"costs": len(table.costs)}
             if run.params["kind"] == "inventory":
                 out = transport.run_root(["python3", "-c", SCRIPT, "inventory"], timeout=120)
                 (staging / "inventory.json").write_text(out.stdout)

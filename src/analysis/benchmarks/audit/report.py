@@ -35,7 +35,8 @@ MECHANISM_ROWS = {"tracepoint": ("tracepoint-read", "04-tracepoint-entry"),
 CLOCK = "bpf_stats clock"
 COLUMNS = ["prog_id", "name", "type", "owners", "attach", "probe_type", "runs", "runs_per_s",
            "runs_per_s_ci_low", "runs_per_s_ci_high", "run_ns", "run_ns_ci_low",
-           "run_ns_ci_high", "clock_ns", "program_ns", "mechanism", "mechanism_ns",
+           "run_ns_ci_high", "clock_ns", "clock_ns_ci_low", "clock_ns_ci_high", "program_ns",
+           "mechanism", "mechanism_ns",
            "mechanism_ns_ci_low", "mechanism_ns_ci_high", "per_event_ns", "per_event_ns_ci_low",
            "per_event_ns_ci_high", "cpu_pct", "cpu_pct_ci_low", "cpu_pct_ci_high",
            "bpf_stats_cpu_pct"]
@@ -84,7 +85,8 @@ def other_tracing(inv: dict) -> pd.DataFrame:
     the ftrace tracer, processes holding perf events."""
     fs = inv.get("tracefs") or {}
     rows = [{"kind": f"{d['kind']} event", "what": d["definition"],
-             "state": "enabled" if d["enabled"] else "defined, not enabled"}
+             "state": "enabled in tracefs" if d["enabled"] else
+             "defined (tracefs not enabled; perf may count it: see perf events)"}
             for d in fs.get("dynamic") or []]
     rows += [{"kind": "trace event", "what": e, "state": "enabled"}
              for e in fs.get("set_event") or []]
@@ -159,13 +161,18 @@ def priced(inv: pd.DataFrame, stats: str | None, costs: pd.DataFrame) -> pd.Data
         clock = _lab_row(costs, row["probe_type"], CLOCK)
         clock_ns = float(clock["per_event_ns"]) if clock is not None else math.nan
         out.loc[k, "clock_ns"] = clock_ns
+        for c in ("_ci_low", "_ci_high"):  # NaN: a single reading (its spread not known)
+            out.loc[k, f"clock_ns{c}"] = (float(clock[f"per_event_ns{c}"]) if clock is not None
+                                          else math.nan)
         out.loc[k, "program_ns"] = out.loc[k, "run_ns"] - clock_ns
         if mech is not None:
             out.loc[k, "mechanism"] = f"{mech['experiment']} ({mech['campaign']})"
             for c in ("", "_ci_low", "_ci_high"):
                 out.loc[k, f"mechanism_ns{c}"] = float(mech[f"per_event_ns{c}"])
-    prog_lo = out["run_ns_ci_low"] - out["clock_ns"]
-    prog_hi = out["run_ns_ci_high"] - out["clock_ns"]
+    # the program's own time: the reading's CI less the clock's, their ends taken apart
+    # (a clock read once has no CI: then its point, and the summary says so)
+    prog_lo = out["run_ns_ci_low"] - out["clock_ns_ci_high"].fillna(out["clock_ns"])
+    prog_hi = out["run_ns_ci_high"] - out["clock_ns_ci_low"].fillna(out["clock_ns"])
     out["per_event_ns"] = out["mechanism_ns"] + out["program_ns"]
     out["per_event_ns_ci_low"] = out["mechanism_ns_ci_low"] + prog_lo
     out["per_event_ns_ci_high"] = out["mechanism_ns_ci_high"] + prog_hi
@@ -180,10 +187,11 @@ def _costs(camp: Campaign, target: str) -> tuple[pd.DataFrame, str, list[str]]:
     """The lab's costs to price with, where they came from, and how this host matches."""
     source = camp.parameters.get("costs_from")
     pf = (camp.target_records().get(target) or {}).get("preflight") or {}
-    if source:
-        table = costtable.load(source, data_dir=camp.folder.parent.parent)
+    if source:  # the copy the campaign kept of it
+        table = costtable.load(camp.run_dir(target, "costs") / "cost-table.json")
         verdict, diffs = table.match(pf)
-        return table.costs, f"cost table {table.name} (this host: {verdict})", diffs
+        made = ", ".join(x["campaign"] for x in table.sources)
+        return table.costs, f"cost table {source} (from {made}; this host: {verdict})", diffs
     found = rules.costs(target, benchmark_of=for_campaign, data_dir=camp.folder.parent.parent)
     return found, f"the campaigns measured on {target}", []
 
@@ -227,7 +235,10 @@ def summary(progs: pd.DataFrame, other: pd.DataFrame, source: str, diffs: list[s
                      f"{r['runs_per_s_ci_high']:,.1f}], {r['run_ns']:,.1f} ns per run by "
                      f"bpf_stats")
             if np.isfinite(r["per_event_ns"]):
-                line += (f"; less its clock reads {r['clock_ns']:,.1f} ns, plus the lab's empty "
+                clock_ci = (f" [{r['clock_ns_ci_low']:,.1f}, {r['clock_ns_ci_high']:,.1f}]"
+                            if np.isfinite(r["clock_ns_ci_low"]) else " (one reading: no CI)")
+                line += (f"; less its clock reads {r['clock_ns']:,.1f} ns{clock_ci}, plus the "
+                         f"lab's empty "
                          f"program {r['mechanism_ns']:,.1f} ns ({r['mechanism']}) = "
                          f"{r['per_event_ns']:,.1f} ns per event [{r['per_event_ns_ci_low']:,.1f},"
                          f" {r['per_event_ns_ci_high']:,.1f}]: {r['cpu_pct']:.3g} % of one CPU "
@@ -240,6 +251,11 @@ def summary(progs: pd.DataFrame, other: pd.DataFrame, source: str, diffs: list[s
     if len(other):
         lines.append("tracing without BPF: " + "; ".join(
             f"{r['kind']} {r['what']} ({r['state']})" for _, r in other.iterrows()))
+    shared = progs[np.isfinite(progs["per_event_ns"].astype(float))].groupby("attach").size()
+    for attach, n in shared[shared > 1].items():
+        lines.append(f"{n} programs share {attach}: the lab's empty program is counted for "
+                     "each, but only the first to run pays the whole of it (the others, the "
+                     "call into their program): their sum overstates what they cost together")
     lines.append(f"lab costs: {source}" + (f"; differs in {'; '.join(diffs[:4])}"
                                            if diffs else ""))
     return lines

@@ -191,6 +191,11 @@ class Benchmark:
         parameter that is not there). Default: nothing."""
         return []
 
+    def add_commands(self, sub) -> None:
+        """Add this benchmark's own commands to ``python -m analysis`` (``sub``: its
+        argparse sub-parsers; each sets ``func(args) -> exit status``). Most have none: they
+        run through ``run`` and ``report``."""
+
     def read_only(self, p: Params) -> bool:
         """Whether this campaign only reads its target (a production host): then it takes
         no target lock, copies nothing there (its preflight and scans are sent inline),

@@ -57,6 +57,10 @@ class ProbeRate(Benchmark):
               "rather than refused", "bool", lambda v: _params.flag("production", v)),
     )
 
+    def add_commands(self, sub) -> None:
+        from analysis.benchmarks.probe_rate import cli
+        cli.add_parsers(sub)
+
     def read_only(self, p: Params) -> bool:
         return bool(p.production)
 

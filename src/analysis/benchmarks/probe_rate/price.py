@@ -5,6 +5,7 @@ and the words of :mod:`analysis.rules`."""
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -153,8 +154,10 @@ class Price:
                     "events above)")
         lo, hi = (self.bystander_rate * v * 1e-7 for v in self.bystander_ns_ci)
         if not math.isfinite(self.bystander_ns):
+            where = (f"in the cost table {self.costs_from}" if self.costs_from else
+                     f"on {self.target} (measure=True runs the bystander one)")
             return (f"its filter rejected {self.bystander_rate:,.1f} crossings/s; what one costs "
-                    f"is not measured on {self.target} (measure=True runs the bystander one)")
+                    f"is not measured {where}")
         top = sorted((self.extra.get("rejected_by_comm") or {}).items(), key=lambda kv: -kv[1])
         pct = self.bystander_ns * 1e-7 / self.window_s  # one rejected crossing, in %
         who = ", ".join(f"{c} {n / self.window_s:,.1f}/s ({n * pct:.2g} %)" for c, n in top[:5])
@@ -297,6 +300,10 @@ def price_probe(target: str = "local", probe: str = "tracepoint:syscalls:sys_ent
     pf = (Campaign.open(result.campaign, data_dir=data_dir).target_records().get(target)
           or {}).get("preflight") or {}
     verdict, diffs = table.match(pf) if table else ("", [])
+    if verdict == "different":
+        warnings.warn(f"{target}'s fingerprint differs from the cost table {table.name}'s in "
+                      f"{'; '.join(d for d in diffs if d.split(':')[0] in costtable.ESSENTIAL)}"
+                      ": its costs may not carry over to this host", stacklevel=2)
     sources = [Campaign.open(result.campaign, data_dir=data_dir).manifest_path]
     sources += [table.path] if table and table.path else [] if table else [
         Campaign.open(cost["campaign"], data_dir=data_dir).manifest_path]

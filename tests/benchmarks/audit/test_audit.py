@@ -1,0 +1,177 @@
+"""The audit of the agents already running (issue 53), with real agents: two bpftrace
+programs, Debian's libbpf-tools opensnoop (a CO-RE tool) and a perf uprobe. The audit
+names each with its owner; a program's runs per second are recomputed from the raw
+readings with numpy and match the rate of calls the test makes itself; the kernel's
+statistics are off again, and the sysctl untouched, when the controller is killed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from analysis import report, run_benchmark
+from conftest import need_tool
+
+RATE = 500  # getppid calls per second, on an absolute schedule
+LOOP = """
+import os, sys, time
+period = 1.0 / float(sys.argv[1]); t0 = t = time.monotonic(); n = 0
+while True:
+    os.getppid(); n += 1
+    t += period
+    d = t - time.monotonic()
+    if d > 0:
+        time.sleep(d)
+"""
+LIBC = "/lib/x86_64-linux-gnu/libc.so.6"
+
+
+def _fdinfo_runs(pid: int) -> dict[int, int]:
+    """prog_id -> run_cnt, from the fdinfo of ``pid``'s program descriptors."""
+    out = {}
+    for f in Path(f"/proc/{pid}/fdinfo").iterdir():
+        try:
+            info = dict(x.split(":", 1) for x in f.read_text().splitlines() if ":" in x)
+        except OSError:
+            continue
+        if "run_cnt" in info:
+            out[int(info["prog_id"])] = int(info["run_cnt"])
+    return out
+
+
+def _wait_attached(proc: subprocess.Popen, timeout: float = 20) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if _fdinfo_runs(proc.pid):
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    raise AssertionError("the agent never attached")
+
+
+@pytest.fixture
+def agents(tmp_path):
+    """The loop, then the agents: two bpftrace programs (one on getppid's tracepoint, one on
+    openat's), opensnoop, and a perf uprobe on libc's getppid counted by perf stat."""
+    for tool in ("bpftrace", "perf", "bpftool", "opensnoop"):
+        need_tool(tool)
+    started, probe = [], False
+    try:
+        loop = subprocess.Popen([sys.executable, "-c", LOOP, str(RATE)])
+        started.append(loop)
+        for script in ("tracepoint:syscalls:sys_enter_getppid { @[comm] = count(); }",
+                       "tracepoint:syscalls:sys_enter_openat { @[comm] = count(); }"):
+            started.append(subprocess.Popen(["bpftrace", "-e", script],
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+            _wait_attached(started[-1])
+        started.append(subprocess.Popen(["opensnoop"], stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL))
+        _wait_attached(started[-1])
+        subprocess.run(["perf", "probe", "-q", "-x", LIBC, "--add", "getppid"], check=True,
+                       capture_output=True, timeout=60)
+        probe = True
+        started.append(subprocess.Popen(["perf", "stat", "-e", "probe_libc:getppid", "-a",
+                                         "sleep", "600"], stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL))
+        time.sleep(0.5)
+        yield {"loop": loop, "getppid": started[1], "openat": started[2],
+               "opensnoop": started[3], "perf": started[4]}
+    finally:
+        for p in reversed(started):
+            p.send_signal(signal.SIGTERM)
+        for p in started:
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        if probe:
+            subprocess.run(["perf", "probe", "-q", "--del", "probe_libc:getppid"],
+                           capture_output=True, timeout=60)
+
+
+def test_the_audit_names_every_agent_and_counts_their_runs(agents, tmp_path):
+    data = tmp_path / "data"
+    sysctl = Path("/proc/sys/kernel/bpf_stats_enabled").read_text()
+    result = run_benchmark("audit", "local", stats_s=3, windows=4, data_dir=data,
+                           campaign="au", progress=False)
+    assert result.complete, result.failed
+    assert Path("/proc/sys/kernel/bpf_stats_enabled").read_text() == sysctl  # never written
+    rep = report("au", data_dir=data, figures_dir=tmp_path / "fig")
+    progs = rep.values["programs"]
+    # every agent's programs named with their owner, where they are attached
+    for name, attach in (("getppid", "sys_enter_getppid"), ("openat", "sys_enter_openat"),
+                         ("opensnoop", "sys_enter_openat")):
+        pid = agents[name].pid
+        mine = progs[progs["owners"].str.contains(rf"\b{pid}/")]
+        assert len(mine) >= 1 and mine["attach"].str.contains(attach).any(), (name, progs)
+    assert progs["owners"].str.contains(rf"\b{agents['opensnoop'].pid}/opensnoop").any()
+    other = rep.values["other"]
+    assert other["what"].str.contains("probe_libc/getppid").any()  # the perf uprobe
+    assert other["what"].str.contains(f"{agents['perf'].pid}/perf").any()
+    # the getppid program's runs per second, recomputed from the raw readings, match the
+    # loop's schedule (noise model: the loop keeps an absolute schedule, so over any window
+    # it makes RATE calls a second give or take one call per window edge and its sleep's
+    # lag; other processes call getppid rarely: 2 %)
+    row = progs[progs["owners"].str.contains(rf"\b{agents['getppid'].pid}/")].iloc[0]
+    lines = [json.loads(x) for x in (data / "raw" / "au" / "local" / "stats" / "stats.jsonl")
+             .read_text().splitlines()]
+    assert len(lines) == 5 and all(x["sysctl"] == sysctl.strip() for x in lines)
+    t = np.array([x["t_ns"] for x in lines], float) / 1e9
+    n = np.array([x["progs"][str(row["prog_id"])][0] for x in lines], float)
+    assert row["runs_per_s"] == pytest.approx((n[-1] - n[0]) / (t[-1] - t[0]), rel=1e-9)
+    assert abs(row["runs_per_s"] - RATE) / RATE < 0.02, row["runs_per_s"]
+    assert row["runs_per_s_ci_low"] <= row["runs_per_s"] <= row["runs_per_s_ci_high"]
+    assert row["run_ns"] > 0 and row["cpu_pct"] == pytest.approx(
+        row["runs_per_s"] * row["per_event_ns"] * 1e-7, nan_ok=True)
+    assert (tmp_path / "fig" / "audit-au.png").is_file() or not np.isfinite(row["cpu_pct"])
+
+
+def _reader() -> int | None:
+    """The audit's statistics reader on this machine (python3 -c ... stats S W)."""
+    out = subprocess.run(["pgrep", "-f", "BPF_ENABLE_STATS"], capture_output=True, text=True)
+    pids = [int(x) for x in out.stdout.split() if int(x) != os.getpid()]
+    return pids[0] if pids else None
+
+
+@pytest.mark.parametrize("how", ["local", "ssh"])
+def test_statistics_are_off_again_when_the_controller_is_killed(agents, tmp_path, how,
+                                                                request):
+    """SIGKILL of the controller (over SSH: its connection drops with it): within seconds
+    the reader is gone, the kernel counts no more runs, the sysctl was never touched."""
+    target, extra = "local", []
+    if how == "ssh":
+        sshd = request.getfixturevalue("sshd")
+        target, extra = "lab", ["--ssh-config", str(sshd.ssh_config)]
+    sysctl = Path("/proc/sys/kernel/bpf_stats_enabled").read_text()
+    ctl = subprocess.Popen([sys.executable, "-m", "analysis", "audit", target, "--stats", "60",
+                            "--yes", "--data-dir", str(tmp_path / "data"), *extra],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    agent = agents["getppid"].pid
+    try:
+        end = time.monotonic() + 60
+        while _reader() is None or len(set(_fdinfo_runs(agent).values()) - {0}) == 0:
+            assert time.monotonic() < end and ctl.poll() is None, ctl.communicate()
+            time.sleep(0.2)
+        ctl.kill()  # SIGKILL
+        ctl.wait()
+        end = time.monotonic() + 10
+        while _reader() is not None:
+            assert time.monotonic() < end, "the statistics' reader outlived its controller"
+            time.sleep(0.2)
+        before = _fdinfo_runs(agent)
+        time.sleep(1.0)  # some 500 getppid calls: counted only if the statistics were on
+        assert _fdinfo_runs(agent) == before
+        assert Path("/proc/sys/kernel/bpf_stats_enabled").read_text() == sysctl
+    finally:
+        if ctl.poll() is None:
+            ctl.kill()
+            ctl.wait()
