@@ -30,7 +30,7 @@ MAX_PARAMETERS = 8
 #: :class:`~analysis.stats.precision.Rule`, ...
 MANY_PARAMETERS = {
     "benchmarks/core/run.py:run_benchmark": "public entry point: analysis.run_benchmark",
-    "benchmarks/probe_rate/price.py:price_probe": "public entry point: analysis.price_probe",
+    "benchmarks/probe_rate/pricing.py:price_probe": "public entry point: analysis.price_probe",
     "stats/overhead.py:overhead_table": "public entry point: analysis.stats.overhead.overhead_table",
     "plots/tables.py:export_table": "public entry point: analysis.export_table",
     "targets/bootstrap.py:bootstrap": "public entry point: the bootstrap command's function",

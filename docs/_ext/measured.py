@@ -7,7 +7,9 @@ Roles (MyST: ``{measured}`noisy-host:06-uprobe.cost```):
     campaign or test-suite run), formatted, linked to its host on the reference-machines
     page, with the host, date and control's speed as hover text. Keys: ``EXP.cost`` (cost
     per event with its 95 % CI), ``EXP.value`` (the cost alone: a reading without a CI),
-    ``EXP.precision``, ``control`` (the untraced iteration),
+    ``EXP.precision``, ``EXP.share`` and ``EXP.stats_share`` (an audited program's share of
+    one CPU, and bpf_stats' alone), ``EXP.rate`` (events or runs per second with a CI),
+    ``EXP.run`` (an audited program's run time per run), ``control`` (the untraced iteration),
     ``noise_floor`` (the A/A slot's CI half-width: the smallest cost the host resolves),
     ``aa`` (the A/A slot's estimate with its CI), ``wall`` (wall time), ``rounds``, ``met``,
     ``passed``, ``skipped``, ``failed``, ``date``, ``host``.
@@ -101,6 +103,16 @@ def value(rec: dict, key: str) -> str:
             return _ns(row["cost_ns"])
         if what == "precision":
             return f"±{row['precision'] * 100:.0f} %"
+        if what == "share":  # an audited program's share of one CPU, with its CI
+            x, lo, hi = row["share_pct"]
+            return f"{_n(x)} % of one CPU [{_n(lo)}, {_n(hi)}]"
+        if what == "stats_share":  # what bpf_stats alone says of it
+            return f"{_n(row['stats_share_pct'])} %"
+        if what == "rate":  # events (runs) per second, with the CI over sub-windows
+            x, lo, hi = row["rate_per_s"]
+            return f"{_n(x)}/s [{_n(lo)}, {_n(hi)}]"
+        if what == "run":  # an audited program's run time per run, by bpf_stats
+            return _ns(row["run_ns"])
         raise KeyError(key)
     simple = {
         "control": lambda: f"{_ns(rec['control_ns_per_iter'])} per iteration",

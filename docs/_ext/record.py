@@ -11,9 +11,10 @@ are generated, never typed:
 ``campaign`` opens a finished campaign through the package (checksums verified), reports
 it without writing anything and keeps, per experiment, the cost with its 95 % CI and the
 precision reached (the anatomy benchmark: per part, its cost and CI; per trig-* of the
-kernel's bench the same; per bpf_stats reading, ``EXP bpf_stats``, its program time), plus
-the control's
-speed per iteration, the A/A noise floor, rounds,
+kernel's bench the same; per bpf_stats reading, ``EXP bpf_stats``, its program time;
+the audit: per program, keyed ``OWNER ATTACH``, its price per event, its share of one
+CPU and bpf_stats' alone, its runs per second; the probe-rate benchmark: ``rate``, its
+events per second), plus the control's speed per iteration, the A/A noise floor, rounds,
 the wall time (the manifest's created to updated), the host's fingerprint (from the
 manifest's preflight) and the manifest's sha256. ``campaign-archive`` does the same from a
 tarball of a campaign folder (as docs/_data/campaigns/ keeps them). ``suite`` reads a
@@ -107,6 +108,28 @@ def from_campaign(campaign: str, name: str, data_dir: str | Path | None = None) 
             "cost_ns": _num(row["program_ns"]),
             "ci_ns": [_num(row.get("program_ci_low")), _num(row.get("program_ci_high"))],
             "precision": None, "rounds": int(row.get("readings") or 1)}
+    for row in ([] if v.get("programs") is None else v["programs"].to_dict("records")):
+        # the audit: per program, keyed by its owner's name and where it is attached
+        key = f"{row['owners'].split(',')[0].split('/', 1)[-1]} {row['attach']}"
+        while key in experiments:
+            key += "+"
+        experiments[key] = {
+            "cost_ns": _num(row["per_event_ns"]),
+            "ci_ns": [_num(row["per_event_ns_ci_low"]), _num(row["per_event_ns_ci_high"])],
+            "precision": None, "rounds": None,
+            "share_pct": [_num(row["cpu_pct"], 3), _num(row["cpu_pct_ci_low"], 3),
+                          _num(row["cpu_pct_ci_high"], 3)],
+            "stats_share_pct": _num(row["bpf_stats_cpu_pct"], 3),
+            "rate_per_s": [_num(row["runs_per_s"]), _num(row["runs_per_s_ci_low"]),
+                           _num(row["runs_per_s_ci_high"])],
+            "run_ns": _num(row["run_ns"])}
+    if m.get("benchmark") == "probe-rate":  # a counted rate: no experiments of its own
+        row, rows = rows[0], []
+        experiments["rate"] = {"cost_ns": None, "ci_ns": [None, None], "precision": None,
+                               "rounds": None,
+                               "rate_per_s": [_num(row["events_per_s"]),
+                                              _num(row["events_per_s_ci_low"]),
+                                              _num(row["events_per_s_ci_high"])]}
     for row in rows:
         exp = row["experiment"]
         if exp.endswith("control") and "control_ns_per_iter" not in v:

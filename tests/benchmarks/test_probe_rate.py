@@ -158,11 +158,11 @@ def test_no_cost_measured_for_the_probe_is_a_parameter_error(monkeypatch, tmp_pa
 
     with pytest.raises(ParameterError, match="parameter action='histogram': nothing here "
                        "measures 'histogram' on a uprobe"):
-        probe_rate.price._measure("local", "uprobe", "histogram", {})
+        probe_rate.pricing._measure("local", "uprobe", "histogram", {})
     ran = SimpleNamespace(campaign="rate", folder=tmp_path / "raw" / "rate")
-    monkeypatch.setattr(probe_rate.price, "run_benchmark", lambda *a, **kw: ran)
-    monkeypatch.setattr(probe_rate.price, "report", lambda *a, **kw: Report(None, {"table": None}))
-    monkeypatch.setattr(probe_rate.price.rules, "costs", lambda *a, **kw: pd.DataFrame(
+    monkeypatch.setattr(probe_rate.pricing, "run_benchmark", lambda *a, **kw: ran)
+    monkeypatch.setattr(probe_rate.pricing, "report", lambda *a, **kw: Report(None, {"table": None}))
+    monkeypatch.setattr(probe_rate.pricing.rules, "costs", lambda *a, **kw: pd.DataFrame(
         columns=["probe_type", "action", "per_event_ns"]))
     with pytest.raises(ParameterError, match=r"parameter action='stack': no per-event cost of "
                        r"'stack' on a uprobe is measured on local \(measure=True runs"):

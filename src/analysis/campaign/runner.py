@@ -36,7 +36,6 @@ def run_campaign(
     preflight: bool = True,
     progress: bool | CampaignProgress = True,
     stop: threading.Event | None = None,
-    lock_targets: bool = True,
 ) -> CampaignResult:
     """Run ``plan`` on every target (in parallel, one connection each); resume what exists.
 
@@ -58,8 +57,6 @@ def run_campaign(
     show it (a line of its own), or the :class:`~analysis.progress.CampaignProgress` of a
     campaign whose phases run one after the other (the caller closes it). ``stop``: an event
     another thread sets to stop the campaign as Ctrl-C does (a fleet's, from its main thread).
-    ``lock_targets=False``: no target lock at all (a read-only campaign on a production host,
-    :mod:`analysis.benchmarks.core.readonly`, which neither pins nor measures there).
     """
     given = isinstance(targets, Mapping)
     names = list(dict.fromkeys(targets))
@@ -68,7 +65,6 @@ def run_campaign(
     with campaign.locked():
         runner = _Runner(campaign, plans, execute, built, preflight=preflight,
                          progress=progress)
-        runner.lock_targets = lock_targets
         runner.keep_open = given
         if stop is not None:
             runner.stop = stop
@@ -114,7 +110,6 @@ class _Runner:
         self.campaign, self.plans, self.execute, self.targets = campaign, plans, execute, \
             targets
         self.preflight = preflight
-        self.lock_targets = True
         self.result = CampaignResult(campaign.name, campaign.folder, {}, {}, {}, {})
         self.bar = progress if isinstance(progress, CampaignProgress) else CampaignProgress(
             f"campaign {campaign.name}", disable=not progress)
@@ -161,7 +156,7 @@ class _Runner:
             return
         try:
             lock = None
-            if tg.lock is None and self.lock_targets:  # else the caller holds it
+            if tg.lock is None:  # else the caller holds it (or, read only, takes none)
                 lock = TargetLock(transport, self.campaign.name, self.group).acquire(
                     stop=self.stop)
             try:

@@ -67,6 +67,22 @@ class ConnectOptions:
         return self.target(name).connect()
 
 
+class _NotLocked:
+    """Where a target's lock would be, on a target a campaign only reads."""
+
+    token = None
+
+    def release(self) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return "NOT_LOCKED"
+
+
+#: the lock of a target its campaign only reads (:meth:`Target.read_only`): none
+NOT_LOCKED = _NotLocked()
+
+
 @dataclass
 class Target:
     """One target of a campaign, built once: ``name`` as given, ``address`` (the SSH target
@@ -103,6 +119,11 @@ class Target:
                                               ssh_config=how.ssh_config,
                                               extra_config=vm.ssh_config_text())
         return self.transport
+
+    def read_only(self) -> None:
+        """Mark this target as one a campaign only reads (a production host): its runs
+        take no target lock (:data:`NOT_LOCKED` stands where the lock would)."""
+        self.lock = NOT_LOCKED
 
     def hold(self, lock: TargetLock) -> TargetLock:
         """Record the lock held on this target (its runs carry the lock's token)."""

@@ -82,8 +82,14 @@ class Audit(Benchmark):
         if p.stats_s:
             runs.append(RunSpec("stats", "stats", {"kind": "stats", "seconds": p.stats_s,
                                                    "windows": p.windows}))
+        on_host = ["python3 -c READER inventory as root (bpftool -j prog/perf/link show, "
+                   "/proc/*/fdinfo, tracefs' events, perf events held: reads only)"]
+        if p.stats_s:
+            on_host.append(f"python3 -c READER stats: the kernel's BPF statistics on for "
+                           f"{p.stats_s:g} s (BPF_ENABLE_STATS, off when the reader goes; "
+                           f"the sysctl not written), read {p.windows + 1} times")
         return Plan(runs, {"target": target, "stats_s": p.stats_s, "windows": p.windows,
-                           "costs_from": p.costs_from})
+                           "costs_from": p.costs_from, "on_host": on_host})
 
     def execute(self, plan: Plan, p: Params, scratch: Path):
         def execute(transport, run: RunSpec, staging: Path) -> dict:

@@ -9,7 +9,9 @@ document on standard output.
 
 ``stats SECONDS WINDOWS``: the kernel's run-time statistics for SECONDS, read WINDOWS + 1
 times (every program's ``run_cnt`` and ``run_time_ns`` from the fdinfo of the
-descriptors that hold it). They are switched on with ``BPF_ENABLE_STATS``, not the
+descriptors that hold it), and the hits of tracefs' uprobe and kprobe events
+(``uprobe_profile``, ``kprobe_profile``: counted whether or not statistics are on). They
+are switched on with ``BPF_ENABLE_STATS``, not the
 ``kernel.bpf_stats_enabled`` sysctl: the kernel counts them on for as long as this
 process holds the file descriptor that call returns, and off when it goes, however it
 goes (its end, SIGKILL, a dropped SSH connection). The sysctl is never written. It
@@ -102,6 +104,25 @@ def inventory():
                       "tracefs": tracefs(), "perf_holders": perf_holders(),
                       "bpf_stats_enabled": open("/proc/sys/kernel/bpf_stats_enabled").read().strip()}))
 
+def profiles():
+    """tracefs' hit counts of its uprobe and kprobe events (no BPF: perf or ftrace uses)."""
+    out = {}
+    for d in ("/sys/kernel/tracing", "/sys/kernel/debug/tracing"):
+        for kind in ("uprobe", "kprobe"):
+            try:
+                with open(f"{d}/{kind}_profile") as fh:
+                    for line in fh:
+                        f = line.split()
+                        if len(f) >= 3:  # uprobe: file event hits; kprobe: event hits misses
+                            name = f[1] if kind == "uprobe" else f[0]
+                            hits = f[2] if kind == "uprobe" else f[1]
+                            out[f"{kind}:{name}"] = int(hits)
+            except (OSError, ValueError):
+                pass
+        if out:
+            break
+    return out
+
 def stats(seconds, windows):
     nr = {"x86_64": 321, "aarch64": 280}.get(os.uname().machine)
     libc = ctypes.CDLL(None, use_errno=True)
@@ -116,7 +137,8 @@ def stats(seconds, windows):
         now = time.monotonic_ns()
         progs = {i: (p["run_cnt"], p["run_time_ns"]) for i, p in holders().items()
                  if p["run_cnt"] is not None}
-        print(json.dumps({"k": k, "t_ns": now, "sysctl": sysctl, "progs": progs}), flush=True)
+        print(json.dumps({"k": k, "t_ns": now, "sysctl": sysctl, "progs": progs,
+                          "events": profiles()}), flush=True)
         if k == windows:
             break
         wait = start + (k + 1) * step - time.monotonic()

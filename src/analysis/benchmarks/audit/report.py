@@ -109,6 +109,68 @@ def readings(lines: str) -> tuple[np.ndarray, dict[int, np.ndarray]]:
     return t, per
 
 
+def event_hits(lines: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """tracefs' uprobe and kprobe events' hits at each reading (``uprobe:NAME``)."""
+    docs = [json.loads(x) for x in lines.splitlines() if x.strip()]
+    t = np.array([d["t_ns"] for d in docs], float)
+    t = (t - t[0]) / 1e9 if len(t) else t
+    names = sorted({n for d in docs for n in d.get("events") or {}})
+    return t, {n: np.array([(d.get("events") or {}).get(n, np.nan) for d in docs], float)
+               for n in names}
+
+
+def priced_events(other: pd.DataFrame, stats: str | None, costs: pd.DataFrame) -> pd.DataFrame:
+    """tracefs' uprobe and kprobe events with their hits per second (a CI over the
+    sub-windows) and a price per hit: the lab's empty program on that attach type (a
+    uprobe's trap and dispatch; a perf or ftrace consumer's own work is not in it)."""
+    out = other.copy()
+    for c in ("runs_per_s", "runs_per_s_ci_low", "runs_per_s_ci_high", "per_event_ns",
+              "per_event_ns_ci_low", "per_event_ns_ci_high", "cpu_pct", "cpu_pct_ci_low",
+              "cpu_pct_ci_high"):
+        out[c] = np.nan
+    if not stats:
+        return out
+    t, hits = event_hits(stats)
+    for k, row in out.iterrows():
+        kind = row["kind"].split()[0]
+        if kind not in ("uprobe", "kprobe"):
+            continue
+        name = row["what"].split()[0].split(":", 1)[-1].rpartition("/")[2]
+        h = hits.get(f"{kind}:{name}")
+        use = _usage(t, np.column_stack([h, h])) if h is not None else {}
+        mech = _lab_row(costs, kind, "none", MECHANISM_ROWS.get(kind, ()))
+        if not use or mech is None:
+            continue
+        for c in ("runs_per_s", "runs_per_s_ci_low", "runs_per_s_ci_high"):
+            out.loc[k, c] = use[c]
+        for c in ("", "_ci_low", "_ci_high"):
+            out.loc[k, f"per_event_ns{c}"] = float(mech[f"per_event_ns{c}"])
+            out.loc[k, f"cpu_pct{c}"] = use[f"runs_per_s{c}"] * float(mech[f"per_event_ns{c}"]) \
+                * 1e-7 if c else use["runs_per_s"] * float(mech["per_event_ns"]) * 1e-7
+    return out
+
+
+def agents(progs: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
+    """The host's tracing bill per agent: per process holding BPF programs (its first
+    owner), their shares of one CPU summed (the CIs' ends summed: conservative), and
+    bpf_stats' alone; tracefs' priced events as one agent each."""
+    rows = []
+    priced = progs[np.isfinite(progs["cpu_pct"].astype(float))]
+    for owner, g in priced.groupby(priced["owners"].str.split(",").str[0], sort=False):
+        rows.append({"agent": owner, "programs": len(g), "cpu_pct": g["cpu_pct"].sum(),
+                     "cpu_pct_ci_low": g["cpu_pct_ci_low"].sum(),
+                     "cpu_pct_ci_high": g["cpu_pct_ci_high"].sum(),
+                     "bpf_stats_cpu_pct": g["bpf_stats_cpu_pct"].sum()})
+    for _, r in other[np.isfinite(other.get("cpu_pct", pd.Series(dtype=float)).astype(float))
+                      ].iterrows():
+        rows.append({"agent": f"{r['kind']} {r['what'].split()[0]}", "programs": 0,
+                     "cpu_pct": r["cpu_pct"], "cpu_pct_ci_low": r["cpu_pct_ci_low"],
+                     "cpu_pct_ci_high": r["cpu_pct_ci_high"], "bpf_stats_cpu_pct": np.nan})
+    out = pd.DataFrame(rows, columns=["agent", "programs", "cpu_pct", "cpu_pct_ci_low",
+                                      "cpu_pct_ci_high", "bpf_stats_cpu_pct"])
+    return out.sort_values("cpu_pct", ascending=False, kind="stable").reset_index(drop=True)
+
+
 def _ci(centre: float, values: np.ndarray) -> tuple[float, float]:
     values = values[np.isfinite(values)]
     if values.size < 2:
@@ -204,16 +266,18 @@ def build(camp: Campaign, target: str | None = None, **kwargs) -> Report:
     stats = (stats_dir / "stats.jsonl").read_text() if camp.is_done(target, "stats") else None
     costs, source, diffs = _costs(camp, target)
     progs = priced(inventory_table(inv), stats, costs)
-    other = other_tracing(inv)
-    out = Report(camp, {"programs": progs, "other": other, "target": target,
+    other = priced_events(other_tracing(inv), stats, costs)
+    bill = agents(progs, other)
+    out = Report(camp, {"programs": progs, "other": other, "agents": bill, "target": target,
                         "costs_source": source, "fingerprint_differences": diffs},
                  summary="\n".join(summary(progs, other, source, diffs, camp.parameters)))
     out.frame("programs", progs)
     out.frame("other", other)
-    if stats is not None and progs["cpu_pct"].notna().any():
+    out.frame("agents", bill)
+    if len(bill):
         from analysis.benchmarks.audit.figures import cost_figure
         stem = plots.figure_stem("audit", camp.name)
-        fig = cost_figure(progs, f"What the BPF programs on {target} cost")
+        fig = cost_figure(bill, f"The tracing bill of {target}, per agent")
         out.values["figure"] = fig
         out.figure(stem, fig, close=True)
         out.first = [stem]
@@ -250,7 +314,10 @@ def summary(progs: pd.DataFrame, other: pd.DataFrame, source: str, diffs: list[s
         lines.append(line)
     if len(other):
         lines.append("tracing without BPF: " + "; ".join(
-            f"{r['kind']} {r['what']} ({r['state']})" for _, r in other.iterrows()))
+            f"{r['kind']} {r['what']} ({r['state']}"
+            + (f"; {r['runs_per_s']:,.1f} hits/s, at the lab's empty program "
+               f"{r['per_event_ns']:,.1f} ns each: {r['cpu_pct']:.3g} % of one CPU"
+               if np.isfinite(r["cpu_pct"]) else "") + ")" for _, r in other.iterrows()))
     shared = progs[np.isfinite(progs["per_event_ns"].astype(float))].groupby("attach").size()
     for attach, n in shared[shared > 1].items():
         lines.append(f"{n} programs share {attach}: the lab's empty program is counted for "

@@ -27,7 +27,8 @@ from analysis.benchmarks.probe_rate.count import (
     parse_rate,
     rate_script,
 )
-from analysis.benchmarks.probe_rate.price import Price, price_probe
+from analysis.benchmarks.probe_rate.price import Price
+from analysis.benchmarks.probe_rate.pricing import price_probe
 from analysis.benchmarks.probe_rate.window import count_inline, per_cpu, per_process, rate_ci
 from analysis.campaign import Campaign, RunSpec
 from analysis.errors import ParameterError, TargetError
@@ -71,6 +72,10 @@ class ProbeRate(Benchmark):
         params = {"target": target, "probe": p.probe, "duration": p.duration,
                   "windows": p.windows, "production": bool(p.production),
                   "script": rate_script(p.probe, p.duration, p.windows)}
+        if p.production:
+            params["on_host"] = [f"bpftrace -e SCRIPT for {p.duration:g} s as root (the "
+                                 "count-only script in the command line: nothing written "
+                                 f"there; it counts {p.probe.strip()} per CPU and process)"]
         return Plan([RunSpec("rate", "rate", {})], params)
 
     def execute(self, plan: Plan, p: Params, scratch: Path):

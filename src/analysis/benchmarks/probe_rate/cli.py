@@ -7,7 +7,7 @@ from __future__ import annotations
 from analysis import paths
 from analysis.benchmarks.core import costtable
 from analysis.benchmarks.core.cli import connection_options
-from analysis.benchmarks.probe_rate.price import price_probe
+from analysis.benchmarks.probe_rate.pricing import price_probe
 
 
 def add_parsers(sub) -> None:

@@ -1,11 +1,11 @@
-"""The price of a probe: its counted rate x the per-event cost of its type and action,
-looked up among the finished campaigns (or measured by a short one), with the cost's CI
-and the words of :mod:`analysis.rules`."""
+"""The price of a probe (:class:`Price`): its counted rate x the per-event cost of its
+type and action, with the costs' and the rate's CIs, the whole price (bystanders, the
+tracer's own CPU), per CPU and per process, and the words of :mod:`analysis.rules`
+(:mod:`.pricing` makes one)."""
 
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,19 +13,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import plots, rules
-from analysis.benchmarks.core import costtable
-from analysis.benchmarks.core.base import for_campaign
-from analysis.benchmarks.core.report import report
-from analysis.benchmarks.core.run import run_benchmark
-from analysis.benchmarks.probe_rate.count import ACTIONS, WINDOWS, check_duration, parse_probe
-from analysis.campaign import Campaign
 from analysis.errors import ParameterError
-
-#: benchmark and experiment that measure each (probe type, action) when nothing has yet
-_MEASURE = {("kernel", "count"): ("dd", "09-map"), ("kernel", "map with key"): ("dd", "10"),
-            ("kernel", "histogram"): ("dd", "15"), ("kernel", "stack"): ("dd", "13"),
-            ("kernel", "printf"): ("dd", "18"), ("uprobe", "count"): ("looper", None),
-            ("uprobe", "map with key"): ("looper", None)}
 
 
 @dataclass(frozen=True)
@@ -243,171 +231,3 @@ class Price:
             lines.append("other tracers at work while it counted (named, not refused): "
                          + "; ".join(f"{k} {v}" for k, v in found.items()))
         return "\n".join(lines)
-
-
-def price_probe(target: str = "local", probe: str = "tracepoint:syscalls:sys_enter_openat",
-                action: str = "count", duration: float = 10.0, *, campaign: str | None = None,
-                data_dir=None, measure: bool | None = None, production: bool = False,
-                costs_from=None, windows: int = WINDOWS, trust_new_host_keys: bool = False,
-                ssh_config=None, progress: bool = True) -> Price:
-    """Count ``probe``'s events on ``target`` for ``duration`` s (per CPU and per process,
-    in ``windows`` sub-windows), find the per-event cost of its type and ``action``, and
-    predict the overhead (:class:`Price`).
-
-    ``production=True``: the count only reads the host (no lock, nothing copied but the
-    count, which travels inline, no CPU pinned, other tracers named, not refused) and
-    nothing is measured there. ``costs_from``: a cost table (a file from ``python -m
-    analysis costs export``, or a finished campaign) measured on a twin, matched against
-    this host's fingerprint (said in the price); else the costs measured on ``target``
-    itself. ``measure`` (a short campaign when no cost is found): by default only on
-    ``local``, never in production."""
-    _, ptype, _ = parse_probe(probe)
-    action = _action(action)
-    check_duration(duration)
-    if ptype not in ("tracepoint", "kprobe", "uprobe"):
-        raise ParameterError("probe", probe, f"no per-event cost is measured for {ptype} "
-                             "probes (tracepoint, kprobe and uprobe are)")
-    if production and measure:
-        raise ParameterError("measure", measure, "production=True measures nothing on the "
-                             "host: give costs_from= (a cost table from its lab twin)")
-    measure = (target == "local" and not production) if measure is None else bool(measure)
-    table = costtable.load(costs_from, data_dir=data_dir) if costs_from is not None else None
-    conn = {"data_dir": data_dir, "trust_new_host_keys": trust_new_host_keys,
-            "ssh_config": ssh_config, "progress": progress}
-    result = run_benchmark("probe-rate", target, campaign=campaign, probe=probe,
-                           duration=duration, windows=windows, production=production, **conn)
-    rate_report = report(result, write=False).values
-    rate = rate_report["table"]
-    found = _found(target, table, data_dir)
-    cost, note = _cost(found, ptype, action)
-    if cost is None and measure:
-        _measure(target, ptype, action, conn)
-        found = _found(target, table, data_dir)
-        cost, note = _cost(found, ptype, action)
-    if cost is None:
-        where = f"in the cost table {table.name}" if table else f"on {target}"
-        raise ParameterError("action", action, f"no per-event cost of '{action}' on a {ptype} "
-                             f"is measured {where}"
-                             + ("" if measure or table else " (measure=True runs a short "
-                                "campaign; costs_from= takes a twin's)"))
-    count_cost, _ = _cost(found, ptype, "count")
-    events, window = int(rate["events"].iloc[0]), float(rate["window_s"].iloc[0])
-    by_comm = rate["rejected_by_comm"].iloc[0]
-    rejected = None if by_comm is None else sum(by_comm.values())
-    by = _bystander(found, probe, target, data_dir, conn, measure and bool(rejected))
-    count_pct = events / window * count_cost["per_event_ns"] * 1e-7 if count_cost is not None \
-        else float("nan")
-    pf = (Campaign.open(result.campaign, data_dir=data_dir).target_records().get(target)
-          or {}).get("preflight") or {}
-    verdict, diffs = table.match(pf) if table else ("", [])
-    if verdict == "different":
-        warnings.warn(f"{target}'s fingerprint differs from the cost table {table.name}'s in "
-                      f"{'; '.join(d for d in diffs if d.split(':')[0] in costtable.ESSENTIAL)}"
-                      ": its costs may not carry over to this host", stacklevel=2)
-    sources = [Campaign.open(result.campaign, data_dir=data_dir).manifest_path]
-    sources += [table.path] if table and table.path else [] if table else [
-        Campaign.open(cost["campaign"], data_dir=data_dir).manifest_path]
-    return Price(target, probe.strip(), ptype, action, events, window, result.campaign,
-                 float(cost["per_event_ns"]), float(cost["per_event_ns_ci_low"]),
-                 float(cost["per_event_ns_ci_high"]),
-                 f"campaign {cost['campaign']}, {cost['benchmark']} {cost['experiment']}",
-                 note, count_pct, {"sources": sources, "rejected_by_comm": by_comm,
-                                   "per_cpu": rate_report["per_cpu"],
-                                   "per_process": rate_report["per_process"],
-                                   "foreign_tracers": rate["foreign_tracers"].iloc[0]},
-                 rejected, **by,
-                 rate_ci=(float(rate["events_per_s_ci_low"].iloc[0]),
-                          float(rate["events_per_s_ci_high"].iloc[0])),
-                 tracer_cpu_ns=_num(cost.get("tracer_cpu_ns")),
-                 tracer_cpu_ns_ci=(_num(cost.get("tracer_cpu_ns_ci_low")),
-                                   _num(cost.get("tracer_cpu_ns_ci_high"))),
-                 production=bool(production),
-                 costs_from=table.name if table else None, cost_match=verdict,
-                 cost_differences=tuple(diffs))
-
-
-def _num(v) -> float:
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return math.nan
-
-
-def _found(target: str, table, data_dir) -> pd.DataFrame:
-    """The costs to price with: the cost table's, else every campaign's on ``target``."""
-    if table is not None:
-        return table.costs
-    return rules.costs(target, benchmark_of=for_campaign, data_dir=data_dir)
-
-
-#: the bystander benchmark's predicate case for a filter, by what the filter tests
-_BYSTANDER_CASES = {("tracepoint", "comm"): "tp-comm", ("tracepoint", "cgroup"): "tp-cgroup",
-                    ("tracepoint", "pid"): "tp-pid", ("uprobe", "pid"): "u-pid"}
-
-
-def _bystander(found, probe: str, target, data_dir, conn, measure: bool) -> dict:
-    """What one crossing rejected by the probe's filter costs the process that made it: the
-    newest bystander campaign's predicate case of the probe's type (a kprobe: a syscall
-    tracepoint's, said), measured with a short one when there is none and ``measure``."""
-    _, ptype, pred = parse_probe(probe)
-    if pred is None:  # no filter: no bystander
-        return {}
-    kind = "tracepoint" if ptype in ("tracepoint", "kprobe") else ptype
-    tests = "comm" if "comm" in pred else "cgroup" if "cgroup" in pred else "pid"
-    case = _BYSTANDER_CASES.get((kind, tests), _BYSTANDER_CASES.get((kind, "pid")))
-
-    def pick(rows):
-        rows = rows[(rows["action"] == "bystander: predicate") & (rows["probe_type"] == kind)]
-        exact = rows[rows["experiment"] == case]
-        return exact.iloc[0] if len(exact) else rows.iloc[0] if len(rows) else None
-
-    row = pick(found)
-    if row is None and measure and case:
-        run_benchmark("bystander", target, cases=[case], precision=None, budget=None, **conn)
-        row = pick(rules.costs(target, benchmark_of=for_campaign, data_dir=data_dir))
-    if row is None:
-        return {}
-    note = "" if kind == ptype else f"; a {ptype}'s nearest measured: a {kind}'s"
-    return {"bystander_ns": float(row["per_event_ns"]), "bystander_ns_ci": (
-        float(row["per_event_ns_ci_low"]), float(row["per_event_ns_ci_high"])),
-        "bystander_source": f"campaign {row['campaign']}, bystander {row['experiment']}{note}"}
-
-
-def _action(value) -> str:
-    aliases = {"key": "map with key", "map": "map with key", "hist": "histogram",
-               "map-key": "map with key", "map_with_key": "map with key"}
-    value = aliases.get(value, value) if isinstance(value, str) else value
-    if value not in ACTIONS:
-        raise ParameterError("action", value, f"expected one of {', '.join(ACTIONS)}")
-    return value
-
-
-def _cost(found: pd.DataFrame, ptype: str, action: str):
-    """The newest measured cost of (type, action) among ``found`` (:func:`rules.costs`),
-    else a kernel probe's of the other kernel type (said in the note); (None, "") when none."""
-    found = found[(found["action"] == action) & np.isfinite(found["per_event_ns"].astype(float))]
-    exact = found[found["probe_type"] == ptype]
-    if len(exact):
-        return exact.iloc[0], ""
-    if ptype in ("tracepoint", "kprobe"):
-        other = found[found["probe_type"].isin(["tracepoint", "kprobe"])]
-        if len(other):
-            r = other.iloc[0]
-            return r, f"nearest measured: a {r['probe_type']}, not a {ptype}"
-    return None, ""
-
-
-def _measure(target, ptype, action, conn) -> None:
-    """A short campaign that measures (type, action) on the target."""
-    key = ("kernel" if ptype in ("tracepoint", "kprobe") else ptype, action)
-    if key not in _MEASURE:
-        raise ParameterError("action", action, f"nothing here measures '{action}' on a {ptype}: "
-                             "benchmark 1 measures every action on kernel probes, the looper "
-                             "count and map with key on uprobes")
-    bench, experiment = _MEASURE[key]
-    if bench == "dd":
-        run_benchmark("dd", target, experiments=experiment, count="200k", runs=3, warmup=1,
-                      rounds=3, precision=None, budget=None, method="hyperfine",
-                      **conn)  # fixed: 3 rounds of whole dd processes
-    else:
-        run_benchmark("looper", target, calls=50_000, runs=3, rounds=3, **conn)

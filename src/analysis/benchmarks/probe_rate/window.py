@@ -4,8 +4,8 @@ The rate script (:func:`~analysis.benchmarks.probe_rate.count.rate_script`) prin
 per-CPU counts so far at every sub-window's tick. Sub-window k's count is the difference
 of two successive prints; its rate, that count over the time between the two ticks. The
 rate's estimate is the whole window's (every event over the window); its 95 % CI is
-Student's t over the full sub-windows' rates (K - 1 degrees of freedom), the sub-windows
-taken as independent samples of the rate: a bursty rate gets a wide CI, a steady one a
+Student's t over the full sub-windows' rates (K - 1 degrees of freedom; its lower end cut
+at zero), the sub-windows taken as independent samples of the rate: a bursty rate gets a wide CI, a steady one a
 narrow one. (Sub-windows that follow each other are not quite independent: a burst that
 spans two makes the CI somewhat narrower than it should be.)
 
@@ -44,7 +44,7 @@ def _ci(rate: float, subs: np.ndarray) -> tuple[float, float]:
     if subs.size < 2:
         return math.nan, math.nan
     m, (lo, hi) = mean_ci(subs)
-    return rate - (m - lo), rate + (hi - m)
+    return max(rate - (m - lo), 0.0), rate + (hi - m)  # a rate is never below zero
 
 
 def rate_ci(stdout: str) -> tuple[float, float, int]:
