@@ -5,9 +5,9 @@ per-CPU counts so far at every sub-window's tick. Sub-window k's count is the di
 of two successive prints; its rate, that count over the time between the two ticks. The
 rate's estimate is the whole window's (every event over the window); its 95 % CI is
 Student's t over the full sub-windows' rates (K - 1 degrees of freedom; its lower end cut
-at zero), the sub-windows taken as independent samples of the rate: a bursty rate gets a wide CI, a steady one a
-narrow one. (Sub-windows that follow each other are not quite independent: a burst that
-spans two makes the CI somewhat narrower than it should be.)
+at zero), the sub-windows taken as independent samples of the rate: a bursty rate gets a
+wide CI, a steady one a narrow one. (Sub-windows that follow each other are not quite
+independent: a burst that spans two makes the CI somewhat narrower than it should be.)
 
 And the count a production host runs: the rate script sent inline to bpftrace, stopped
 after ``duration`` seconds, or at once when the controller goes away (its standard input
