@@ -208,3 +208,52 @@ def test_statistics_are_off_again_when_the_controller_is_killed(agents, tmp_path
         if ctl.poll() is None:
             ctl.kill()
             ctl.wait()
+
+
+def test_the_command_asks_before_the_statistics_and_reads_the_inventory_without(tmp_path):
+    """``audit`` without a terminal and without --yes: one line, status 2, nothing
+    created; with --stats 0: the inventory alone, its summary printed."""
+    need_tool("bpftool")
+    data = tmp_path / "data"
+    cmd = [sys.executable, "-m", "analysis", "audit", "local", "--data-dir", str(data),
+           "--figures-dir", str(tmp_path / "fig")]
+    refused = subprocess.run([*cmd, "--stats", "5"], capture_output=True, text=True,
+                             stdin=subprocess.DEVNULL, timeout=120)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert "consent" in refused.stderr and not data.exists()
+    done = subprocess.run([*cmd, "--stats", "0", "--campaign", "inv"], capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "BPF programs held on this host; no statistics read" in done.stdout
+    assert "read only on local" in done.stderr  # what it does there, said first
+    assert (data / "raw" / "inv" / "local" / "inventory" / "inventory.json").is_file()
+    assert not (data / "raw" / "inv" / "local" / "stats").exists()
+
+
+def test_a_cost_table_is_exported_once_and_a_bad_one_is_refused_naming_its_field(tmp_path):
+    from analysis.benchmarks.core import costtable
+    from analysis.errors import DataFormatError
+
+    data = tmp_path / "data"
+    name = _lab_costs(data)
+    out = tmp_path / "costs.json"
+    cmd = [sys.executable, "-m", "analysis", "costs", "export", name, "-o", str(out),
+           "--data-dir", str(data)]
+    first = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    table = costtable.load(out)
+    rows = table.costs.set_index("experiment")
+    # the anatomy campaign's own report, and the costs the table carries from it
+    from analysis import report as make_report
+    parts = make_report(name, data_dir=data, write=False).values["parts"].set_index("part")
+    assert rows.loc["09-map", "per_event_ns"] == pytest.approx(parts.loc["09-map", "ns"])
+    assert rows.loc["tracepoint-read", "action"] == "none"
+    assert table.host["kernel"] and table.sources[0]["campaign"] == name
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 2 and "never overwritten" in again.stderr
+    doc = json.loads(out.read_text())
+    doc["costs"][3]["per_event_ns"] = "fast"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(DataFormatError, match=r"bad\.json.*costs\[3\]\.per_event_ns"):
+        costtable.load(bad)
