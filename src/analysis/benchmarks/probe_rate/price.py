@@ -6,6 +6,7 @@ tracer's own CPU), per CPU and per process, and the words of :mod:`analysis.rule
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -170,7 +171,8 @@ class Price:
         title = f"{self.probe}: {self.rate:,.0f} events/s measured"
         if self.rejected is not None:
             title += f", {self.bystander_rate:,.0f} crossings/s rejected"
-        fig = rules.figure(rules.table(found=found, rates=rates), rates=rates, title=title)
+        fig = rules.figure(rules.table(found=found, rates=rates), rates=rates,
+                           title="\n".join(textwrap.wrap(title, 56)))  # a long probe: lines
         return plots.save_figure(fig, f"price-{self.rate_campaign}", figures_dir=figures_dir,
                                  sources=self.extra.get("sources", ()),
                                  note=f"cost: {self.cost_source}")
