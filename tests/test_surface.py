@@ -70,9 +70,10 @@ GREW = {"bootstrap": {"--dtrace", "--dtrace-source", "--inventory", "--limit", "
         "benchmarks": {"--markdown"}}
 
 
-#: commands added after the move (issue 49: ``clean``, what the lab holds on a target): the
-#: top-level help lists them too; without their lines it is the help recorded before
-ADDED = {"clean"}
+#: commands added after the move (issue 49: ``clean``, what the lab holds on a target; issue
+#: 53: ``audit``, ``price`` and ``costs``, brought by their benchmarks): the top-level help
+#: lists them too; without their lines it is the help recorded before
+ADDED = {"clean", "audit", "price", "costs"}
 
 
 def _help(*command: str) -> str:

@@ -108,7 +108,11 @@ def _lab_costs(data: Path) -> str:
     folder = data / "raw" / name
     folder.mkdir(parents=True)
     with tarfile.open(ROOT / "docs" / "_data" / "campaigns" / f"{name}.tar.xz") as tar:
-        tar.extractall(folder, filter="data")
+        if hasattr(tarfile, "data_filter"):  # Python 3.11.4 and later
+            tar.extractall(folder, filter="data")
+        else:  # Debian 12's 3.11.2: our own archive, of regular files and folders only
+            assert all(m.isfile() or m.isdir() for m in tar.getmembers())
+            tar.extractall(folder)
     return name
 
 
