@@ -244,9 +244,9 @@ def test_tracers_patching_kernel_text_do_not_wedge_the_guest(machine):
     (QEMU's default) that corrupted a 2-vCPU guest: this loop crashed 2 of 2 boots within
     25 s (a NULL call from vfs_read) and wedged a third; CI's VM tests died the same way one
     campaign in about nine (a soft lockup in syscall_trace_enter, then no SSH). The guest
-    now runs single-threaded TCG (_qemu.argv). 60 rounds: about 29 s on CI's host of 7 Dec
-    (150 took 72 s there), longer than the 25 s within which the crashes came; a wedged
-    guest fails the run below and the report shows its console."""
+    now runs single-threaded TCG (_qemu.argv). 60 rounds: the test took 63 s in CI of 7 Dec
+    16:00 (150 rounds: 72 s that morning; most of it is not the loop); a wedged guest fails
+    the run below and the report shows its console."""
     from analysis.targets import connect
 
     with connect(TARGET) as t:
