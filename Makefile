@@ -53,11 +53,12 @@ demo: $(STAMP) ## bootstrap for dd, notebooks 0.1, 0.2, 1.0 on "local": every dd
 
 .PHONY: test
 # the run's counts and wall time land in build/test-results.xml (JUnit XML): the docs' record
-# of a suite run is made from it (docs/_ext/record.py suite)
+# of a suite run is made from it (docs/_ext/record.py suite). tests/phased.py runs the VM tests
+# and the tests marked beside_vm side by side first, then the rest alone
 test: $(STAMP) ## install what the tests need (as root: bootstrap local --tests), then run them
 	$(BIN)/python -m analysis bootstrap local --tests
 	@mkdir -p build
-	$(BIN)/python -m pytest -q --durations=10 --junitxml=build/test-results.xml
+	$(BIN)/python tests/phased.py -q --durations=10 --junitxml=build/test-results.xml
 
 .PHONY: figures
 figures: $(STAMP) ## regenerate every figure and table from data/ (no target needed)

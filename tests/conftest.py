@@ -389,6 +389,24 @@ def _executed_notebooks_show_no_empty_column(request):
 
 
 @pytest.fixture(autouse=True)
+def _nothing_on_a_target_beside_the_vm(request, monkeypatch):
+    """``make test``'s first phase (tests/phased.py) runs the tests marked ``beside_vm``
+    beside the VM's: there any command such a test runs on a target (this machine's or over
+    SSH) fails it; its module then belongs in the second phase, alone on the machine."""
+    if os.environ.get("TRACELAB_TEST_PHASE") != "beside-vm" or \
+            request.node.get_closest_marker("beside_vm") is None:
+        return
+
+    def refuse(self, argv, *args, **kwargs):
+        raise AssertionError(f"a test marked beside_vm (tests/phased.py) ran {list(argv)[:3]} "
+                             f"on target {getattr(self, 'name', '?')}: unmark its module")
+    from analysis.targets.ssh import SSHTransport
+    from analysis.targets.transport import LocalTransport
+    for cls in (LocalTransport, SSHTransport):
+        monkeypatch.setattr(cls, "run", refuse)
+
+
+@pytest.fixture(autouse=True)
 def _close_figures():
     """A figure a test left open (a function returns its figure for display) is closed
     after the test: the suite runs in one process and would otherwise hold them all."""
@@ -541,19 +559,16 @@ def save_manifest(folder: Path, manifest: dict) -> None:
 # On a machine without a current image of the test VM (a fresh one) building it takes
 # about 75 s, mostly downloading and unpacking packages (tests/targets/test_vm.py). It
 # starts, in a process of its own, when the session's tests are collected; the tests that
-# trace nothing and time nothing (QUIET) run first, beside it; the first other test waits
-# for it to end, so no tracer or timing test ever runs beside the build. Where the image
-# is current (a machine that ran the tests before) the build process ends at once.
+# trace nothing and time nothing (marked ``beside_vm``, as tests/phased.py runs them) run
+# first, beside it; the first other test waits for it to end, so no tracer or timing test
+# ever runs beside the build. Where the image is current (a machine that ran the tests
+# before) the build process ends at once.
 
-QUIET = ("tests/stats/", "tests/plots/", "tests/loaders/", "tests/published/",
-         "tests/test_docs_numbers.py", "tests/test_mentions.py", "tests/test_structure.py",
-         "tests/test_surface.py")
 _PREBUILD: dict = {}
 
 
 def _quiet(item) -> bool:
-    path = Path(str(item.fspath)).resolve().relative_to(Path(__file__).resolve().parents[1])
-    return str(path).startswith(QUIET)
+    return item.get_closest_marker("beside_vm") is not None
 
 
 def pytest_collection_modifyitems(session, config, items):
@@ -574,7 +589,7 @@ def pytest_collection_modifyitems(session, config, items):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    """The first test that is not QUIET waits for the image's build, before any of its
+    """The first test not marked ``beside_vm`` waits for the image's build, before any of its
     fixtures (a session's campaign among them) is set up."""
     proc = _PREBUILD.get("proc")
     if proc is not None and not _quiet(item):

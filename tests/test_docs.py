@@ -16,6 +16,10 @@ import analysis
 from analysis.benchmarks.core import listing
 from conftest import FIXTURES, ROOT
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
 FIGURES = DOCS / "_static" / "figures"

@@ -16,6 +16,10 @@ import docs_examples as ex
 import docs_params
 from analysis.benchmarks import registry
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 params_table = ex.ext("params_table")
 PAGES = ex.examples()
 KNOWN_INVENTORIES = {k: v for p in PAGES for k, v in p.inventories.items()}

@@ -37,6 +37,10 @@ from analysis import benchmarks
 from analysis.benchmarks.core import listing
 from conftest import ROOT
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 #: benchmark 1, the flagship: the front page's and the guides' worked example
 DD = frozenset({"dd"})
 #: any benchmark

@@ -186,7 +186,7 @@ def test_make_test_bootstraps_for_the_tests_then_runs_them(tmp_path):
     run = _make("test", f"BIN={_fake_bin(tmp_path)}")
     assert run.returncode == 0, run.stderr
     ran = [line for line in run.stdout.splitlines() if line.startswith("python ")]
-    pytest_line = "python -m pytest -q --durations=10 --junitxml=build/test-results.xml"
+    pytest_line = "python tests/phased.py -q --durations=10 --junitxml=build/test-results.xml"
     assert ran == ["python -m analysis bootstrap local --tests", pytest_line], run.stdout
     helped = _make("help").stdout
     assert re.search(r"make test .*bootstrap local --tests.*then run them", helped), helped

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from analysis import paths
 from conftest import ROOT
+
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
 
 
 def test_root_from_anywhere(tmp_path, monkeypatch):

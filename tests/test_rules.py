@@ -15,6 +15,10 @@ from analysis import rules
 from analysis.benchmarks import for_campaign
 from conftest import FIXTURES
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 
 def test_gregg_s_own_examples():
     # "Let's discuss these using the 6 us per probe result": 1000/s -> 6 ms of CPU per second,

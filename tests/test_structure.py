@@ -12,9 +12,15 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from analysis import benchmarks
 from analysis.benchmarks.core.base import MACHINERY
 from conftest import ROOT
+
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
 
 SRC = ROOT / "src" / "analysis"
 MAX_LINES = 400
@@ -374,9 +380,9 @@ def test_a_private_import_is_found(tmp_path):
 
 
 #: test files at tests/ itself: the root modules', and the project's own (layout, docs,
-#: packaging, the conftest's skips, the public surface)
+#: packaging, the conftest's skips, make test's phases, the public surface)
 ROOT_TESTS = {"test_cli_errors", "test_docs", "test_docs_examples", "test_docs_numbers",
-              "test_mentions", "test_packaging",
+              "test_mentions", "test_packaging", "test_phased",
               "test_paths", "test_progress", "test_rules", "test_skips", "test_structure",
               "test_surface"}
 

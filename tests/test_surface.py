@@ -21,6 +21,10 @@ import pytest
 import analysis
 from conftest import ROOT, cli_in_process
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 BEFORE = json.loads((ROOT / "tests" / "fixtures" / "surface" / "before-38.json").read_text())
 REMOVED = {"lesson"}
 

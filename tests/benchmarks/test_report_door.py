@@ -12,6 +12,10 @@ import analysis
 from analysis.campaign import Campaign, open_for_report, reporting
 from analysis.errors import IntegrityError
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 #: a recorded campaign of each benchmark that has one: (folder under tests/fixtures, name)
 RECORDED = [("ab/data/raw", "ab-fixture"), ("cyclictest/data/raw", "ct-fixture"),
             ("dd-campaign-v1/raw", "dd-fixture"), ("kbuild/data/raw", "kb-fixture"),

@@ -10,6 +10,10 @@ import pytest
 
 from analysis.campaign.schedule import dispatch, kernel_groups
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 
 def test_hosts_are_grouped_by_their_kernel_largest_group_first():
     groups = kernel_groups({"a": "k1", "b": "k2", "c": "k1", "d": None, "e": "k1", "f": None})

@@ -14,6 +14,10 @@ from analysis.comparison import parse_margin
 from analysis.storage import sha256_file
 from analysis.tracing.tracers import parse_count
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 FIXTURE = "dd-campaign-v1/raw/dd-fixture"
 
 

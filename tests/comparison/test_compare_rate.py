@@ -19,6 +19,10 @@ from analysis.campaign import Campaign
 from analysis.storage import sha256_file
 from conftest import copy_campaign, read_manifest, save_manifest
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 RATE, HYPERFINE = "rate-bracket/data/raw/rate-bracket", "dd-campaign-v1/raw/dd-fixture"
 CTL, AA, E4 = "01-control", "aa-control", "04-tracepoint-entry"
 

@@ -16,6 +16,10 @@ from analysis.comparison import COLUMNS
 from analysis.comparison.figures import forest_plot
 from analysis.plots import scales
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 
 @pytest.fixture(autouse=True)
 def _close():

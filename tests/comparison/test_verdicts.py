@@ -10,6 +10,10 @@ from analysis.comparison.verdicts import compare_blocks, decide
 from analysis.stats import welch_ci
 from analysis.stats.measures import Blocks
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 
 def test_welch_ci_matches_scipy():
     rng = np.random.default_rng(3)

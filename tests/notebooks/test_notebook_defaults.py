@@ -14,6 +14,10 @@ from analysis import benchmarks
 from analysis.benchmarks import run_benchmark
 from conftest import ROOT
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 NOTEBOOKS = {p.stem: p for p in sorted((ROOT / "notebooks").glob("*.ipynb"))}
 #: the run path's own arguments (where and how, not what is measured)
 RUN_ARGUMENTS = set(inspect.signature(run_benchmark).parameters) - {"name", "params"}

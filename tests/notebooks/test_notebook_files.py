@@ -15,6 +15,10 @@ import pytest
 
 from conftest import ROOT
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 FIX = "run `make strip` before committing"
 

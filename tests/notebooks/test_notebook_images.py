@@ -10,6 +10,10 @@ import pytest
 
 from conftest import truncated_outputs
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 
 def _images(executed: dict) -> int:
     return sum(1 for c in executed["cells"] for o in c.get("outputs", [])

@@ -34,6 +34,10 @@ from analysis.loaders.hyperfine import load_hyperfine
 from analysis.targets.preflight import Preflight
 from conftest import FIXTURES, ROOT
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 # --------------------------------------------------------------------------- #
 # a measured campaign: dd-20261123-005801 on "local" (experiments 2,4,5,6; count=20k;
 # rounds=2; kprobes unavailable, so 02 ran on the sys_enter_read tracepoint)

@@ -15,6 +15,10 @@ from analysis import plots
 from analysis.plots.style import unexplained_marks
 from conftest import ROOT
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 FIXTURE = ROOT / "tests" / "fixtures" / "dd-campaign-v1"
 
 

@@ -12,6 +12,10 @@ import pytest
 
 from analysis import plots
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 
 @pytest.fixture
 def long_table():

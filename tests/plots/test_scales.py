@@ -11,6 +11,10 @@ import pytest
 
 from analysis.plots import scales
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 
 @pytest.fixture(autouse=True)
 def _close():

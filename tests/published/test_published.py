@@ -8,6 +8,10 @@ import pytest
 
 from analysis import DataFormatError, published
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 
 def test_recomputed_costs_and_slowdowns_equal_the_published_ones_within_rounding():
     dev = published.dd_recompute_deviation()

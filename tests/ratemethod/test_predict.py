@@ -18,6 +18,10 @@ from analysis.ratemethod import predict, promise
 from analysis.ratemethod.rounds import Done
 from analysis.ratemethod.table import rate_table
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 CAMPAIGNS = Path(__file__).resolve().parents[2] / "docs" / "_data" / "campaigns"
 #: the recorded demos: the noisy host of 29 Nov 2026, a calmer one of 6 Dec 2026, and three of
 #: 6 Dec with the host check (the second and third with a bursty neighbour on the tracer's

@@ -13,6 +13,10 @@ import pytest
 
 from analysis.ratemethod import table as rm
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 
 def _blocks(rng, traced_share: float, rounds: int = 8) -> pd.DataFrame:
     """Brackets of the control ("ctl", no cost) and of "exp" (1,000 ns per iteration

@@ -12,6 +12,10 @@ from scipy.stats import t as student_t
 from analysis.ratemethod import predict
 from analysis.ratemethod.rounds import Goal, schedule
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 
 def test_the_schedule_follows_the_rule():
     """Every experiment in the first rounds, then only those short of the target; the

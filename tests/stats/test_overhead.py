@@ -9,6 +9,10 @@ import pytest
 from analysis import stats
 from analysis.stats.overhead import overhead_table, per_event_cost_ns, relative_slowdown
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 
 def test_per_event_cost_and_slowdown_by_hand_on_greggs_kprobe():
     # Gregg: control 5.97243 s, kprobe 6.75364 s, 10,000,000 events -> 78 ns, 13 %

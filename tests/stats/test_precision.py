@@ -15,6 +15,10 @@ from analysis.stats import precision as pr
 from analysis.stats import simulate
 from analysis.stats.overhead import overhead_table
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 # --------------------------------------------------------------------------- #
 # parameters
 

@@ -42,3 +42,20 @@ def test_a_folder_of_its_own_goes_beside_the_lab_s_runner(tmp_path, transport, m
     assert changed != theirs and commands
     assert real(["sh", f"{changed}/bin/hello.sh", "x"], timeout=30).stdout == "hi x\n"
     assert deployed(transport) == lab
+
+
+def test_the_work_folder_follows_the_targets_environment(tmp_path, monkeypatch):
+    """TRACELAB_WORK_BASE on the target moves the work folder; a value clean could not
+    empty safely (not absolute, not named tracelab-NAME) is one line naming the variable."""
+    from analysis.errors import TargetError
+    from analysis.targets.deploy import work_base
+
+    monkeypatch.setenv("TRACELAB_WORK_BASE", str(tmp_path / "tracelab-mine"))
+    assert work_base(LocalTransport(), create=False) == str(tmp_path / "tracelab-mine")
+    for bad in ("relative/tracelab-x", str(tmp_path / "mine"), "/tmp/tracelab-x/../etc",
+                "/tmp/../tracelab-x"):
+        monkeypatch.setenv("TRACELAB_WORK_BASE", bad)
+        with pytest.raises(TargetError, match=r"^local: TRACELAB_WORK_BASE="):
+            work_base(LocalTransport(), create=False)
+    monkeypatch.delenv("TRACELAB_WORK_BASE")
+    assert work_base(LocalTransport(), create=False).startswith("/var/tmp/tracelab-")

@@ -13,6 +13,10 @@ from analysis.errors import ParameterError
 from analysis.targets import dtrace_install
 from analysis.targets.preflight import Preflight
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 
 def test_a_source_archive_with_another_checksum_is_refused_before_anything(tmp_path,
                                                                            monkeypatch):

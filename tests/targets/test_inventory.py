@@ -9,6 +9,10 @@ import pytest
 from analysis.errors import ParameterError
 from analysis.targets import inventory
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 pytest.importorskip("ansible", reason="ansible-core is not installed (`make install`)")
 
 YAML = """\

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 import tarfile
 import tempfile
 from pathlib import Path
 
 from analysis import paths
-from analysis.errors import RemoteCommandError
+from analysis.errors import RemoteCommandError, TargetError
 from analysis.targets.transport import Transport
 
 MARKER = ".tracelab-complete"
@@ -56,13 +57,21 @@ def _tarball(root: Path) -> bytes:
 
 
 def work_base(transport: Transport, create: bool = True) -> str:
-    """Where this project keeps its files on the target (per user); ``create=False``: its
-    path only, made nowhere (what ``clean`` looks into)."""
+    """Where this project keeps its files on the target: ``/var/tmp/tracelab-<user>``, or
+    the target's ``TRACELAB_WORK_BASE`` where it is set (an absolute path to a folder named
+    ``tracelab-NAME``, as ``clean`` requires of what it empties); ``create=False``:
+    its path only, made nowhere (what ``clean`` looks into)."""
     cached = getattr(transport, "_work_base", None)
     if cached:
         return cached
-    user = transport.run(["id", "-un"], timeout=30).stdout.strip() or "unknown"
-    base = f"/var/tmp/tracelab-{user}"
+    out = transport.run(["sh", "-c", 'printf "%s\\n" "${TRACELAB_WORK_BASE:-}"; id -un'],
+                        timeout=30).stdout.split("\n")
+    user = out[1].strip() if len(out) > 1 else ""
+    base = out[0].strip() or f"/var/tmp/tracelab-{user or 'unknown'}"
+    if not re.fullmatch(r"/([A-Za-z0-9._-]+/)*tracelab-[A-Za-z0-9._-]+", base) or \
+            "/../" in base:
+        raise TargetError(f"{transport.name}: TRACELAB_WORK_BASE={base!r}: expected an absolute "
+                          "path ending in a folder named tracelab-NAME (what clean empties)")
     if not create:
         return base
     transport.run(["mkdir", "-p", base], timeout=30)

@@ -19,6 +19,10 @@ from analysis.benchmarks.anatomy import PARTS
 from analysis.campaign import Campaign
 from conftest import raw_bracket
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 CAMPAIGNS = Path(__file__).resolve().parents[3] / "docs" / "_data" / "campaigns"
 A, B = "anatomy-20261206b", "anatomy-20261207"
 

@@ -6,8 +6,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from analysis.benchmarks.anatomy.kbench import BENCHES, DEFAULT
 from conftest import ROOT
+
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
 
 
 def test_the_pages_claim_that_the_kernels_bench_and_the_lab_agree():

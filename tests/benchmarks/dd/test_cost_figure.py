@@ -19,6 +19,10 @@ from analysis.benchmarks.dd.results import long_for_bars, with_published
 from analysis.plots.cost_bars import CUT_MARK, MIN_BAR_FRACTION
 from conftest import ROOT
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 DEMO = ROOT / "tests" / "fixtures" / "dd-demo-costs.csv"
 
 

@@ -20,6 +20,10 @@ import pytest
 from analysis import report
 from docs_outputs import missing_outputs
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 PAIR = Path(__file__).resolve().parents[2] / "fixtures" / "parts" / "an1-dd1.tar.xz"
 #: benchmark 1's experiments in the pair and the mechanism row of each one's attach point
 MECHANISM = {"04-tracepoint-entry": "tracepoint-read", "06-uprobe": "uprobe-libc-read",

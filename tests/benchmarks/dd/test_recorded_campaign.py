@@ -20,6 +20,10 @@ from conftest import ROOT
 from dd_outputs import assert_thesis_outputs
 from docs_outputs import missing_outputs
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 FIXTURE = ROOT / "tests" / "fixtures" / "dd-campaign-v1"
 CAMPAIGN = "dd-fixture"
 ADDED_SINCE = {"bpf_ns_ci_low", "bpf_ns_ci_high", "bpf_stats_ns", "bpf_stats_ns_ci_low",

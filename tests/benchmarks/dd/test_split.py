@@ -13,6 +13,10 @@ from scipy import stats as sps
 
 from analysis.benchmarks.dd import split as _ddsplit
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 
 def test_a_reading_above_the_cost_is_a_bound_not_a_number():
     # the CI failure of issue 20: 05-tracepoint-return cost 27.2 ns, program read 28.3 ns

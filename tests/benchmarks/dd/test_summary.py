@@ -10,6 +10,10 @@ from analysis import report
 from analysis.benchmarks.core.report import Report
 from analysis.benchmarks.dd.report import summary
 
+# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
+# target (conftest fails a test that does)
+pytestmark = pytest.mark.beside_vm
+
 
 def _out(flags_18: list[str]) -> Report:
     table = pd.DataFrame({
