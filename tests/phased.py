@@ -7,7 +7,8 @@
    - the tests that touch no target (the modules marked ``beside_vm``: statistics,
      figures, records, replays of recorded campaigns), on the other CPU. Under
      ``TRACELAB_TEST_PHASE=beside-vm`` conftest makes any command run on a target fail the
-     test, so a marked test that starts to measure something is caught, not left to run
+     test, and the target lock of that process and its children is one that cannot be
+     made, so a marked test that starts to measure something is caught, not left to run
      beside the guest.
 2. Every other test, alone on the machine, as before: a campaign beside other work loses its
    precision, and two tracers on one kernel see each other.
@@ -42,6 +43,10 @@ AFTER_VM = ["tests/test_docs_numbers.py", "tests/test_mentions.py"]
 MARK = "beside_vm"
 #: the environment variable conftest reads
 PHASE = "TRACELAB_TEST_PHASE"
+#: the marked tests' target lock (TRACELAB_LOCK_BASE): where no lock can be made, so that a
+#: marked test that starts a campaign in another process (a notebook's kernel, a command)
+#: fails too, where conftest's check of this process cannot see it
+NO_LOCK = "/proc/tracelab-no-target-beside-the-vm/target"
 
 
 def _pytest(args: list[str], paths: list[str], junit: Path, **popen) -> subprocess.Popen:
@@ -89,6 +94,8 @@ def main(argv: list[str]) -> int:
                         ("beside-vm", ["-m", MARK, *[f"--ignore={p}" for p in VM + AFTER_VM],
                                        "tests"])):
         env = dict(os.environ, **{PHASE: "beside-vm"})
+        if name == "beside-vm":  # a campaign or preflight there, even from a notebook's
+            env["TRACELAB_LOCK_BASE"] = NO_LOCK  # kernel or a command, fails at its lock
         procs[name] = _pytest(args, paths, parts[name], env=env, stdout=logs[name].open("w"),
                               stderr=subprocess.STDOUT)
     codes = {}

@@ -292,6 +292,7 @@ def test_the_venvs_kernels_read_the_projects_kernel_config():
     assert run.returncode == 0, run.stderr
 
 
+@pytest.mark.beside_vm  # runs nothing on a target (tests/phased.py)
 def test_papermill_prints_no_unencrypted_tcp_warning_and_other_kernel_warnings_still_show(
         tmp_path):
     """Notebook 0.1 as make demo runs it: its stderr has no kernel transport warning; a

@@ -59,3 +59,13 @@ def test_a_marked_test_that_runs_a_command_on_a_target_fails_beside_the_vm(tmp_p
     assert beside.returncode == 1
     assert "a test marked beside_vm (tests/phased.py) ran ['true'] on target local: unmark " \
            "its module" in beside.stdout, beside.stdout[-2000:]
+
+
+def test_a_campaign_started_in_another_process_beside_the_vm_fails_at_its_lock(tmp_path):
+    """What conftest's check cannot see (a notebook's kernel, a command): the marked tests'
+    processes have a target lock that cannot be made, so a preflight or campaign fails."""
+    out = subprocess.run([sys.executable, "-m", "analysis", "preflight", "local"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                         env={**os.environ, "TRACELAB_LOCK_BASE": phased.NO_LOCK})
+    assert out.returncode != 0
+    assert "local: cannot take the target lock" in out.stderr, out.stderr

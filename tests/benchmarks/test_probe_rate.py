@@ -171,8 +171,9 @@ def test_no_cost_measured_for_the_probe_is_a_parameter_error(monkeypatch, tmp_pa
 
 
 @pytest.mark.slow
-def test_a_production_price_over_ssh_with_costs_from_a_twin(tmp_path, sshd):
-    """A cost table exported from a small campaign on ``local`` prices a rate counted with
+def test_a_production_price_over_ssh_with_costs_from_a_twin(tmp_path, sshd, dd_notebook_full):
+    """A cost table exported from a small campaign on ``local`` (the suite's full benchmark-1
+    campaign: 20,000 reads, 2 runs of 2 rounds, 09-map among them) prices a rate counted with
     ``production=True`` on the loopback SSH host (the same machine: its fingerprint matches)
     while a foreign bpftrace works there: it is named, not refused; nothing is written
     under the target's /var/tmp, no lock is taken, the count's CPU affinity is the host's
@@ -186,10 +187,7 @@ def test_a_production_price_over_ssh_with_costs_from_a_twin(tmp_path, sshd):
     need_tool("bpftrace")
     need_tool("hyperfine")
     data = tmp_path / "data"
-    analysis.run_benchmark("dd", "local", experiments="09-map", count="20k", runs=2,
-                           warmup=0, rounds=2, precision=None, budget=None, method="hyperfine",
-                           campaign="twin", data_dir=data, progress=False)
-    table = costtable.export(["twin"], tmp_path / "costs.json", data_dir=data)
+    table = costtable.export(["ci-full"], tmp_path / "costs.json", data_dir=dd_notebook_full.data)
     loop = subprocess.Popen([sys.executable, "-c", LOOP, str(RATE)])
     foreign = subprocess.Popen(["bpftrace", "-e", "tracepoint:syscalls:sys_enter_read "
                                 "{ @[comm] = count(); }"], stdout=subprocess.DEVNULL,

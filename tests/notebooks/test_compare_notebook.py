@@ -9,6 +9,7 @@ import pytest
 from conftest import ROOT
 
 
+@pytest.mark.beside_vm  # runs nothing on a target (tests/phased.py)
 @pytest.mark.slow
 def test_compare_notebook_on_two_recorded_campaigns(fixtures, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

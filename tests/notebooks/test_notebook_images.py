@@ -10,10 +10,6 @@ import pytest
 
 from conftest import truncated_outputs
 
-# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
-# target (conftest fails a test that does)
-pytestmark = pytest.mark.beside_vm
-
 
 def _images(executed: dict) -> int:
     return sum(1 for c in executed["cells"] for o in c.get("outputs", [])
@@ -27,6 +23,7 @@ def _html(path) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.beside_vm  # runs nothing on a target (tests/phased.py)
 def test_published_results_shows_every_figure_it_saves(published_notebook):
     out, saved = published_notebook.out, published_notebook.pngs
     assert len(saved) == 4 and _images(json.loads(out.read_text())) == len(saved)

@@ -10,6 +10,7 @@ import pytest
 from conftest import ROOT, truncated_outputs
 
 
+@pytest.mark.beside_vm  # runs nothing on a target (tests/phased.py)
 @pytest.mark.slow
 def test_published_results_notebook_under_papermill_from_another_directory(published_notebook):
     # run from its own folder, not the project's: the package must find data/ itself

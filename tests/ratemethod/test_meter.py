@@ -253,6 +253,7 @@ def test_one_bracket_in_which_the_machine_changed_speed_moves_the_shift_little()
     assert hi - lo < 12.0
 
 
+@pytest.mark.beside_vm  # runs nothing on a target (tests/phased.py)
 @pytest.mark.parametrize("cost_ns", [0.0, 30.0])
 def test_the_control_slot_keeps_coverage_when_only_untraced_blocks_are_disturbed(cost_ns):
     # the machine as measured here, at its extreme: a fifth of the untraced blocks slowed
@@ -269,6 +270,7 @@ def test_the_control_slot_keeps_coverage_when_only_untraced_blocks_are_disturbed
     assert own < 0.88 and ctl >= 0.93, (own, ctl)
 
 
+@pytest.mark.beside_vm  # runs nothing on a target (tests/phased.py)
 @pytest.mark.parametrize("cost_ns,rounds", [(0.0, 8), (160.0, 8), (160.0, 4)])
 def test_the_fast_state_estimate_keeps_coverage_window_by_window(cost_ns, rounds):
     """Windows simulated as the VM showed them (a floor, bursts 20-30 % slower that slow
@@ -279,6 +281,7 @@ def test_the_fast_state_estimate_keeps_coverage_window_by_window(cost_ns, rounds
     assert cov >= 0.93, cov
 
 
+@pytest.mark.beside_vm  # runs nothing on a target (tests/phased.py)
 @pytest.mark.parametrize("cost_ns,rounds", [(0.0, 8), (160.0, 4)])
 def test_the_benchmarks_own_bracket_keeps_coverage(cost_ns, rounds):
     """The same model in the bracket the benchmarks use (``ratemethod``'s window and

@@ -276,3 +276,15 @@ def test_cluster_ci_ratio_and_one_sample_and_its_refusals():
     assert est == np.median(x[g == 3]) - np.median(y[g + 3 == 3]) and np.isnan(lo) and np.isnan(hi)
     with pytest.raises(ValueError, match="cluster"):
         stats.cluster_bootstrap_ci(x, y, g[:-1], g)
+
+
+def test_a_centred_ci_is_the_t_interval_of_the_mean_moved_to_another_centre():
+    from analysis.stats.t_intervals import centred_ci, sub_window_rates
+
+    x = np.array([10.0, 12.0, 11.0, np.nan, 15.0])
+    ok = x[np.isfinite(x)]
+    half = sps.t.ppf(0.975, ok.size - 1) * ok.std(ddof=1) / np.sqrt(ok.size)
+    assert centred_ci(11.5, x) == pytest.approx((11.5 - half, 11.5 + half))
+    assert all(np.isnan(centred_ci(3.0, [1.0, np.nan])))
+    # cumulative counts read at 0, 1, 1 (no length: left out), 3 s
+    assert sub_window_rates([0, 1, 1, 3], [0, 5, 5, 11]).tolist() == [5.0, 3.0]

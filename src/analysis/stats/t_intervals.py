@@ -1,6 +1,8 @@
 """Student-t intervals over a few independent units, where a bootstrap of so few values
 would only span them: Welch's CI of a difference of means (:func:`welch_ci`), a mean's CI
-over rounds (:func:`mean_ci`) and a ratio's over pairs (:func:`paired_ratio_ci`)."""
+over rounds (:func:`mean_ci`), that CI's half-widths set around another estimate of the
+same quantity (:func:`centred_ci`; a rate's units: :func:`sub_window_rates`) and a ratio's
+over pairs (:func:`paired_ratio_ci`)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from scipy import stats as _st
 
 from analysis.stats.estimates import _clean
 
-__all__ = ["mean_ci", "paired_ratio_ci", "welch_ci"]
+__all__ = ["centred_ci", "mean_ci", "paired_ratio_ci", "sub_window_rates", "welch_ci"]
 
 
 def welch_ci(b: np.ndarray, a: np.ndarray, confidence: float) -> tuple[float, float, float]:
@@ -37,6 +39,27 @@ def mean_ci(x, confidence: float = 0.95) -> tuple[float, tuple[float, float]]:
         return m, (float("nan"), float("nan"))
     half = float(_st.t.ppf(0.5 + confidence / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size))
     return m, (m - half, m + half)
+
+
+def centred_ci(centre: float, x, confidence: float = 0.95) -> tuple[float, float]:
+    """The Student-t CI of the mean of ``x``'s finite values, its two half-widths set around
+    ``centre``: another estimate of what ``x`` estimates (a whole window's rate around its
+    sub-windows' rates, a median of readings). NaN bounds below two finite values."""
+    x = np.asarray(x, float)
+    x = x[np.isfinite(x)]
+    if x.size < 2:
+        return float("nan"), float("nan")
+    m, (lo, hi) = mean_ci(x, confidence)
+    return centre - (m - lo), centre + (hi - m)
+
+
+def sub_window_rates(times, cumulative) -> np.ndarray:
+    """The rates over the sub-windows between readings of a cumulative count taken at
+    ``times`` (seconds): each difference of counts over its difference of times, sub-windows
+    of no length left out. A whole window's rate has its CI from them (:func:`centred_ci`)."""
+    t, c = np.asarray(times, float), np.asarray(cumulative, float)
+    dt, dc = np.diff(t), np.diff(c)
+    return dc[dt > 0] / dt[dt > 0]
 
 
 def paired_ratio_ci(x, y, confidence: float = 0.95) -> tuple[float, tuple[float, float], float]:

@@ -261,3 +261,9 @@ def test_a_cost_table_is_exported_once_and_a_bad_one_is_refused_naming_its_field
     bad.write_text(json.dumps(doc))
     with pytest.raises(DataFormatError, match=r"bad\.json.*costs\[3\]\.per_event_ns"):
         costtable.load(bad)
+    # an audit given it: the same line, before its campaign is made
+    with pytest.raises(DataFormatError, match=r"bad\.json.*costs\[3\]\.per_event_ns"):
+        run_benchmark("audit", "local", stats_s=0, costs_from=str(bad),
+                      data_dir=tmp_path / "audit", progress=False)
+    assert not (tmp_path / "audit" / "raw").exists() or \
+        not list((tmp_path / "audit" / "raw").iterdir())

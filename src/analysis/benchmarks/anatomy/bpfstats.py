@@ -31,7 +31,7 @@ from analysis.campaign import Campaign, RunSpec
 from analysis.errors import TargetError
 from analysis.loaders.meta import parse_meta
 from analysis.ratemethod import COUNT_ITERATIONS, build_meter
-from analysis.stats.t_intervals import mean_ci
+from analysis.stats.t_intervals import centred_ci
 
 #: the run kind of a bpf_stats reading
 KIND = "bpf-stats"
@@ -121,10 +121,7 @@ def _median_ci(x) -> tuple[float, float, float]:
     if not x.size:
         return math.nan, math.nan, math.nan
     mid = float(np.median(x))
-    if x.size < 2:
-        return mid, math.nan, math.nan
-    m, (lo, hi) = mean_ci(x)
-    return mid, mid - (m - lo), mid + (hi - m)
+    return (mid, *centred_ci(mid, x))
 
 
 def table(camp: Campaign, target: str, parts: pd.DataFrame) -> pd.DataFrame:

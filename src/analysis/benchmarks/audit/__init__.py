@@ -76,6 +76,8 @@ class Audit(Benchmark):
         if missing:
             raise ParameterError("target", target, f"{' and '.join(missing)} not found there "
                                  "(Debian: apt-get install bpftool python3)")
+        if p.costs_from and Path(p.costs_from).is_file():
+            costtable.load(p.costs_from)  # a bad table: one line, before the campaign is made
         runs = [RunSpec("inventory", "inventory", {"kind": "inventory"})]
         if p.costs_from:  # a copy kept with the campaign: its report rebuilds from it alone
             runs.insert(0, RunSpec("costs", "costs", {"kind": "costs", "source": p.costs_from}))

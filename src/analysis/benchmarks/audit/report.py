@@ -25,7 +25,7 @@ from analysis.benchmarks.core import costtable
 from analysis.benchmarks.core.base import for_campaign
 from analysis.benchmarks.core.report import Report
 from analysis.campaign import Campaign
-from analysis.stats.t_intervals import mean_ci
+from analysis.stats.t_intervals import centred_ci, sub_window_rates
 
 #: the lab's empty program per probe type, first found first (anatomy's mechanism rows,
 #: then benchmark 1's empty-program experiments)
@@ -171,30 +171,22 @@ def agents(progs: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values("cpu_pct", ascending=False, kind="stable").reset_index(drop=True)
 
 
-def _ci(centre: float, values: np.ndarray) -> tuple[float, float]:
-    values = values[np.isfinite(values)]
-    if values.size < 2:
-        return math.nan, math.nan
-    m, (lo, hi) = mean_ci(values)
-    return centre - (m - lo), centre + (hi - m)
-
-
 def _usage(t: np.ndarray, r: np.ndarray) -> dict:
     """Runs per second and ns per run over the readings, with CIs over the sub-windows."""
     ok = np.isfinite(r[:, 0])
     t, r = t[ok], r[ok]
     if len(t) < 2 or t[-1] <= t[0]:
         return {}
-    dn, dt, dr = np.diff(r[:, 0]), np.diff(t), np.diff(r[:, 1])
+    dn, dr = np.diff(r[:, 0]), np.diff(r[:, 1])
     runs, span = r[-1, 0] - r[0, 0], t[-1] - t[0]
     run_ns = (r[-1, 1] - r[0, 1]) / runs if runs > 0 else math.nan
     with np.errstate(divide="ignore", invalid="ignore"):
         per_sub = np.where(dn > 0, dr / dn, np.nan)
     rate = runs / span
-    lo, hi = _ci(rate, dn / dt)
+    lo, hi = centred_ci(rate, sub_window_rates(t, r[:, 0]))
     return {"runs": int(runs), "runs_per_s": rate, "runs_per_s_ci_low": max(lo, 0.0),
             "runs_per_s_ci_high": hi, "run_ns": run_ns,
-            **dict(zip(("run_ns_ci_low", "run_ns_ci_high"), _ci(run_ns, per_sub)))}
+            **dict(zip(("run_ns_ci_low", "run_ns_ci_high"), centred_ci(run_ns, per_sub)))}
 
 
 def _lab_row(costs: pd.DataFrame, ptype: str, action: str, names=()) -> pd.Series | None:
@@ -249,13 +241,14 @@ def _costs(camp: Campaign, target: str) -> tuple[pd.DataFrame, str, list[str]]:
     """The lab's costs to price with, where they came from, and how this host matches."""
     source = camp.parameters.get("costs_from")
     pf = (camp.target_records().get(target) or {}).get("preflight") or {}
-    if source:  # the copy the campaign kept of it
+    if source and camp.is_done(target, "costs"):  # the copy the campaign kept of it
         table = costtable.load(camp.run_dir(target, "costs") / "cost-table.json")
         verdict, diffs = table.match(pf)
         made = ", ".join(x["campaign"] for x in table.sources)
         return table.costs, f"cost table {source} (from {made}; this host: {verdict})", diffs
     found = rules.costs(target, benchmark_of=for_campaign, data_dir=camp.folder.parent.parent)
-    return found, f"the campaigns measured on {target}", []
+    why = f" (cost table {source} not kept: its run failed)" if source else ""
+    return found, f"the campaigns measured on {target}{why}", []
 
 
 def build(camp: Campaign, target: str | None = None, **kwargs) -> Report:

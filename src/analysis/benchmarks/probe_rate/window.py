@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.benchmarks.probe_rate.count import parse_procs, parse_rate, parse_ticks
-from analysis.stats.t_intervals import mean_ci
+from analysis.stats.t_intervals import centred_ci, sub_window_rates
 
 #: the columns of :func:`per_cpu`
 CPU_COLUMNS = ["cpu", "events", "events_per_s", "events_per_s_ci_low", "events_per_s_ci_high"]
@@ -33,18 +33,13 @@ def _sub_rates(times: list[float], counts: list[dict[int, int]], cpu: int | None
     def total(c: dict[int, int]) -> int:
         return sum(c.values()) if cpu is None else c.get(cpu, 0)
 
-    edges = [0.0, *times]
-    cum = [0, *(total(c) for c in counts)]
-    return np.array([(cum[k + 1] - cum[k]) / (edges[k + 1] - edges[k])
-                     for k in range(len(times)) if edges[k + 1] > edges[k]], float)
+    return sub_window_rates([0.0, *times], [0, *(total(c) for c in counts)])
 
 
 def _ci(rate: float, subs: np.ndarray) -> tuple[float, float]:
     """The whole window's rate with the t half-width of the sub-windows' rates."""
-    if subs.size < 2:
-        return math.nan, math.nan
-    m, (lo, hi) = mean_ci(subs)
-    return max(rate - (m - lo), 0.0), rate + (hi - m)  # a rate is never below zero
+    lo, hi = centred_ci(rate, subs)
+    return (max(lo, 0.0) if math.isfinite(lo) else lo), hi  # a rate is never below zero
 
 
 def rate_ci(stdout: str) -> tuple[float, float, int]:
