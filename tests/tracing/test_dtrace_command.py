@@ -10,14 +10,8 @@ import shlex
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from analysis.tracing.lifecycle import parse_meta
 from conftest import ROOT
-
-# make test runs this module beside the VM tests (tests/phased.py): it runs nothing on a
-# target (conftest fails a test that does)
-pytestmark = pytest.mark.beside_vm
 
 FAKE_DTRACE = r"""#!/bin/sh
 # FAKE dtrace for tests: records argv, lists two probes with -l, otherwise fires the

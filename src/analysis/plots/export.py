@@ -54,11 +54,10 @@ def save_figure(
     """Write ``<figures_dir>/<name>.pdf`` and ``.png`` reproducibly, with provenance metadata."""
     if not name or "/" in name or name.startswith("."):
         raise ValueError(f"bad figure name {name!r}")
-    _refuse_unexplained_marks(fig, name)
     out = paths.figures_dir(figures_dir)
     _stamp(fig)
     prov = provenance(sources, "; ".join(t for t in (note, caveat()) if t) or None)
-    written = []
+    rendered: dict[str, bytes] = {}
     for fmt in formats:
         if fmt == "pdf":
             meta = {"Title": name, "Subject": prov, "Creator": "analysis (tracer-overhead-lab)",
@@ -69,7 +68,13 @@ def save_figure(
             meta = {}
         buf = io.BytesIO()
         fig.savefig(buf, format=fmt, metadata=meta, dpi=200 if fmt == "png" else None)
-        written.append(atomic_write(out / f"{name}.{fmt}", buf.getvalue()))
+        if not rendered:  # drawn once: its tick labels exist, checked before anything is written
+            _refuse_unexplained_marks(fig, name)
+        rendered[fmt] = buf.getvalue()
+    if not rendered:
+        fig.canvas.draw()
+        _refuse_unexplained_marks(fig, name)
+    written = [atomic_write(out / f"{name}.{fmt}", data) for fmt, data in rendered.items()]
     if close:
         plt.close(fig)
     return written
@@ -77,8 +82,8 @@ def save_figure(
 
 def _refuse_unexplained_marks(fig, name: str) -> None:
     """A mark on a figure (``02 Kprobe *`` on an axis) is explained on the figure (its
-    legend or caption: ``*: substitute attach point``), or the figure is not saved."""
-    fig.canvas.draw()  # tick labels exist once drawn
+    legend or caption: ``*: substitute attach point``), or the figure is not saved. The
+    figure has been drawn (its tick labels exist once drawn)."""
     texts = [t.get_text() for t in fig.findobj(matplotlib.text.Text) if t.get_visible()]
     marks = unexplained_marks(texts, "\n".join(texts))
     if marks:
