@@ -2,6 +2,7 @@
 dd campaigns made one after the other, and the refusal of a target where another tracer
 is at work."""
 
+import re
 import subprocess
 import time
 
@@ -25,10 +26,14 @@ def _run(tmp_path, name, **over):
 
 def test_aa_two_small_campaigns_one_after_the_other_differ_nowhere(tmp_path):
     """Same parameters, one campaign after the other: no experiment (nor the control) comes
-    out slower or faster. The verdicts are made at a familywise 99 % here (Holm over the
-    rows, Welch's t on 3 rounds per campaign): if rounds were independent draws, this test
-    would fail in at most 1 % of CI runs (the simulation in test_verdicts.py checks the
-    rate at 95 %)."""
+    out slower or faster, while the machine kept its speed. The verdicts are made at a
+    familywise 99 % here (Holm over the rows, Welch's t on 3 rounds per campaign): if
+    rounds were independent draws, this test would fail in at most 1 % of CI runs (the
+    simulation in test_verdicts.py checks the rate at 95 %). This host also changes speed
+    by spells of minutes (7 Dec 2026, CI: the control at 660.7 ns per read in the first
+    campaign, 848.8 in the second, a minute later), which no round-level model of one
+    campaign covers: the control's row is then truly slower, compare names the machine's
+    speed first among what differs, and every row may move with it."""
     need_tool("bpftrace")
     need_tool("hyperfine")
     results = [_run(tmp_path, name) for name in ("aa-1", "aa-2")]
@@ -37,7 +42,12 @@ def test_aa_two_small_campaigns_one_after_the_other_differ_nowhere(tmp_path):
                            data_dir=tmp_path, figures_dir=tmp_path / "fig")
     assert (out.a, out.b) == ("aa-1", "aa-2")
     assert list(out.table["experiment"]) == ["01-control", "04-tracepoint-entry"]
-    assert not out.table["verdict"].isin(["B slower", "B faster"]).any(), out.summary
+    verdicts = out.table.set_index("experiment")["verdict"]
+    if verdicts["01-control"] in ("B slower", "B faster"):  # the machine's speed moved
+        assert re.search(r"what differs besides the thing compared:\n\s+Control \(the "
+                         r"machine's speed\)", out.summary), out.summary
+    else:
+        assert not verdicts.isin(["B slower", "B faster"]).any(), out.summary
     assert (out.table["n_a"] == 3).all() and (out.table["unit_of_replication"] == "rounds").all()
     camp = Campaign.open("aa-2", data_dir=tmp_path)
     record = camp.target_records()["local"]
