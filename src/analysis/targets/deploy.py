@@ -68,8 +68,8 @@ def work_base(transport: Transport, create: bool = True) -> str:
                         timeout=30).stdout.split("\n")
     user = out[1].strip() if len(out) > 1 else ""
     base = out[0].strip() or f"/var/tmp/tracelab-{user or 'unknown'}"
-    if not re.fullmatch(r"/([A-Za-z0-9._-]+/)*tracelab-[A-Za-z0-9._-]+", base) or \
-            "/../" in base:
+    if out[0].strip() and (not re.fullmatch(r"/([A-Za-z0-9._-]+/)*tracelab-[A-Za-z0-9._-]+",
+                                            base) or "/../" in base):
         raise TargetError(f"{transport.name}: TRACELAB_WORK_BASE={base!r}: expected an absolute "
                           "path ending in a folder named tracelab-NAME (what clean empties)")
     if not create:
