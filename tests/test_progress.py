@@ -83,6 +83,26 @@ def test_lines_each_round_every_15_s_and_the_rules_state(monkeypatch, capfd):
            "+-1.9 %" in last and "02:30 of 05:00 used" in last
 
 
+def test_a_prediction_that_extends_the_budget_is_the_budget_of_the_next_lines(monkeypatch,
+                                                                              capfd):
+    """The start's prediction extends the budget (a noisy host): the lines that follow are
+    held to the extended budget, not the one planned (a fresh root's demo, 7 Dec 2026,
+    said "budget extended to 12:00" and then "03:37 of 04:00 used" until round 5)."""
+    monkeypatch.setenv(ENV, "stderr")
+    clock = Clock()
+    bar = CampaignProgress("dd c1", target=0.1, budget_s=240, rounds=5, clock=clock)
+    bar.expect(10)
+    _lines(capfd)
+    bar.say(["budget extended to 12:00 (cap 12:00)"], 720.0)
+    assert _lines(capfd) == ["dd c1: budget extended to 12:00 (cap 12:00)"]
+    clock.now += 2
+    bar.tick("local", _run(0, 0), "done", 2.0)
+    assert _lines(capfd)[0].endswith("00:02 of 12:00 used, 11:58 left in the budget")
+    none = CampaignProgress("dd c2", target=0.1, rounds=5, clock=clock)  # no budget: none
+    none.say(["x"], 720.0)
+    assert none.budget_s is None
+
+
 def test_nothing_on_the_terminal_unless_asked(monkeypatch, capfd):
     monkeypatch.delenv(ENV, raising=False)
     assert terminal_fd() is None

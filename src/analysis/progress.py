@@ -204,9 +204,12 @@ class CampaignProgress:
             self.bar.set_postfix_str(self._state(), refresh=True)
             self._write(self._text())
 
-    def say(self, lines) -> None:
-        """Lines the campaign has to say (a prediction), each once."""
+    def say(self, lines, budget_s: float | None = None) -> None:
+        """Lines the campaign has to say (a prediction), each once; ``budget_s``: the
+        budget they set (a prediction that extended it), held to from now on."""
         with self._lock:
+            if budget_s is not None and self.budget_s is not None:
+                self.budget_s = float(budget_s)
             for line in lines:
                 if line not in self._said:
                     self._said.add(line)

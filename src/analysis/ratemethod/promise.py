@@ -272,7 +272,9 @@ def _needs_line(record: dict, t: str) -> list[str]:
               if low is not None and high is not None and "draws" in record else "")
     rule = (f"; the rule's first {record['min_rounds']} rounds end about {_mmss(first)}"
             if first is not None and every is not None and first > every else "")
-    return [f"{t} on every experiment needs about {_mmss(every)} "
+    # a finite time is about; else "needs longer than the rule's rounds allow"
+    about = "about " if every is not None and math.isfinite(every) else ""
+    return [f"{t} on every experiment needs {about}{_mmss(every)} "
             f"(the last: {slowest}{spread}){rule}"]
 
 

@@ -236,7 +236,7 @@ def _rule_state(bar: CampaignProgress, camp) -> None:
     manifest (``adaptive``: ``state``, the rate method's ``rate_state``), on the progress
     line."""
     adaptive = camp.adaptive
-    bar.say(adaptive.get("rate_prediction_lines") or ())
+    bar.say(adaptive.get("rate_prediction_lines") or (), adaptive.get("rate_budget_s"))
     for key in ("state", "rate_state"):
         bar.decided(adaptive.get(key))
 
