@@ -110,6 +110,8 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="bench-ppm-"))
     camps = [unpack(a, root) for a in sorted((ROOT / "docs/_data/campaigns").glob("*.tar.xz"))]
     camps += [Campaign.open(p.name, data_dir=p.parent.parent) for p in args.campaigns]
+    # the rate method's bracket campaigns only (an audit's campaign has no brackets)
+    camps = [c for c in camps if c.parameters.get("rate_design") == "bracket"]
     if args.live:
         camps.append(live(root))
     print("campaign                  cheap: n, width current/ratio (time: its square)   "

@@ -81,9 +81,14 @@ def mean_ci(d: list[float]) -> tuple[float, float]:
     return m, 1.96 * sd / math.sqrt(n)
 
 
-def toggle(exe: Path, script: Path, seconds: float) -> tuple[tuple[list[float], float], float]:
-    """The toggle on SCRIPT: :func:`pairs` and the wall time from bpftrace's start."""
+def run_toggle(exe: Path, script: Path | None, seconds: float) -> tuple[str, float]:
+    """toggle-meter's output for SCRIPT (None: the A/A, a sleep of a detach's length in
+    place of each attach and detach, no program) and the wall time from bpftrace's start."""
     t0 = time.monotonic()
+    if script is None:
+        run = subprocess.run(["taskset", "-c", "1", str(exe), "-w", "-H", "-S", "90000", "-t",
+                              str(seconds)], capture_output=True, text=True, check=True)
+        return run.stdout, time.monotonic() - t0
     bt = subprocess.Popen(["taskset", "-c", "0", "bpftrace", str(script)],
                           env={**os.environ, ATTACHED: "1"}, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -104,14 +109,18 @@ def toggle(exe: Path, script: Path, seconds: float) -> tuple[tuple[list[float], 
         if bt.poll() is None:  # never left behind
             os.killpg(bt.pid, signal.SIGKILL)
             bt.wait()
-    return pairs(run.stdout), time.monotonic() - t0
+    return run.stdout, time.monotonic() - t0
+
+
+def toggle(exe: Path, script: Path, seconds: float) -> tuple[tuple[list[float], float], float]:
+    """The toggle on SCRIPT: :func:`pairs` and the wall time from bpftrace's start."""
+    out, took = run_toggle(exe, script, seconds)
+    return pairs(out), took
 
 
 def aa(exe: Path, seconds: float) -> tuple[tuple[list[float], float], float]:
-    t0 = time.monotonic()
-    run = subprocess.run(["taskset", "-c", "1", str(exe), "-w", "-S", "90000", "-t",
-                          str(seconds)], capture_output=True, text=True, check=True)
-    return pairs(run.stdout), time.monotonic() - t0
+    out, took = run_toggle(exe, None, seconds)
+    return pairs(out), took
 
 
 def main() -> None:

@@ -3,8 +3,9 @@ microbenchmark): the settings, plan and execution (:mod:`.execute`), one meter's
 statistics (:mod:`.meter`, checked by the simulations of :mod:`.simulate`), a campaign's
 tables (:mod:`.table`), what a comparison reads of one (:mod:`.sources`), its adaptive
 rounds (:mod:`.adaptive`), what a budget buys (:mod:`.predict`, read from a campaign by
-:mod:`.promise`) and its figure (:mod:`.figures`). ``analysis.ratemethod`` is the door to
-the names the benchmarks use."""
+:mod:`.promise`) and its figure (:mod:`.figures`); the toggle design's estimator
+(:mod:`.toggle`, a candidate measured in ``speed/toggle/``, no campaign runs it).
+``analysis.ratemethod`` is the door to the names the benchmarks use."""
 
 from __future__ import annotations
 
