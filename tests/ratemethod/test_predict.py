@@ -338,3 +338,26 @@ def test_the_budget_a_campaign_needs_now_comes_from_the_cis_it_reached():
     assert predict.extension(widths, brackets, seconds, cap_s=241.0, **args) == 241.0  # capped
     assert predict.extension(widths, brackets, seconds, cap_s=None, **args) == 240.0
     assert predict.extension({"04": 0.05}, brackets, seconds, cap_s=720.0, **args) == 240.0
+
+
+@pytest.mark.parametrize("before, said", [(720.0, True), (240.0, False)])
+def test_a_refined_prediction_that_takes_back_the_starts_extension_says_so(tmp_path, before,
+                                                                           said):
+    """The fresh machine of 7 Dec 2026: the start extended the budget to 11:42, round 2's
+    prediction found 4:00 enough and set it back, silently (the progress line then counted
+    against 04:00 with no word why). Replayed on a recorded demo whose round-2 prediction
+    finds its 4:00 enough: with the start's extension recorded, the budget goes back to 4:00
+    and a line says so; with none, no such line."""
+    from analysis.ratemethod import adaptive
+    camp = unpack("demo-20261206-064032", tmp_path)
+    start = camp.adaptive["rate_prediction"]["start"]
+    writable = Campaign(camp.name, data_dir=tmp_path)
+    writable.record_adaptive({"rate_prediction": {"start": start}, "rate_budget_s": before})
+    ids = [r["experiment"] for r in camp.parameters["plan"]]
+    p = SimpleNamespace(precision=0.1, budget=240.0, budget_cap=720.0)
+    adaptive._predict(writable, "local", ids, "01-control", p, 5)
+    assert writable.adaptive["rate_prediction"]["refined"]["effective_budget_s"] == 240.0
+    assert writable.adaptive["rate_budget_s"] == 240.0
+    back = [w for w in writable.adaptive["rate_prediction_lines"] if w.startswith("budget back")]
+    assert back == (["budget back to 4:00: rounds 1-2 say the extension to 12:00 is not needed "
+                     "(it is extended again if the CIs fall short)"] if said else [])

@@ -104,10 +104,12 @@ def _predict(campaign: Campaign, target: str, ids: list[str], control: str, p,
     except (ValueError, KeyError, OSError, ArithmeticError) as exc:  # never stops a campaign
         record[key] = {"when": key, "error": f"{type(exc).__name__}: {exc}"}
     new = record[key]
-    budget = new.get("effective_budget_s", campaign.adaptive.get("rate_budget_s", p.budget))
+    before = campaign.adaptive.get("rate_budget_s", p.budget)
+    budget = new.get("effective_budget_s", before)
     campaign.record_adaptive({**campaign.adaptive, "rate_prediction": record,
                               "rate_budget_s": budget,
-                              "rate_prediction_lines": promise.lines(new)})
+                              "rate_prediction_lines": promise.lines(new)
+                              + promise.budget_back(budget, before)})
     return record
 
 

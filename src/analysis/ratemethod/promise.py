@@ -257,6 +257,15 @@ def lines(record: dict) -> list[str]:
     return out
 
 
+def budget_back(budget_s: float | None, before_s: float | None) -> list[str]:
+    """The line that says a prediction took back an earlier extension (the start extended
+    the budget, the prediction after round 2 finds the budget given enough), else none."""
+    if budget_s is None or before_s is None or budget_s >= before_s:
+        return []
+    return [f"budget back to {_mmss(budget_s)}: rounds 1-{REFINE_AFTER} say the extension to "
+            f"{_mmss(before_s)} is not needed (it is extended again if the CIs fall short)"]
+
+
 def _needs_line(record: dict, t: str) -> list[str]:
     """The time every experiment needs (the simulated campaigns' median and 10th-90th
     percentiles, where the record has them), and the slowest experiment."""
