@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from analysis.errors import DataFormatError
 from analysis.ratemethod import toggle
@@ -83,7 +84,6 @@ def test_a_recorded_run_replays_to_the_plain_computation(name, tmp_path):
         assert est["sessions"] == len(kept)
         assert est["per_event_ns"] == pytest.approx(statistics.fmean(kept), rel=1e-12)
         # Student's t over sessions, computed again
-        from scipy import stats
         half = stats.t.ppf(0.975, len(kept) - 1) * statistics.stdev(kept) / math.sqrt(len(kept))
         assert est["ci_high"] - est["ci_low"] == pytest.approx(2 * half, rel=1e-9)
 

@@ -20,8 +20,8 @@ Two findings shape the estimator (``speed/toggle/README.md``, 7 Dec 2026):
   that percentile of its experiment's on slices. A pair counts when both slices are fast;
   a session with fewer than :data:`MIN_FAST_PAIRS` such pairs is left out, as a bracket
   wholly in the slow state is. Selecting on one slice alone biases the difference (the
-  A/A of 7 Dec: +36 and +61 ns per iteration with the off slice alone, +2 and +14 with
-  both).
+  A/A of two trial runs on 7 Dec, each session's own fast state: +36 and +61 ns per
+  iteration with the off slice alone, +3 and +8 with both).
 * **Sessions differ by more than their pairs say** (a probe's cost moves from one tracer
   session to the next: the sessions' spread was 2.4-10.6 times one session's standard
   error), so a session's mean over its fast pairs is one draw, and the CI is Student's t
