@@ -88,10 +88,19 @@ def test_the_tracers_own_cpu_per_event_beside_the_traced_threads(tmp_path, short
     assert np.isclose(rate.loc[EXP, "consumer_ns_per_event"], _hodges_lehmann(consumer),
                       rtol=1e-9)
     assert np.isclose(rate.loc[EXP, "tracer_cpu_share"], np.median(busy), rtol=1e-9)
-    assert np.isclose(rate.loc[EXP, "total_ns_per_event"],
-                      rate.loc[EXP, "per_event_ns"] + rate.loc[EXP, "consumer_ns_per_event"])
     assert rate.loc[EXP, "consumer_ns_per_event"] > 0
     assert np.isnan(rate.loc["01-control", "consumer_ns_per_event"])
     line = next(s for s in rep.summary.splitlines() if "the tracer's own CPU" in s)
     assert f"{rate.loc[EXP, 'consumer_ns_per_event']:.1f} ns" in line
-    assert f"{rate.loc[EXP, 'total_ns_per_event']:.1f} ns" in line
+    # the total is the traced thread's cost plus the tracer's. Four brackets on a host with
+    # two speed states can all run across a change or in the slow one (CI, 8 Dec 2026: the
+    # traced thread's cost had no estimate): then the total has none either, and says so,
+    # never a number made from the tracer's part alone
+    total = rate.loc[EXP, "total_ns_per_event"]
+    if rate.loc[EXP, "pairs_used"] == 0:
+        assert np.isnan(rate.loc[EXP, "per_event_ns"]) and np.isnan(total)
+        assert "no estimate" in line
+    else:
+        assert np.isclose(total, rate.loc[EXP, "per_event_ns"]
+                          + rate.loc[EXP, "consumer_ns_per_event"], rtol=1e-12)
+        assert f"{total:.1f} ns" in line
