@@ -9,6 +9,11 @@ beside it, the order alternated), printing one ``P`` line per pair. A pair's dif
 the probe's cost per iteration with the host's drift between slices milliseconds apart,
 not a second as in a bracket (:mod:`analysis.ratemethod.execute`).
 
+What it measures is not the brackets' cost of a syscall tracepoint: every slice after the
+first runs in a process that has lived through a detach, and such a process pays 35-68 ns
+more per traced system call on Linux 6.18.44 than one in its first session, which is what
+a bracket's new meter is (``speed/toggle/primed.sh``, 8 Dec 2026). So no campaign uses it.
+
 Two findings shape the estimator (``speed/toggle/README.md``, 7 Dec 2026):
 
 * **A pair in the host's slow state costs more than in proportion**, and a whole session
