@@ -81,13 +81,16 @@ def mean_ci(d: list[float]) -> tuple[float, float]:
     return m, 1.96 * sd / math.sqrt(n)
 
 
-def run_toggle(exe: Path, script: Path | None, seconds: float) -> tuple[str, float]:
+def run_toggle(exe: Path, script: Path | None, seconds: float,
+               extra: list[str] | None = None) -> tuple[str, float]:
     """toggle-meter's output for SCRIPT (None: the A/A, a sleep of a detach's length in
-    place of each attach and detach, no program) and the wall time from bpftrace's start."""
+    place of each attach and detach, no program) and the wall time from bpftrace's start;
+    ``extra``: more of toggle-meter's options (``-F``)."""
+    extra = list(extra or [])
     t0 = time.monotonic()
     if script is None:
         run = subprocess.run(["taskset", "-c", "1", str(exe), "-w", "-H", "-S", "90000", "-t",
-                              str(seconds)], capture_output=True, text=True, check=True)
+                              str(seconds), *extra], capture_output=True, text=True, check=True)
         return run.stdout, time.monotonic() - t0
     bt = subprocess.Popen(["taskset", "-c", "0", "bpftrace", str(script)],
                           env={**os.environ, ATTACHED: "1"}, stdout=subprocess.PIPE,
@@ -102,7 +105,7 @@ def run_toggle(exe: Path, script: Path | None, seconds: float) -> tuple[str, flo
         reaper = threading.Thread(target=lambda: (bt.stdout.read(), bt.wait()))
         reaper.start()
         run = subprocess.run(["taskset", "-c", "1", str(exe), "-p", str(bt.pid), "-k", "-w",
-                              "-H", "-t", str(seconds)], capture_output=True, text=True,
+                              "-H", "-t", str(seconds), *extra], capture_output=True, text=True,
                              check=True, timeout=seconds + 60)
         reaper.join(timeout=30)
     finally:

@@ -65,7 +65,7 @@ def record(args) -> Path:
     exe = build(work)
     run = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
            "host": os.uname().nodename, "kernel": os.uname().release,
-           "rounds": args.rounds, "seconds": args.seconds}
+           "rounds": args.rounds, "seconds": args.seconds, **({"fork": True} if args.fork else {})}
     print(f"# {run['started']}, {run['host']}, kernel {run['kernel']}", flush=True)
     _, table, took = campaign(work, [int(x) for x in args.experiments.split(",")], args.rounds)
     labels = [x for x in table.index if x[:2].isdigit() and x != "01-control"]
@@ -87,7 +87,8 @@ def record(args) -> Path:
         order = [*labels, AA]
         rng.shuffle(order)
         for label in order:
-            out, t = run_toggle(exe, scripts.get(label), args.seconds)
+            out, t = run_toggle(exe, scripts.get(label), args.seconds,
+                                ["-F"] if args.fork else [])
             name = f"r{r:02d}-{label}.txt"
             (keep / name).write_text(out)
             run["sessions"][label].append({"file": name, "wall_s": t})
@@ -108,7 +109,8 @@ def report(keep: Path) -> None:
     share = b["took_s"] / b["kinds"]
     print(f"# {run['started']}, {run['host']}, kernel {run['kernel']}: brackets "
           f"{run['rounds']} rounds in {b['took_s']:.0f} s ({share:.1f} s per bracket kind); "
-          f"toggle {run['rounds']} sessions of {run['seconds']:g} s per experiment")
+          f"toggle {run['rounds']} sessions of {run['seconds']:g} s per experiment"
+          + ("; a child forked per pair (-F)" if run.get("fork") else ""))
     print(f"{'experiment':<21}{'brackets [95% CI]':>29}{'untraced':>9}{'all win.':>9}   "
           f"{'toggle [95% CI]':<26}{'sessions':>9}{'off':>5}{'agree':>6}{'time ratio':>11}")
     nan = math.nan
@@ -142,6 +144,9 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--keep", type=Path, help="keep the run here (a new folder)")
     ap.add_argument("--replay", type=Path, help="report a kept run; nothing is run")
+    ap.add_argument("--fork", action="store_true",
+                    help="each pair in a child forked for it (toggle-meter -F): every on slice "
+                         "is its process's first session, as a bracket's new meter's is")
     args = ap.parse_args()
     if args.replay:
         return report(args.replay)

@@ -11,6 +11,8 @@
 //   -v         verify: after bpftrace exit, attach 200k iterations and show map deltas
 //   -B SCRIPT  bracket emulation: 0.3 s untraced, spawn bpftrace (on CPU 0), 0.6 s traced,
 //              SIGINT it, 0.3 s untraced; prints 50 ms windows and marks
+//   -F         a child forked per pair runs its two slices: every "on" slice is its
+//              process's first session (a detach primes a process: README.md, 8 Dec 2026)
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,9 +267,10 @@ static void bracket(const char *script) {
 static int cmpd(const void *a, const void *b) { double x = *(double *)a, y = *(double *)b; return x < y ? -1 : x > y; }
 
 int main(int argc, char **argv) {
-    int pid = 0, kill_bt = 0, verify = 0; double slice_ms = 5, tsec = 20; long dummy_us = 0; const char *bscript = NULL;
+    int pid = 0, kill_bt = 0, verify = 0, forked = 0; double slice_ms = 5, tsec = 20; long dummy_us = 0; const char *bscript = NULL;
     int o;
-    while ((o = getopt(argc, argv, "p:ks:t:wS:vB:HT:")) != -1) switch (o) {
+    while ((o = getopt(argc, argv, "p:ks:t:wS:vB:HT:F")) != -1) switch (o) {
+        case 'F': forked = 1; break;
         case 'p': pid = atoi(optarg); break; case 'k': kill_bt = 1; break;
         case 's': slice_ms = atof(optarg); break; case 't': tsec = atof(optarg); break;
         case 'w': RW = 1; break; case 'S': dummy_us = atol(optarg); break;
@@ -305,18 +308,34 @@ int main(int argc, char **argv) {
     printf("# calib %.1f ns/iter, slice %.1f ms -> N=%ld iters, rw=%d, dummy_us=%ld\n", nspi, slice_ms, N, RW, dummy_us);
     printf("# P pair order on_iters on_ns off_iters off_ns attach_us detach_us t_end_s first_quarter_iters on_q_ns off_q_ns\n");
     int maxp = 1000000; double *d = malloc(sizeof(double) * maxp), *au = malloc(sizeof(double) * maxp), *du = malloc(sizeof(double) * maxp);
+    /* -F: each pair in a child forked for it, its results in shared memory: a process that
+       has lived through a syscall tracepoint's detach pays more under the next attach
+       (speed/toggle/README.md, 8 Dec 2026), and a forked child does not inherit that, so
+       every "on" slice is its process's first session, as a bracket's new meter's is */
+    uint64_t *R = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (R == MAP_FAILED) { perror("mmap"); return 1; }
+    if (forked) printf("# -F: a child forked per pair\n");
     uint64_t tstart = now_ns(), tend = tstart + (uint64_t)(tsec * 1e9); int np = 0;
     while (now_ns() < tend && np < maxp) {
         if (access("/tmp/MEASURING", F_OK) == 0) { printf("# /tmp/MEASURING appeared: stopping early\n"); break; }
         int order = np & 1; /* 0: on then off; 1: off then on */
         uint64_t on_ns = 0, off_ns = 0, a_ns = 0, d_ns = 0, on_q_ns = 0, off_q_ns = 0;
-        for (int s = 0; s < 2; s++) {
+        pid_t child = forked ? fork() : 0;
+        if (child < 0) { perror("fork"); return 1; }
+        if (child > 0) {
+            int st; if (waitpid(child, &st, 0) != child || !WIFEXITED(st) || WEXITSTATUS(st)) return 1;
+            on_ns = R[0]; off_ns = R[1]; a_ns = R[2]; d_ns = R[3]; on_q_ns = R[4]; off_q_ns = R[5];
+        } else for (int s = 0; s < 2; s++) {
             int on = (s == 0) ^ order;
-            if (on) { uint64_t x = now_ns(); if (NP || HELPER) { if (HELPER ? helper_cmd('a') : attach_all()) return 1; } else dummy_sleep(dummy_us); a_ns = now_ns() - x; }
+            if (on) { uint64_t x = now_ns(); if (NP || HELPER) { if (HELPER ? helper_cmd('a') : attach_all()) { if (forked && child == 0) _exit(1); return 1; } } else dummy_sleep(dummy_us); a_ns = now_ns() - x; }
             uint64_t t0 = now_ns(); work(N / 4); uint64_t tq = now_ns(); work(N - N / 4); uint64_t t1 = now_ns();
             if (on) on_q_ns = tq - t0; else off_q_ns = tq - t0;
             if (on) { on_ns = t1 - t0; uint64_t x = now_ns(); if (NP || HELPER) { if (HELPER) helper_cmd('d'); else detach_all(); } else dummy_sleep(dummy_us); d_ns = now_ns() - x; }
             else off_ns = t1 - t0;
+        }
+        if (forked && child == 0) {
+            R[0] = on_ns; R[1] = off_ns; R[2] = a_ns; R[3] = d_ns; R[4] = on_q_ns; R[5] = off_q_ns;
+            _exit(0);
         }
         d[np] = (double)on_ns / N - (double)off_ns / N; au[np] = a_ns / 1e3; du[np] = d_ns / 1e3;
         printf("P %d %d %ld %llu %ld %llu %.1f %.1f %.4f %ld %llu %llu\n", np, order, N, (unsigned long long)on_ns, N,

@@ -12,7 +12,9 @@ not a second as in a bracket (:mod:`analysis.ratemethod.execute`).
 What it measures is not the brackets' cost of a syscall tracepoint: every slice after the
 first runs in a process that has lived through a detach, and such a process pays 35-68 ns
 more per traced system call on Linux 6.18.44 than one in its first session, which is what
-a bracket's new meter is (``speed/toggle/primed.sh``, 8 Dec 2026). So no campaign uses it.
+a bracket's new meter is (``speed/toggle/primed.sh``, 8 Dec 2026). With a child forked per
+pair (``toggle-meter -F``) every slice is a first session; its costs agree with the
+brackets' on some scripts, not yet on all, so no campaign uses it.
 
 Two findings shape the estimator (``speed/toggle/README.md``, 7 Dec 2026):
 
