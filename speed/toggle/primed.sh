@@ -32,9 +32,12 @@ cleanup() {
     [ -n "$meter" ] && kill -KILL "$meter" 2>/dev/null || true
     rm -f "$work/meter" "$work/bt.out"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 start_bt() {  # attached when bpftrace says so (0.17: __BPFTRACE_NOTIFY_PROBES_ATTACHED)
-    __BPFTRACE_NOTIFY_PROBES_ATTACHED=1 taskset -c 0 bpftrace -e "$1" > "$work/bt.out" 2>&1 &
+    # killed with this script, even by SIGKILL (--pdeathsig): no tracer outlives it
+    __BPFTRACE_NOTIFY_PROBES_ATTACHED=1 setpriv --pdeathsig KILL taskset -c 0 bpftrace -e "$1" \
+        > "$work/bt.out" 2>&1 &
     bt=$!
     i=0
     while ! grep -q __BPFTRACE_NOTIFY_PROBES_ATTACHED "$work/bt.out" 2>/dev/null; do
@@ -50,7 +53,7 @@ stop_bt() {  # SIGINT, again every 0.5 s (bpftrace 0.17 can miss one)
     wait "$bt" || true; bt=
 }
 start_meter() {
-    taskset -c 1 "$work/meter" -w -s 200 50 > "$1" & meter=$!
+    setpriv --pdeathsig KILL taskset -c 1 "$work/meter" -w -s 200 50 > "$1" & meter=$!
     while ! grep -q '^# measuring' "$1" 2>/dev/null; do sleep 0.01; done
 }
 mark() { kill -USR2 "$meter"; }
