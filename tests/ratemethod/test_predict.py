@@ -358,6 +358,6 @@ def test_a_refined_prediction_that_takes_back_the_starts_extension_says_so(tmp_p
     adaptive._predict(writable, "local", ids, "01-control", p, 5)
     assert writable.adaptive["rate_prediction"]["refined"]["effective_budget_s"] == 240.0
     assert writable.adaptive["rate_budget_s"] == 240.0
-    back = [w for w in writable.adaptive["rate_prediction_lines"] if w.startswith("budget back")]
-    assert back == (["budget back to 4:00: rounds 1-2 say the extension to 12:00 is not needed "
-                     "(it is extended again if the CIs fall short)"] if said else [])
+    back = [w for w in writable.adaptive["rate_prediction_lines"] if w.startswith("budget down")]
+    assert back == (["budget down to 4:00 from the start's 12:00: rounds 1-2 say the longer one "
+                     "is not needed (it is extended again if the CIs fall short)"] if said else [])

@@ -262,8 +262,11 @@ def budget_back(budget_s: float | None, before_s: float | None) -> list[str]:
     the budget, the prediction after round 2 finds the budget given enough), else none."""
     if budget_s is None or before_s is None or budget_s >= before_s:
         return []
-    return [f"budget back to {_mmss(budget_s)}: rounds 1-{REFINE_AFTER} say the extension to "
-            f"{_mmss(before_s)} is not needed (it is extended again if the CIs fall short)"]
+    # "down", not "back": the new budget may itself still extend the user's (a demo of
+    # 8 Dec 2026 printed "budget extended to 4:16" and then "budget back to 4:16")
+    return [f"budget down to {_mmss(budget_s)} from the start's {_mmss(before_s)}: rounds "
+            f"1-{REFINE_AFTER} say the longer one is not needed (it is extended again if the "
+            "CIs fall short)"]
 
 
 def _needs_line(record: dict, t: str) -> list[str]:
